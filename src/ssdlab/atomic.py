@@ -1,0 +1,35 @@
+"""Atomic file writes: write a temp file in the same directory, fsync, rename over the destination."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+from ssdlab.errors import ResultsDirError
+
+
+def write_text(path: Path, text: str) -> None:
+    write_bytes(path, text.encode("utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            Path(tmp).replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                Path(tmp).unlink()
+            raise
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise ResultsDirError(f"no space left to write {path}: free space and run `ssdlab resume`") from exc
+        raise ResultsDirError(f"cannot write {path}: {exc.strerror or exc}") from exc

@@ -1,0 +1,351 @@
+"""Command line: argument parsing and the single error boundary (exit codes live in errors.ExitCode)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ssdlab import __version__
+from ssdlab.errors import ExitCode, RunInterrupted, SsdlabError, UnsafeTargetError, UsageError
+from ssdlab.units import format_bytes, format_duration, parse_size
+
+
+@dataclass
+class Env:
+    """Streams and terminal facts, injectable so tests can call main() in-process."""
+
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+
+    def out(self, text: str = "") -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def err(self, text: str) -> None:
+        self.stderr.write(text + "\n")
+        self.stderr.flush()
+
+    def interactive(self) -> bool:
+        try:
+            return self.stdin.isatty() and self.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+def _size_arg(text: str) -> int:
+    return parse_size(text)
+
+
+def _add_target_args(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+    p.add_argument("--target", "-t", required=required,
+                   help="null | file:PATH?size=4GiB | PATH | /dev/DEVICE | sim:PRESET")
+    p.add_argument("--size", type=_size_arg, help="size of a file target to create (default 1GiB)")
+    p.add_argument("--capacity", type=_size_arg, help="use only this many bytes of the target")
+    p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
+                   help="fio I/O engine for file and block targets (default libaio)")
+
+
+def _add_plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", help="suite name (see `ssdlab suites`)")
+    _add_target_args(p)
+    p.add_argument("--runtime", type=float, metavar="SECONDS", help="measured time per point")
+    p.add_argument("--ramp", type=float, metavar="SECONDS", help="ramp time before measuring each point")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
+                     epilog="Exit codes: 0 ok, 1 negative verdict, 2 usage, 3 target, 4 refused (unsafe), "
+                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("run", help="run a suite and write results into a directory")
+    _add_plan_args(p)
+    p.add_argument("--out", "-o", type=Path, help="results directory (default results/<time>-<suite>-<target>)")
+    p.add_argument("--force", action="store_true", help="reuse a non-empty --out directory")
+    p.add_argument("--destructive", action="store_true",
+                   help="consent to overwrite a device that carries a filesystem or partition table")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask to type the device name back")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--no-report", action="store_true", help="skip rendering report.html")
+
+    p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing")
+    _add_plan_args(p)
+    p.add_argument("--json", action="store_true", help="machine-readable plan")
+
+    p = sub.add_parser("resume", help="continue an interrupted run from its first unfinished point")
+    p.add_argument("dir", type=Path)
+    p.add_argument("--yes", "-y", action="store_true")
+    p.add_argument("--destructive", action="store_true")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p.add_argument("--no-report", action="store_true")
+
+    p = sub.add_parser("report", help="re-render report.html of a stored run")
+    p.add_argument("dir", type=Path)
+
+    p = sub.add_parser("export", help="print a stored run's results to stdout")
+    p.add_argument("dir", type=Path)
+    p.add_argument("--format", choices=["csv", "json"], default="csv")
+
+    sub.add_parser("suites", help="list the suites")
+
+    p = sub.add_parser("info", help="identity, capacity and write safety of a target")
+    p.add_argument("target")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+# ------------------------------------------------------------------ commands
+
+def _target(args: argparse.Namespace) -> Any:
+    from ssdlab.targets import TargetOptions, parse_target
+
+    opts = TargetOptions(size=getattr(args, "size", None), capacity=getattr(args, "capacity", None),
+                         ioengine=getattr(args, "ioengine", "libaio"))
+    return parse_target(args.target, opts)
+
+
+def _context(args: argparse.Namespace, target: Any) -> Any:
+    from ssdlab.suites.base import PlanContext
+
+    return PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
+                       target_kind=target.kind, runtime_s=args.runtime, ramp_s=args.ramp, options={})
+
+
+def _check_times(args: argparse.Namespace) -> None:
+    for name in ("runtime", "ramp"):
+        v = getattr(args, name, None)
+        if v is not None and (v < 0 or (name == "runtime" and v < 1)):
+            raise UsageError(f"--{name} {v:g} is out of range: use at least 1 second for --runtime, >= 0 for --ramp")
+
+
+def cmd_suites(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.suites.base import all_suites
+
+    for name, suite in sorted(all_suites().items()):
+        mark = "writes" if suite.writes else "read-only"
+        env.out(f"{name:<16} {mark:<9} {suite.summary}")
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.suites import get_suite
+
+    _check_times(args)
+    suite = get_suite(args.suite)
+    target = _target(args)
+    ctx = _context(args, target)
+    points = suite.plan(ctx)
+    eta = suite.eta_seconds(ctx)
+    hazards = target.hazards() if suite.writes else []
+    destroys = target.destroys() if suite.writes else "nothing (read-only suite)"
+    if args.json:
+        from ssdlab.model import to_dict
+
+        env.out(json.dumps({
+            "suite": suite.name, "target": target.info(), "eta_seconds": eta, "destroys": destroys,
+            "hazards": [h.text for h in hazards], "notes": suite.plan_notes(ctx),
+            "points": [to_dict(p) for p in points],
+        }, indent=1))
+        return 0
+    env.out(f"suite {suite.name}: {suite.summary}")
+    env.out(f"target {target.name} ({target.kind}, {format_bytes(target.capacity())})")
+    env.out(f"{'#':>3}  {'point':<34} {'rw':<10} {'bs':>8} {'QD':>4} {'T':>3} {'time':>8}")
+    for i, p in enumerate(points, 1):
+        w = p.workload
+        t = format_duration(p.est_seconds) if w.runtime_s is not None else (
+            f"{format_bytes(w.io_bytes or 0)}" if w.io_bytes else "-")
+        env.out(f"{i:>3}  {p.id:<34} {w.rw:<10} {w.bssplit or format_bytes(w.bs):>8} {w.iodepth:>4} "
+                f"{w.numjobs:>3} {t:>8}")
+    env.out(f"{len(points)} points, estimated duration {format_duration(eta)}")
+    for note in suite.plan_notes(ctx):
+        env.out(note)
+    env.out(f"will overwrite: {destroys}")
+    for h in hazards:
+        env.out(f"  ! {h.text}" + (" (blocks any write)" if h.blocking else " (needs --destructive)"))
+    return 0
+
+
+def authorize_writes(target: Any, writes: bool, *, destructive: bool, yes: bool, env: Env) -> None:
+    """The one place that decides whether a suite may write to a target."""
+    if not writes:
+        return
+    hazards = target.hazards()
+    blocking = [h for h in hazards if h.blocking]
+    if blocking:
+        raise UnsafeTargetError(f"refusing to write to {target.name}: {blocking[0].text}; "
+                                "unmount or release it first (ssdlab never writes to a device in use)")
+    if hazards and not destructive:
+        raise UnsafeTargetError(f"refusing to write to {target.name}: {hazards[0].text}; "
+                                "pass --destructive if its contents may be destroyed")
+    if not target.needs_write_consent():
+        return
+    env.err(f"WARNING: this run will destroy {target.destroys()}")
+    for h in hazards:
+        env.err(f"  ! {h.text}")
+    if yes:
+        return
+    if not env.interactive():
+        raise UnsafeTargetError(f"writing to {target.name} needs confirmation: run interactively, or pass --yes "
+                                "after checking the device")
+    expected = Path(target.name).name
+    env.stderr.write(f"Type the device name ({expected}) to confirm: ")
+    env.stderr.flush()
+    answer = env.stdin.readline().strip()
+    if answer not in (expected, target.name):
+        raise UnsafeTargetError(f"confirmation {answer!r} does not match {expected!r}: nothing was written")
+
+
+def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.report.terminal import print_results
+
+    if not args.quiet:
+        print_results(run, env.stderr)
+    if not args.no_report:
+        report = _render(run_dir)
+        env.out(str(report))
+    else:
+        env.out(str(run_dir))
+    return 0
+
+
+def _render(run_dir: Path) -> Path:
+    from ssdlab.report.html import render_report
+    from ssdlab.store import load_run
+
+    return render_report(load_run(run_dir), run_dir)
+
+
+def cmd_run(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab import orchestrate, store
+    from ssdlab.executor import executor_for
+    from ssdlab.progress import make_progress
+    from ssdlab.suites import get_suite
+
+    _check_times(args)
+    suite = get_suite(args.suite)
+    target = _target(args)
+    ctx = _context(args, target)
+    authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
+    executor = executor_for(target)
+    run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
+    options = {
+        "suite": suite.name, "target_spec": args.target, "size": args.size, "capacity": args.capacity,
+        "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
+    }
+    run = orchestrate.new_run(suite, target, executor, options, run_dir)
+    env.err(f"results: {run_dir}")
+    run = orchestrate.drive(run_dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
+    return _finish(run, run_dir, args, env)
+
+
+def cmd_resume(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab import orchestrate, store
+    from ssdlab.executor import executor_for
+    from ssdlab.progress import make_progress
+    from ssdlab.suites import get_suite
+    from ssdlab.suites.base import PlanContext
+    from ssdlab.targets import TargetOptions, parse_target
+
+    run = store.load_run(args.dir)
+    if run.status == "complete":
+        env.err(f"{args.dir} is already complete; nothing to resume")
+        return _finish(run, args.dir, args, env)
+    o = run.options
+    suite = get_suite(run.suite)
+    target = parse_target(o["target_spec"], TargetOptions(size=o.get("size"), capacity=o.get("capacity"),
+                                                          ioengine=o.get("ioengine", "libaio")))
+    ctx = PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
+                      target_kind=target.kind, runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"),
+                      options=dict(o.get("suite_options", {})))
+    authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
+    executor = executor_for(target)
+    unfinished = [p.point.id for p in run.points if p.status == "failed"]
+    run = run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
+                          "points_done": len(run.ok_points()), "repeated": unfinished})
+    run = orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
+    return _finish(run, args.dir, args, env)
+
+
+def cmd_report(args: argparse.Namespace, env: Env) -> int:
+    env.out(str(_render(args.dir)))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.report import export
+    from ssdlab.store import load_run
+
+    run = load_run(args.dir)
+    env.stdout.write(export.to_csv(run) if args.format == "csv" else export.to_json(run))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.targets import parse_target
+
+    target = parse_target(args.target)
+    info = target.info()
+    if args.json:
+        env.out(json.dumps(info, indent=1))
+        return 0
+    env.out(f"target:    {info.get('name')} ({info.get('kind')})")
+    env.out(f"capacity:  {format_bytes(info.get('capacity_bytes', 0))} ({info.get('capacity_bytes', 0)} bytes)")
+    env.out(f"blocks:    logical {info.get('logical_block_size')} B, physical {info.get('physical_block_size')} B")
+    for k, v in (info.get("identity") or {}).items():
+        env.out(f"{k + ':':<10} {v}")
+    hazards = target.hazards()
+    if not hazards:
+        env.out("writable:  yes" + (" (write suites still ask for confirmation)" if target.needs_write_consent()
+                                     else ""))
+    for h in hazards:
+        env.out(f"writable:  NO: {h.text}" + ("" if h.blocking else " (override with --destructive)"))
+    if info.get("note"):
+        env.out(f"note:      {info['note']}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "plan": cmd_plan, "resume": cmd_resume, "report": cmd_report,
+            "export": cmd_export, "suites": cmd_suites, "info": cmd_info}
+
+
+def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
+    """Entry point and the single error boundary: one line per error, a distinct exit code."""
+    env = env or Env()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    show_tb = "--traceback" in args_list
+    try:
+        args = build_parser().parse_args(args_list)
+        return COMMANDS[args.command](args, env)
+    except SsdlabError as exc:
+        if show_tb:
+            traceback.print_exc(file=env.stderr)
+        env.err(f"ssdlab: error: {exc}")
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        env.err("ssdlab: interrupted")
+        return int(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the boundary: an unexpected error still gets one line
+        if show_tb:
+            traceback.print_exc(file=env.stderr)
+        env.err(f"ssdlab: internal error: {type(exc).__name__}: {exc} (rerun with --traceback and report it)")
+        return 70
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

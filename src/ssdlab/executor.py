@@ -1,0 +1,101 @@
+"""The executor seam: a TestPoint in, a Measurement out. fio is one implementation; the simulator another.
+
+Suites never run processes; the orchestrator hands each point to the executor chosen for the target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ssdlab.model import Measurement, TestPoint
+from ssdlab.targets.base import Target
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    """One interval of live progress (rates over the last status interval)."""
+
+    elapsed_s: float
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    read_mbps: float = 0.0
+    write_mbps: float = 0.0
+    mean_lat_us: float = 0.0
+
+
+LiveCallback = Callable[[LiveSample], None]
+
+
+class Executor(Protocol):
+    name: str
+
+    def version(self) -> str:
+        """Engine version recorded in run.json (e.g. fio '3.33')."""
+        ...
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Run one point, keep its artefacts in point_dir, return the parsed measurement."""
+        ...
+
+
+class FioExecutor:
+    """Runs points with the fio binary: typed job file -> subprocess -> json+ -> Measurement."""
+
+    name = "fio"
+
+    def __init__(self, status_interval: float = 1.0) -> None:
+        from ssdlab.fio.runner import fio_binary
+
+        self.binary = fio_binary()
+        self.status_interval = status_interval
+        self._version: str | None = None
+
+    def version(self) -> str:
+        if self._version is None:
+            from ssdlab.fio.runner import fio_version
+
+            self._version = fio_version(self.binary)
+        return self._version
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        from ssdlab.fio.job import build_job
+        from ssdlab.fio.parse import parse_measurement, status_totals
+        from ssdlab.fio.runner import run_job
+
+        job = build_job(point, target.fio_options())
+        previous: dict[str, float] = {}
+
+        def on_status(doc: dict[str, Any]) -> None:
+            if on_live is None:
+                return
+            now = status_totals(doc)
+            dt = now["elapsed_s"] - previous.get("elapsed_s", 0.0)
+            if dt <= 0:
+                return
+            d = {k: now[k] - previous.get(k, 0.0) for k in now}
+            ios = d["read_ios"] + d["write_ios"]
+            on_live(LiveSample(
+                elapsed_s=now["elapsed_s"], read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt,
+                read_mbps=d["read_bytes"] / dt / 1e6, write_mbps=d["write_bytes"] / dt / 1e6,
+                mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0,
+            ))
+            previous.clear()
+            previous.update(now)
+
+        text = run_job(job, point_dir, status_interval=self.status_interval, on_status=on_status,
+                       binary=self.binary)
+        return parse_measurement(text)
+
+
+def executor_for(target: Target) -> Executor:
+    """The executor that can run points on `target` (fio for devices/files/null, the model for sim:)."""
+    if target.engine() == "sim":
+        from ssdlab.sim.executor import SimExecutor  # type: ignore[import-not-found]
+
+        return SimExecutor()  # type: ignore[no-any-return]
+    return FioExecutor()

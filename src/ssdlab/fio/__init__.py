@@ -1,0 +1,1 @@
+"""The fio boundary: nothing outside this package builds fio command lines or reads fio output."""

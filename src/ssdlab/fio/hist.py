@@ -1,0 +1,140 @@
+"""fio's log-linear latency histogram (stat.h: 6 bits per group, 29 groups, 1856 buckets, values in ns).
+
+Indices 0..127 hold exact values. Above, each power-of-two range is split into 64 equal buckets, so the
+representative value (the bucket midpoint) is within 1/128 (0.78 %) of any sample in it. fio's percentile
+rule is reproduced exactly: the p-th percentile is the representative value of the first bucket whose
+cumulative count reaches p/100 x N, with no interpolation. Aggregates add bucket counts; percentiles of an
+aggregate are computed from the summed counts, never by averaging per-job percentiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+
+import numpy as np
+import numpy.typing as npt
+
+PLAT_BITS = 6
+PLAT_VAL = 1 << PLAT_BITS
+GROUP_NR = 29
+PLAT_NR = GROUP_NR * PLAT_VAL  # 1856
+
+Counts = npt.NDArray[np.int64]
+
+
+def idx_to_value(idx: int) -> int:
+    """Representative latency (ns) of bucket `idx`, as fio prints it in json+ `bins` keys."""
+    if not 0 <= idx < PLAT_NR:
+        raise ValueError(f"bucket index {idx} outside 0..{PLAT_NR - 1}")
+    if idx < 2 * PLAT_VAL:
+        return idx
+    shift = idx // PLAT_VAL - 1
+    k = idx % PLAT_VAL
+    # midpoint of [2^(shift+6) + k*2^shift, +2^shift); shift >= 1 so the half-width is whole
+    return (1 << (shift + PLAT_BITS)) + k * (1 << shift) + (1 << (shift - 1))
+
+
+def idx_bounds(idx: int) -> tuple[int, int]:
+    """[lower, upper) latency bounds (ns) of bucket `idx`."""
+    if idx < 2 * PLAT_VAL:
+        return idx, idx + 1
+    shift = idx // PLAT_VAL - 1
+    lower = (1 << (shift + PLAT_BITS)) + (idx % PLAT_VAL) * (1 << shift)
+    return lower, lower + (1 << shift)
+
+
+def value_to_idx(value_ns: int) -> int:
+    """Bucket that fio files a latency sample of `value_ns` into (values past the top are clamped)."""
+    v = max(0, int(value_ns))
+    msb = v.bit_length() - 1 if v else 0
+    if msb <= PLAT_BITS:
+        return v
+    shift = msb - PLAT_BITS
+    return min((shift + 1) * PLAT_VAL + ((v >> shift) & (PLAT_VAL - 1)), PLAT_NR - 1)
+
+
+_VALUES = np.array([idx_to_value(i) for i in range(PLAT_NR)], dtype=np.int64)
+_VALUE_TO_IDX = {int(v): i for i, v in enumerate(_VALUES)}
+
+
+def bucket_values() -> npt.NDArray[np.int64]:
+    """Representative value of every bucket (a read-only view)."""
+    view = _VALUES.view()
+    view.flags.writeable = False
+    return view
+
+
+def counts_from_bins(bins: Mapping[str, int] | Mapping[int, int]) -> Counts:
+    """Dense 1856-count array from fio's json+ `bins` (keys are representative values in ns)."""
+    out = np.zeros(PLAT_NR, dtype=np.int64)
+    for key, count in bins.items():
+        value = int(key)
+        idx = _VALUE_TO_IDX.get(value)
+        if idx is None:  # not a representative value: file it the way fio would file a sample
+            idx = value_to_idx(value)
+        out[idx] += int(count)
+    return out
+
+
+def counts_from_sparse(pairs: Iterable[Sequence[int]]) -> Counts:
+    """Dense array from stored (index, count) pairs."""
+    out = np.zeros(PLAT_NR, dtype=np.int64)
+    for idx, count in pairs:
+        out[int(idx)] += int(count)
+    return out
+
+
+def sparse(counts: Counts) -> list[tuple[int, int]]:
+    """(index, count) pairs of the non-empty buckets, for compact storage."""
+    nz = np.flatnonzero(counts)
+    return [(int(i), int(counts[i])) for i in nz]
+
+
+def merge(*arrays: Counts) -> Counts:
+    """Aggregate histograms by adding counts (the only correct way to combine latency distributions)."""
+    out = np.zeros(PLAT_NR, dtype=np.int64)
+    for a in arrays:
+        out += a
+    return out
+
+
+def percentiles(counts: Counts, ps: Sequence[float], total: int | None = None) -> dict[float, int]:
+    """fio's percentile rule: value of the first bucket whose cumulative count >= p/100 * total.
+
+    `total` defaults to the sum of counts (fio uses the sample count N, which equals it).
+    Comparison is done in exact rational arithmetic on the given float p, so boundaries do not flip.
+    """
+    n = int(counts.sum()) if total is None else int(total)
+    if n <= 0:
+        return {}
+    cum = np.cumsum(counts)
+    result: dict[float, int] = {}
+    for p in ps:
+        if not 0.0 <= p <= 100.0:
+            raise ValueError(f"percentile {p} outside 0..100")
+        need = Fraction(p) / 100 * n
+        # first index with cum >= need; cum is integer so compare against ceil(need)
+        threshold = -((-need.numerator) // need.denominator)
+        idx = int(np.searchsorted(cum, threshold, side="left"))
+        result[p] = int(_VALUES[min(idx, PLAT_NR - 1)])
+    return result
+
+
+def mean_ns(counts: Counts) -> float:
+    """Approximate mean from bucket midpoints (within 0.78 %); prefer fio's exact mean when available."""
+    n = int(counts.sum())
+    return float((counts * _VALUES).sum() / n) if n else 0.0
+
+
+def exceedance(counts: Counts, thresholds_ns: Sequence[int]) -> dict[int, float]:
+    """Percent of samples whose bucket lies at or above each threshold (bucket lower bound >= t)."""
+    n = int(counts.sum())
+    out: dict[int, float] = {}
+    for t in thresholds_ns:
+        first = value_to_idx(t)
+        lower, _ = idx_bounds(first)
+        if lower < t:  # the bucket straddles t: count it as above only from the next bucket
+            first += 1
+        out[t] = 100.0 * float(counts[first:].sum()) / n if n else 0.0
+    return out

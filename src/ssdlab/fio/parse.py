@@ -1,0 +1,177 @@
+"""Parse fio's json / json+ output into the result model. Pure functions: text in, model out.
+
+Defensive by design: text may precede the JSON (warnings, banners), keys differ between fio eras
+(`lat` in µs before 3.x, `lat_ns` after), client mode uses `client_stats`, `bins` exist only with json+.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ssdlab.errors import FioFailedError
+from ssdlab.fio import hist
+from ssdlab.model import DirectionStats, LatencyStats, Measurement, percentile_key
+
+_DECODER = json.JSONDecoder()
+
+
+def iter_documents(text: str) -> Iterator[dict[str, Any]]:
+    """Every top-level JSON object in `text`, skipping any non-JSON text around them."""
+    pos = 0
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return
+        try:
+            obj, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        if isinstance(obj, dict):
+            yield obj
+        pos = end
+
+
+def last_document(text: str) -> dict[str, Any]:
+    """The final fio JSON document in `text` (status-interval output holds several)."""
+    last: dict[str, Any] | None = None
+    for doc in iter_documents(text):
+        if "jobs" in doc or "client_stats" in doc:
+            last = doc
+    if last is None:
+        raise FioFailedError("fio produced no JSON result (see stderr.txt in the point directory)")
+    return last
+
+
+def _jobs(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    jobs = doc.get("jobs")
+    if jobs is None:  # client/server: drop the "All clients" summary, it mixes groups
+        jobs = [j for j in doc.get("client_stats", []) if j.get("jobname") != "All clients"]
+    return list(jobs)
+
+
+def _latency_block(direction: Mapping[str, Any], kind: str) -> tuple[Mapping[str, Any] | None, float]:
+    """Return (latency object, multiplier to ns) for `clat`/`lat`/`slat` across fio eras."""
+    block = direction.get(f"{kind}_ns")
+    if isinstance(block, Mapping):
+        return block, 1.0
+    block = direction.get(kind)  # fio 2.x: microseconds
+    if isinstance(block, Mapping):
+        return block, 1000.0
+    return None, 1.0
+
+
+def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> LatencyStats | None:
+    """Combine one latency type over jobs: counts and means weighted by N, bins added."""
+    blocks = [(b, s) for b, s in blocks if int(b.get("N", 0) or 0) > 0]
+    if not blocks:
+        return None
+    n = sum(int(b["N"]) for b, _ in blocks)
+    mean = sum(float(b.get("mean", 0.0)) * s * int(b["N"]) for b, s in blocks) / n
+    # pooled variance from per-job mean/stddev
+    var = sum(int(b["N"]) * ((float(b.get("stddev", 0.0)) * s) ** 2 + (float(b.get("mean", 0.0)) * s - mean) ** 2)
+              for b, s in blocks) / n
+    lo = min(float(b.get("min", 0)) * s for b, s in blocks)
+    hi = max(float(b.get("max", 0)) * s for b, s in blocks)
+    counts = None
+    for b, s in blocks:
+        raw = b.get("bins")
+        if isinstance(raw, Mapping) and raw and s == 1.0:
+            c = hist.counts_from_bins({k: int(v) for k, v in raw.items()})
+            counts = c if counts is None else counts + c
+    pcts: dict[str, float] = {}
+    if counts is not None:
+        for p, v in hist.percentiles(counts, _requested(blocks[0][0])).items():
+            pcts[percentile_key(p)] = float(v)
+    elif len(blocks) == 1:  # no bins: fio's own percentiles are only valid for a single job/group
+        b, s = blocks[0]
+        for key, value in (b.get("percentile") or {}).items():
+            pcts[percentile_key(float(key))] = float(value) * s
+    return LatencyStats(
+        kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=float(np.sqrt(var)),
+        percentiles_ns=pcts, bins=tuple(hist.sparse(counts)) if counts is not None else (),
+    )
+
+
+def _requested(block: Mapping[str, Any]) -> list[float]:
+    keys = block.get("percentile") or {}
+    ps = sorted(float(k) for k in keys) if keys else []
+    return ps or [1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99]
+
+
+def parse_measurement(text: str) -> Measurement:
+    """Measurement from fio's --output-format=json(+) output (possibly with leading text)."""
+    doc = last_document(text)
+    return measurement_from_document(doc)
+
+
+def measurement_from_document(doc: Mapping[str, Any]) -> Measurement:
+    jobs = _jobs(doc)
+    if not jobs:
+        raise FioFailedError("fio JSON result has no jobs")
+    version = str(doc.get("fio version", "unknown"))
+    directions: dict[str, DirectionStats] = {}
+    for ddir in ("read", "write", "trim"):
+        parts = [j[ddir] for j in jobs if isinstance(j.get(ddir), Mapping)]
+        total_ios = sum(int(p.get("total_ios", 0) or 0) for p in parts)
+        if total_ios <= 0:
+            continue
+        clats = [blk for blk in (_latency_block(p, "clat") for p in parts) if blk[0] is not None]
+        lats = [blk for blk in (_latency_block(p, "lat") for p in parts) if blk[0] is not None]
+        directions[ddir] = DirectionStats(
+            iops=sum(float(p.get("iops", 0.0)) for p in parts),
+            bw_bytes=sum(_bw_bytes(p) for p in parts),
+            io_bytes=sum(int(p.get("io_bytes", 0) or int(p.get("io_kbytes", 0)) * 1024) for p in parts),
+            total_ios=total_ios,
+            runtime_ms=max(int(p.get("runtime", 0) or 0) for p in parts),
+            clat=_merge_latency(clats, "clat"),  # type: ignore[arg-type]
+            lat=_merge_latency(lats, "lat"),  # type: ignore[arg-type]
+        )
+    usr = [float(j.get("usr_cpu", 0.0)) for j in jobs]
+    sys_ = [float(j.get("sys_cpu", 0.0)) for j in jobs]
+    numjobs = _numjobs(jobs)
+    return Measurement(
+        engine="fio", engine_version=version, directions=directions,
+        usr_cpu=sum(usr) / len(usr), sys_cpu=sum(sys_) / len(sys_), jobs=numjobs,
+        runtime_ms=max(int(j.get("job_runtime", 0) or 0) for j in jobs),
+        errors=sum(1 for j in jobs if int(j.get("error", 0) or 0) != 0),
+    )
+
+
+def _bw_bytes(p: Mapping[str, Any]) -> float:
+    if "bw_bytes" in p:
+        return float(p["bw_bytes"])
+    return float(p.get("bw", 0.0)) * 1024.0  # KiB/s in older fio
+
+
+def _numjobs(jobs: list[Mapping[str, Any]]) -> int:
+    """Threads behind the result: group_reporting folds numjobs into one entry; read it back."""
+    total = 0
+    for j in jobs:
+        opts = j.get("job options") or {}
+        try:
+            total += int(opts.get("numjobs", 1))
+        except (TypeError, ValueError):
+            total += 1
+    return max(total, 1)
+
+
+def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
+    """Cumulative counters of a status document: ios/bytes per direction, runtime, weighted latency sum."""
+    out = {"read_ios": 0.0, "write_ios": 0.0, "read_bytes": 0.0, "write_bytes": 0.0, "lat_sum_ns": 0.0,
+           "elapsed_s": 0.0}
+    for j in _jobs(doc):
+        out["elapsed_s"] = max(out["elapsed_s"], float(j.get("elapsed", 0) or 0))
+        for ddir in ("read", "write"):
+            p = j.get(ddir) or {}
+            ios = float(p.get("total_ios", 0) or 0)
+            out[f"{ddir}_ios"] += ios
+            out[f"{ddir}_bytes"] += float(p.get("io_bytes", 0) or 0)
+            block, scale = _latency_block(p, "clat")
+            if block:
+                out["lat_sum_ns"] += float(block.get("mean", 0.0)) * scale * float(block.get("N", 0) or 0)
+    return out

@@ -1,0 +1,128 @@
+"""Run fio as a subprocess (argv list, no shell), stream its status documents, keep every artefact.
+
+For each point the directory receives job.fio, cmd.txt (the exact command, re-runnable), fio.json (the
+final json+ document, byte for byte) and stderr.txt when fio wrote anything there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import shlex
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ssdlab import atomic
+from ssdlab.errors import FioFailedError, FioMissingError
+from ssdlab.fio.job import FioJob
+
+StatusCallback = Callable[[dict[str, Any]], None]
+
+INSTALL_HINT = "install it with `sudo apt-get install fio` (Debian/Ubuntu) and retry"
+
+
+def fio_binary() -> str:
+    path = shutil.which("fio")
+    if path is None:
+        raise FioMissingError(f"fio was not found on PATH: {INSTALL_HINT}")
+    return path
+
+
+def fio_version(binary: str | None = None) -> str:
+    """'fio-3.33' -> '3.33'."""
+    exe = binary or fio_binary()
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20, check=False)
+    except OSError as exc:
+        raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
+    text = out.stdout.strip()
+    return text.removeprefix("fio-") or "unknown"
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask the kernel to kill fio if ssdlab dies (kill -9), so an orphan never keeps writing."""
+    with contextlib.suppress(Exception):
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_job(job: FioJob, point_dir: Path, *, status_interval: float | None = 1.0,
+            on_status: StatusCallback | None = None, binary: str | None = None) -> str:
+    """Run `job`, store its artefacts in `point_dir`, return the final JSON document text."""
+    exe = binary or fio_binary()
+    point_dir.mkdir(parents=True, exist_ok=True)
+    job_path = point_dir / "job.fio"
+    atomic.write_text(job_path, job.render())
+    argv = [exe, "--output-format=json+"]
+    if status_interval:
+        argv.append(f"--status-interval={max(1, round(status_interval))}")
+    argv.append(str(job_path.resolve()))
+    atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
+    stderr_path = point_dir / "stderr.txt"
+    try:
+        with stderr_path.open("w", encoding="utf-8") as err_fh:
+            # stderr goes straight to a file: a chatty fio can never block on a full pipe
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_fh, text=True, cwd=point_dir,
+                                    start_new_session=True, preexec_fn=_die_with_parent)
+    except OSError as exc:
+        raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
+    final = ""
+    try:
+        final = _read_stream(proc, on_status)
+        returncode = proc.wait()
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        if proc.stdout:
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
+    stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
+    if not stderr.strip():
+        stderr_path.unlink()
+    if returncode != 0 or not final:
+        first = next((ln for ln in stderr.splitlines() if ln.strip()), "")
+        tail = first or f"exit status {returncode}"
+        raise FioFailedError(f"fio failed: {tail}", cmd=argv, returncode=returncode, stderr=stderr)
+    atomic.write_text(point_dir / "fio.json", final)
+    return final
+
+
+def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None) -> str:
+    """Split stdout into JSON documents (each ends with a line that is exactly '}'); return the last."""
+    assert proc.stdout is not None
+    buf: list[str] = []
+    last = ""
+    for line in proc.stdout:
+        if not buf and not line.startswith("{"):
+            continue  # text between or before documents
+        buf.append(line)
+        if line.rstrip("\n") == "}":
+            text = "".join(buf)
+            buf = []
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            last = text
+            if on_status is not None:
+                on_status(doc)
+    return last
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Stop fio cleanly (SIGINT lets it finish its accounting), then forcefully."""
+    for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue

@@ -1,0 +1,291 @@
+"""The result model: Run -> PointResult -> Measurement -> DirectionStats -> LatencyStats.
+
+All classes are frozen dataclasses; a run evolves by building a new Run (`with_point`, `with_status`).
+`run.json` is the serialised Run. Renderers read only this model, so any stored run can be re-rendered.
+
+Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader for old versions):
+  1  first version (ssdlab 0.1): run, target, host, points with workload, measurement, bins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ssdlab.errors import StoredResultsError
+
+SCHEMA_VERSION = 1
+
+RunStatus = Literal["running", "complete", "interrupted", "failed"]
+PointStatus = Literal["ok", "failed", "skipped"]
+Direction = Literal["read", "write", "trim"]
+DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+
+JSONDict = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """One latency distribution (fio's clat unless `kind` says otherwise), in ns."""
+
+    kind: str  # "clat" | "lat" | "slat"
+    n: int
+    min_ns: float
+    max_ns: float
+    mean_ns: float
+    stddev_ns: float
+    percentiles_ns: Mapping[str, float]  # fio's own reported percentiles, key "99.99"
+    bins: tuple[tuple[int, int], ...] = ()  # sparse (bucket index, count); empty without json+
+
+    def percentile(self, p: float) -> float | None:
+        """Percentile from bins (fio's rule) when present, else fio's reported value when listed."""
+        if self.bins:
+            from ssdlab.fio import hist
+
+            return float(hist.percentiles(hist.counts_from_sparse(self.bins), [p]).get(p, 0))
+        return self.percentiles_ns.get(percentile_key(p))
+
+
+@dataclass(frozen=True)
+class DirectionStats:
+    iops: float
+    bw_bytes: float  # bytes per second
+    io_bytes: int
+    total_ios: int
+    runtime_ms: int
+    clat: LatencyStats | None = None
+    lat: LatencyStats | None = None
+
+    @property
+    def bw_mbps(self) -> float:
+        """Decimal MB/s (10^6 bytes), as storage reviews and CrystalDiskMark report throughput."""
+        return self.bw_bytes / 1e6
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one test point measured; the same shape from every executor (fio or the simulator)."""
+
+    engine: str  # "fio" | "sim"
+    engine_version: str
+    directions: Mapping[str, DirectionStats]
+    usr_cpu: float = 0.0  # percent, mean over jobs (100 = one CPU busy per job)
+    sys_cpu: float = 0.0
+    jobs: int = 1
+    runtime_ms: int = 0
+    errors: int = 0
+    series: Mapping[str, Sequence[float]] = field(default_factory=dict)  # optional time series
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def get(self, direction: str) -> DirectionStats | None:
+        return self.directions.get(direction)
+
+    @property
+    def total_iops(self) -> float:
+        return sum(d.iops for d in self.directions.values())
+
+    @property
+    def total_bw_bytes(self) -> float:
+        return sum(d.bw_bytes for d in self.directions.values())
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Executor-independent description of the I/O a point issues (fio options are derived from it)."""
+
+    rw: str  # read write randread randwrite rw randrw trim randtrim
+    bs: int
+    iodepth: int = 1
+    numjobs: int = 1
+    rwmixread: int | None = None
+    runtime_s: float | None = None  # time-based when set
+    ramp_s: float = 0.0
+    io_bytes: int | None = None  # amount per job when size-based (e.g. preconditioning)
+    offset: int = 0
+    size: int | None = None  # active range in bytes (None: the whole target)
+    bssplit: str | None = None
+    rate_iops: int | None = None
+    random_distribution: str | None = None
+    options: Mapping[str, str] = field(default_factory=dict)  # extra engine options, recorded verbatim
+
+    @property
+    def writes(self) -> bool:
+        if self.rw in ("write", "randwrite", "trim", "randtrim", "trimwrite"):
+            return True
+        if self.rw in ("rw", "readwrite", "randrw"):
+            return self.rwmixread is None or self.rwmixread < 100
+        return False
+
+    @property
+    def is_random(self) -> bool:
+        return self.rw.startswith("rand")
+
+    @property
+    def outstanding(self) -> int:
+        return self.iodepth * self.numjobs
+
+
+@dataclass(frozen=True)
+class TestPoint:
+    """One step of a plan. `id` names its directory under points/."""
+
+    __test__ = False  # not a pytest test class
+
+    id: str
+    label: str
+    workload: Workload
+    phase: str = "measure"  # "measure" | "precondition" | "purge" | ...
+    group: str = ""
+    tags: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def est_seconds(self) -> float:
+        w = self.workload
+        if w.runtime_s is not None:
+            return w.runtime_s + w.ramp_s
+        return 0.0
+
+
+@dataclass(frozen=True)
+class PointResult:
+    point: TestPoint
+    status: PointStatus
+    started: str
+    finished: str
+    measurement: Measurement | None = None
+    reason: str = ""
+    warnings: tuple[str, ...] = ()
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class Run:
+    schema_version: int
+    ssdlab_version: str
+    run_id: str
+    suite: str
+    status: RunStatus
+    created: str
+    options: Mapping[str, Any]
+    target: Mapping[str, Any]
+    host: Mapping[str, Any]
+    points: tuple[PointResult, ...] = ()
+    finished: str = ""
+    warnings: tuple[str, ...] = ()
+    events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
+
+    def with_point(self, result: PointResult) -> Run:
+        """New run with `result` appended (a re-run of an id replaces the unfinished attempt)."""
+        kept = tuple(p for p in self.points if not (p.point.id == result.point.id and p.status != "ok"))
+        return dataclasses.replace(self, points=(*kept, result))
+
+    def with_status(self, status: RunStatus, finished: str = "") -> Run:
+        return dataclasses.replace(self, status=status, finished=finished or self.finished)
+
+    def with_event(self, event: Mapping[str, Any]) -> Run:
+        return dataclasses.replace(self, events=(*self.events, dict(event)))
+
+    def with_warning(self, text: str) -> Run:
+        if text in self.warnings:
+            return self
+        return dataclasses.replace(self, warnings=(*self.warnings, text))
+
+    def ok_points(self) -> list[PointResult]:
+        return [p for p in self.points if p.status == "ok"]
+
+    def done_ids(self) -> set[str]:
+        return {p.point.id for p in self.points if p.status in ("ok", "skipped")}
+
+    def result(self, point_id: str) -> PointResult | None:
+        for p in self.points:
+            if p.point.id == point_id:
+                return p
+        return None
+
+
+def percentile_key(p: float) -> str:
+    """Canonical key for a percentile: 99.99 -> '99.99', 50 -> '50'."""
+    return f"{p:.6f}".rstrip("0").rstrip(".")
+
+
+# ---------------------------------------------------------------- serialisation
+
+def to_dict(obj: Any) -> Any:
+    """Plain JSON-ready structure from model objects (tuples become lists)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+def _latency(d: Mapping[str, Any] | None) -> LatencyStats | None:
+    if d is None:
+        return None
+    return LatencyStats(
+        kind=d["kind"], n=int(d["n"]), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
+        stddev_ns=d["stddev_ns"], percentiles_ns=dict(d.get("percentiles_ns", {})),
+        bins=tuple((int(i), int(c)) for i, c in d.get("bins", [])),
+    )
+
+
+def _direction(d: Mapping[str, Any]) -> DirectionStats:
+    return DirectionStats(
+        iops=d["iops"], bw_bytes=d["bw_bytes"], io_bytes=int(d["io_bytes"]), total_ios=int(d["total_ios"]),
+        runtime_ms=int(d["runtime_ms"]), clat=_latency(d.get("clat")), lat=_latency(d.get("lat")),
+    )
+
+
+def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
+    return Measurement(
+        engine=d["engine"], engine_version=d["engine_version"],
+        directions={k: _direction(v) for k, v in d["directions"].items()},
+        usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
+        runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
+        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=dict(d.get("extra", {})),
+    )
+
+
+def workload_from_dict(d: Mapping[str, Any]) -> Workload:
+    names = {f.name for f in dataclasses.fields(Workload)}
+    kwargs = {k: v for k, v in d.items() if k in names}
+    kwargs["options"] = dict(d.get("options", {}))
+    return Workload(**kwargs)
+
+
+def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
+    return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
+                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})))
+
+
+def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:
+    m = d.get("measurement")
+    return PointResult(
+        point=point_from_dict(d["point"]), status=d["status"], started=d["started"], finished=d["finished"],
+        measurement=measurement_from_dict(m) if m else None, reason=d.get("reason", ""),
+        warnings=tuple(d.get("warnings", ())), attempt=d.get("attempt", 1),
+    )
+
+
+def run_from_dict(d: Mapping[str, Any]) -> Run:
+    version = d.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise StoredResultsError(
+            f"results schema {version!r} is not supported by this ssdlab (reads schema {SCHEMA_VERSION}); "
+            "upgrade ssdlab to read it"
+        )
+    try:
+        return Run(
+            schema_version=version, ssdlab_version=d["ssdlab_version"], run_id=d["run_id"], suite=d["suite"],
+            status=d["status"], created=d["created"], options=dict(d.get("options", {})),
+            target=dict(d.get("target", {})), host=dict(d.get("host", {})),
+            points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
+            finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
+            events=tuple(dict(e) for e in d.get("events", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc

@@ -1,0 +1,132 @@
+"""The run loop: ask the suite for the next point, hand it to the executor, store the result atomically.
+
+Lifecycle: open results dir -> record target + host -> prepare target -> (next point -> execute -> save)*
+-> conclude -> complete. Ctrl-C or an fio failure saves every finished point and marks the run
+interrupted/failed; `resume` reloads run.json and continues from the first unfinished point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+from ssdlab import __version__, store
+from ssdlab.errors import FioFailedError, RunInterrupted
+from ssdlab.executor import Executor
+from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
+from ssdlab.progress import Progress
+from ssdlab.suites.base import PlanContext, Suite
+from ssdlab.system import host_info
+from ssdlab.targets.base import Target
+
+CPU_BOUND_PCT = 90.0
+
+
+def new_run(suite: Suite, target: Target, executor: Executor, options: dict[str, Any], run_dir: Path) -> Run:
+    run = Run(
+        schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
+        status="running", created=store.now_iso(), options=options, target=target.info(),
+        host=host_info(executor.name, executor.version()),
+    )
+    store.save_run(run_dir, run)
+    return run
+
+
+def skip_reason(point: TestPoint, target: Target) -> str:
+    """A point the target cannot do is skipped with the reason, never reported as zero."""
+    lbs = target.logical_block_size()
+    w = point.workload
+    if target.kind in ("block", "file") and w.bssplit is None and w.bs % lbs != 0:
+        return f"block size {w.bs} B is not a multiple of the target's logical block size {lbs} B (direct I/O)"
+    return ""
+
+
+def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> list[str]:
+    out = []
+    cpu = m.usr_cpu + m.sys_cpu
+    if cpu >= CPU_BOUND_PCT and m.engine == "fio" and target_kind != "null":
+        out.append(f"fio threads were {cpu:.0f}% busy (usr+sys): the host CPU, not the device, "
+                   "may have limited this point; add threads or use a faster host")
+    if m.errors:
+        out.append(f"fio reported errors in {m.errors} job(s)")
+    if not m.directions:
+        out.append("no I/O completed")
+    return out
+
+
+def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
+          progress: Progress) -> Run:
+    """Run every remaining point of `suite`, saving after each; return the completed Run."""
+    total = len(suite.plan(ctx))
+    progress.run_start(f"{suite.name} on {target.name}", total, suite.eta_seconds(ctx))
+    notes = target.prepare(suite.writes)
+    for note in notes:
+        progress.note(note)
+        run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
+    if run.status != "running":
+        run = run.with_status("running")
+    store.save_run(run_dir, run)
+    try:
+        while True:
+            remaining = suite.next_points(ctx, run)
+            if not remaining:
+                break
+            point = remaining[0]
+            index = len(run.done_ids()) + 1
+            eta = sum(p.est_seconds + suite.point_overhead_s for p in remaining)
+            progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
+            try:
+                result = _run_one(run_dir, point, target, executor, progress, attempt=_attempt(run, point))
+            except FioFailedError as exc:
+                run = run.with_point(PointResult(point=point, status="failed", started=store.now_iso(),
+                                                 finished=store.now_iso(), reason=str(exc),
+                                                 attempt=_attempt(run, point)))
+                raise
+            run = run.with_point(result)
+            store.save_run(run_dir, run)
+            progress.point_end(result)
+    except KeyboardInterrupt:
+        run = _stop(run_dir, run, "interrupted", "interrupted by the user (Ctrl-C)")
+        progress.run_end(run)
+        raise RunInterrupted(f"interrupted; finished points are kept: `ssdlab resume {run_dir}` continues") \
+            from None
+    except FioFailedError as exc:
+        run = _stop(run_dir, run, "failed", str(exc))
+        progress.run_end(run)
+        raise
+    run = suite.conclude(ctx, run)
+    run = run.with_status("complete", store.now_iso())
+    store.save_run(run_dir, run)
+    progress.run_end(run)
+    return run
+
+
+def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
+    run = run.with_event({"time": store.now_iso(), "kind": status, "text": text,
+                          "points_done": len(run.ok_points())})
+    run = run.with_status(status, store.now_iso())  # type: ignore[arg-type]
+    store.save_run(run_dir, run)
+    return run
+
+
+def _attempt(run: Run, point: TestPoint) -> int:
+    return 1 + sum(1 for p in run.points if p.point.id == point.id)
+
+
+def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,
+             attempt: int) -> PointResult:
+    started = store.now_iso()
+    reason = skip_reason(point, target)
+    if reason:
+        return PointResult(point=point, status="skipped", started=started, finished=started, reason=reason,
+                           attempt=attempt)
+    pdir = store.point_dir(run_dir, point.id)
+    t0 = time.monotonic()
+    m = executor.run_point(point, target, pdir, progress.live)
+    extra = dict(m.extra)
+    extra["wall_s"] = round(time.monotonic() - t0, 3)
+    m = dataclasses.replace(m, extra=extra)
+    return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
+                       warnings=tuple(measurement_warnings(point, m, target.kind)), attempt=attempt)

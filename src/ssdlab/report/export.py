@@ -1,0 +1,64 @@
+"""CSV and JSON export of a stored run (`ssdlab export DIR --format csv|json`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from ssdlab.model import DirectionStats, Run, to_dict
+
+CSV_COLUMNS = [
+    "point", "label", "phase", "status", "rw", "bs", "iodepth", "numjobs", "rwmixread", "runtime_s",
+    "read_iops", "write_iops", "read_bw_MBps", "write_bw_MBps",
+    "read_lat_mean_us", "read_p50_us", "read_p99_us", "read_p99_9_us", "read_p99_99_us", "read_lat_max_us",
+    "write_lat_mean_us", "write_p50_us", "write_p99_us", "write_p99_9_us", "write_p99_99_us", "write_lat_max_us",
+    "usr_cpu", "sys_cpu", "reason",
+]
+
+
+def _dir_cols(prefix: str, d: DirectionStats | None) -> dict[str, object]:
+    if d is None:
+        return {}
+    cols: dict[str, object] = {f"{prefix}_iops": round(d.iops, 3), f"{prefix}_bw_MBps": round(d.bw_mbps, 3)}
+    if d.clat is not None:
+        cols[f"{prefix}_lat_mean_us"] = round(d.clat.mean_ns / 1000, 3)
+        cols[f"{prefix}_lat_max_us"] = round(d.clat.max_ns / 1000, 3)
+        for p, name in ((50, "p50"), (99, "p99"), (99.9, "p99_9"), (99.99, "p99_99")):
+            v = d.clat.percentile(p)
+            if v is not None:
+                cols[f"{prefix}_{name}_us"] = round(v / 1000, 3)
+    return cols
+
+
+def rows(run: Run) -> list[dict[str, object]]:
+    out = []
+    for r in run.points:
+        w = r.point.workload
+        row: dict[str, object] = {
+            "point": r.point.id, "label": r.point.label, "phase": r.point.phase, "status": r.status,
+            "rw": w.rw, "bs": w.bssplit or w.bs, "iodepth": w.iodepth, "numjobs": w.numjobs,
+            "rwmixread": "" if w.rwmixread is None else w.rwmixread,
+            "runtime_s": "" if w.runtime_s is None else w.runtime_s, "reason": r.reason,
+        }
+        m = r.measurement
+        if m is not None:
+            row.update(_dir_cols("read", m.get("read")))
+            row.update(_dir_cols("write", m.get("write")))
+            row["usr_cpu"] = round(m.usr_cpu, 2)
+            row["sys_cpu"] = round(m.sys_cpu, 2)
+        out.append(row)
+    return out
+
+
+def to_csv(run: Run) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows(run):
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+def to_json(run: Run) -> str:
+    return json.dumps(to_dict(run), indent=1) + "\n"

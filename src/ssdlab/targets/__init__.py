@@ -1,0 +1,56 @@
+"""Targets: what a suite runs against. `parse_target` turns a target string into a Target.
+
+  null[?size=1GiB]              fio's null engine (measures the host's ceiling, no device)
+  file:PATH[?size=4GiB]         a regular file, created and laid out at that size if absent
+  PATH                          a plain path: a block device if it is one, else a file
+  /dev/...                      a block device (including loop devices)
+  sim:PRESET[?k=v&...]          the simulated SSD (registered by ssdlab.sim)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ssdlab.errors import UsageError
+from ssdlab.targets.base import Target, TargetOptions
+from ssdlab.targets.blockdev import BlockTarget
+from ssdlab.targets.file import FileTarget
+from ssdlab.targets.null import NullTarget
+from ssdlab.targets.spec import split_spec
+
+TargetFactory = Callable[[str, dict[str, str], TargetOptions], Target]
+_SCHEMES: dict[str, TargetFactory] = {}
+
+
+def register_scheme(scheme: str, factory: TargetFactory) -> None:
+    """Let other packages (e.g. the simulator) add a `scheme:` target form."""
+    _SCHEMES[scheme] = factory
+
+
+def parse_target(text: str, options: TargetOptions | None = None) -> Target:
+    opts = options or TargetOptions()
+    if not text or not text.strip():
+        raise UsageError("empty target: pass --target null, --target file:PATH?size=4GiB or --target /dev/...")
+    scheme, rest, params = split_spec(text.strip())
+    if scheme == "null":
+        return NullTarget.from_params(params, opts)
+    if scheme == "file":
+        return FileTarget.from_path(rest, params, opts)
+    if scheme == "dev" or (scheme == "" and rest.startswith("/dev/")):
+        return BlockTarget.from_path(rest, params, opts)
+    if scheme in _SCHEMES:
+        return _SCHEMES[scheme](rest, params, opts)
+    if scheme == "sim":
+        from ssdlab import sim  # noqa: F401  (registers the scheme on import)
+
+        if "sim" in _SCHEMES:
+            return _SCHEMES["sim"](rest, params, opts)
+    if scheme:
+        known = ", ".join(sorted({"null", "file", "sim", *_SCHEMES}))
+        raise UsageError(f"unknown target scheme {scheme!r}: use one of {known}, or a plain path")
+    if BlockTarget.is_block_device(rest):
+        return BlockTarget.from_path(rest, params, opts)
+    return FileTarget.from_path(rest, params, opts)
+
+
+__all__ = ["BlockTarget", "FileTarget", "NullTarget", "Target", "TargetOptions", "parse_target", "register_scheme"]

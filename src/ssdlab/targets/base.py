@@ -1,0 +1,73 @@
+"""The Target interface shared by file, block device, null and simulated targets."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from ssdlab.fio.job import OptionValue
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """User choices that shape a target: file size, capacity limit, I/O engine."""
+
+    size: int | None = None  # size of a file target to create (file:PATH?size= wins)
+    capacity: int | None = None  # use only this many bytes of the target (scaled runs, footprint)
+    ioengine: str = "libaio"
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A reason writing to the target would destroy something. `blocking` ones no flag overrides."""
+
+    text: str
+    blocking: bool = False
+
+
+@dataclass
+class Target(ABC):
+    spec: str
+    kind: str
+    options: TargetOptions = field(default_factory=TargetOptions)
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """Short name for messages and report headers."""
+
+    @abstractmethod
+    def capacity(self) -> int:
+        """Bytes the tests may address (after any --capacity limit)."""
+
+    @abstractmethod
+    def info(self) -> dict[str, Any]:
+        """Identity, capacity, block sizes and safety, as recorded in run.json."""
+
+    def fio_options(self) -> dict[str, OptionValue]:
+        """Options that point fio at this target (filename, engine, direct, size)."""
+        return {}
+
+    def hazards(self) -> list[Hazard]:
+        """Why writing would destroy data someone may want (empty: nothing beyond the target itself)."""
+        return []
+
+    def destroys(self) -> str:
+        """One line saying what a write suite will overwrite."""
+        return f"all data in {self.name}"
+
+    def needs_write_consent(self) -> bool:
+        """Whether a write suite must be confirmed (typed-back name or --yes)."""
+        return False
+
+    def prepare(self, writes: bool) -> list[str]:
+        """Make the target ready (e.g. lay out a file); returns notes for the run record."""
+        return []
+
+    def logical_block_size(self) -> int:
+        return 512
+
+    def engine(self) -> str:
+        """Which executor runs points on this target."""
+        return "fio"

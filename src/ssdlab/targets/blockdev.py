@@ -1,0 +1,117 @@
+"""Block device targets (NVMe, SATA, SAS, loop). Writes are guarded by `hazards()`."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ssdlab.errors import TargetError
+from ssdlab.fio.job import OptionValue, escape_filename
+from ssdlab.targets import sysfs
+from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.units import format_bytes
+
+
+@dataclass
+class BlockTarget(Target):
+    path: str = ""
+    real_path: str = ""
+    sysdir: Path | None = None
+    full_size: int = 0
+
+    @staticmethod
+    def is_block_device(path: str) -> bool:
+        return sysfs.devno(path) is not None
+
+    @classmethod
+    def from_path(cls, path: str, params: dict[str, str], opts: TargetOptions) -> BlockTarget:
+        if not Path(path).exists():
+            raise TargetError(f"{path} does not exist: name an existing block device (see `lsblk`)")
+        num = sysfs.devno(path)
+        if num is None:
+            raise TargetError(f"{path} is not a block device: use file:{path} for a regular file")
+        if not os.access(path, os.R_OK):
+            raise TargetError(f"cannot open {path}: permission denied (run as root or add yourself to 'disk')")
+        sysdir = sysfs.sys_dir(*num)
+        if sysdir is None:
+            raise TargetError(f"{path}: no sysfs entry for device {num[0]}:{num[1]}")
+        size = sysfs.size_bytes(sysdir)
+        if size <= 0:
+            raise TargetError(f"{path} has zero capacity (an unbound loop device?): attach a backing file first")
+        return cls(spec=path, kind="block", options=opts, path=path, real_path=str(Path(path).resolve()),
+                   sysdir=sysdir, full_size=size)
+
+    @property
+    def name(self) -> str:
+        return self.path
+
+    def capacity(self) -> int:
+        cap = self.full_size
+        if self.options.capacity:
+            cap = min(cap, self.options.capacity)
+        lbs = self.logical_block_size()
+        return cap - cap % max(lbs, 4096)
+
+    def logical_block_size(self) -> int:
+        assert self.sysdir is not None
+        return sysfs.block_sizes(self.sysdir)[0]
+
+    def fio_options(self) -> dict[str, OptionValue]:
+        return {"filename": escape_filename(self.path), "ioengine": self.options.ioengine, "direct": 1,
+                "size": self.capacity()}
+
+    def _all_nodes(self) -> list[tuple[str, Path]]:
+        """The device itself and, for a whole disk, each of its partitions."""
+        assert self.sysdir is not None
+        nodes = [(self.real_path, self.sysdir)]
+        for part in sysfs.partitions(self.sysdir):
+            nodes.append((f"/dev/{part.name}", part))
+        return nodes
+
+    def hazards(self) -> list[Hazard]:
+        found: list[Hazard] = []
+        mounts = sysfs.mounted_devnos()
+        swaps = sysfs.swap_devnos()
+        for node, sdir in self._all_nodes():
+            num = sysfs.devno_of(sdir)
+            if num in mounts:
+                found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
+            if num in swaps:
+                found.append(Hazard(f"{node} is in use as swap", blocking=True))
+            held = sysfs.holders(sdir)
+            if held:
+                found.append(Hazard(f"{node} is held by {', '.join(held)} (dm/md/LVM)", blocking=True))
+        parts = [n for n, _ in self._all_nodes()[1:]]
+        if parts:
+            found.append(Hazard(f"{self.path} has partitions: {', '.join(parts)}"))
+        sig = sysfs.signature(self.real_path)
+        if sig:
+            found.append(Hazard(f"{self.path} carries a {sig}"))
+        return found
+
+    def needs_write_consent(self) -> bool:
+        return True
+
+    def destroys(self) -> str:
+        ident = self.identity()
+        model = ident.get("model", "unknown model")
+        serial = ident.get("serial", "no serial")
+        span = "the whole device" if self.capacity() >= self.full_size else f"the first {format_bytes(self.capacity())}"
+        return f"ALL DATA on {self.path} ({model}, {serial}, {format_bytes(self.full_size)}): {span}"
+
+    def identity(self) -> dict[str, Any]:
+        assert self.sysdir is not None
+        return sysfs.identity(self.sysdir)
+
+    def info(self) -> dict[str, Any]:
+        assert self.sysdir is not None
+        lbs, pbs = sysfs.block_sizes(self.sysdir)
+        hz = self.hazards()
+        return {
+            "spec": self.spec, "kind": "block", "name": self.path, "path": self.real_path,
+            "capacity_bytes": self.capacity(), "device_bytes": self.full_size,
+            "logical_block_size": lbs, "physical_block_size": pbs, "identity": self.identity(),
+            "write_safe": not hz, "safety": [h.text for h in hz],
+        }

@@ -1,0 +1,45 @@
+"""fio's null engine: no device at all; measures the harness and host ceiling (as ezFIO's null mode)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ssdlab.fio.job import OptionValue
+from ssdlab.targets.base import Target, TargetOptions
+from ssdlab.units import parse_size
+
+DEFAULT_NULL_SIZE = 1024**3
+
+
+@dataclass
+class NullTarget(Target):
+    size: int = DEFAULT_NULL_SIZE
+
+    @classmethod
+    def from_params(cls, params: dict[str, str], opts: TargetOptions) -> NullTarget:
+        size = parse_size(params["size"]) if "size" in params else (opts.size or DEFAULT_NULL_SIZE)
+        if opts.capacity:
+            size = min(size, opts.capacity)
+        spec = "null" + (f"?size={params['size']}" if "size" in params else "")
+        return cls(spec=spec, kind="null", options=opts, size=size)
+
+    @property
+    def name(self) -> str:
+        return "null"
+
+    def capacity(self) -> int:
+        return self.size
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec, "kind": "null", "name": "null (fio null engine)", "capacity_bytes": self.size,
+            "logical_block_size": 512, "physical_block_size": 512, "identity": {},
+            "write_safe": True, "safety": [], "note": "no device: results show the host and fio ceiling",
+        }
+
+    def fio_options(self) -> dict[str, OptionValue]:
+        return {"ioengine": "null", "size": self.size, "thread": 1}
+
+    def destroys(self) -> str:
+        return "nothing (null engine)"
