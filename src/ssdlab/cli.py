@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import traceback
@@ -48,9 +49,15 @@ def _size_arg(text: str) -> int:
     return parse_size(text)
 
 
+# Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
+EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
+              "ssdlab.commands.plot")
+
+
 def _add_target_args(p: argparse.ArgumentParser, *, required: bool = True) -> None:
-    p.add_argument("--target", "-t", required=required,
-                   help="null | file:PATH?size=4GiB | PATH | /dev/DEVICE | sim:PRESET")
+    p.add_argument("--target", "-t", required=required, action="append",
+                   help="null | file:PATH?size=4GiB | PATH | /dev/DEVICE | sim:PRESET "
+                        "(repeat for suites that drive several devices)")
     p.add_argument("--size", type=_size_arg, help="size of a file target to create (default 1GiB)")
     p.add_argument("--capacity", type=_size_arg, help="use only this many bytes of the target")
     p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
@@ -62,6 +69,31 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
     _add_target_args(p)
     p.add_argument("--runtime", type=float, metavar="SECONDS", help="measured time per point")
     p.add_argument("--ramp", type=float, metavar="SECONDS", help="ramp time before measuring each point")
+    _add_suite_options(p)
+
+
+def _add_suite_options(p: argparse.ArgumentParser) -> None:
+    """Every option any suite declares, once; which ones apply is checked after parsing."""
+    from ssdlab.suites.base import all_suites
+
+    seen: set[str] = set()
+    group = p.add_argument_group("suite options (each applies to the suites that declare it)")
+    for suite in all_suites().values():
+        for opt in suite.suite_options():
+            if opt.name in seen:
+                continue
+            seen.add(opt.name)
+            kwargs: dict[str, Any] = {"dest": "sopt_" + opt.key, "default": None, "help": opt.help}
+            if opt.kind == "flag":
+                kwargs["action"] = "store_const"
+                kwargs["const"] = True
+            else:
+                kwargs["type"] = {"int": int, "float": float, "size": _size_arg}.get(opt.kind, str)
+                if opt.choices:
+                    kwargs["choices"] = list(opt.choices)
+                if opt.repeat:
+                    kwargs["action"] = "append"
+            group.add_argument(f"--{opt.name}", **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,24 +137,73 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", help="identity, capacity and write safety of a target")
     p.add_argument("target")
     p.add_argument("--json", action="store_true")
+    for modname in EXTENSIONS:
+        try:
+            module = importlib.import_module(modname)
+        except ModuleNotFoundError as exc:
+            if exc.name != modname:
+                raise
+            continue
+        EXTENSION_COMMANDS.update(module.add_commands(sub))
     return parser
+
+
+EXTENSION_COMMANDS: dict[str, Any] = {}
 
 
 # ------------------------------------------------------------------ commands
 
-def _target(args: argparse.Namespace) -> Any:
-    from ssdlab.targets import TargetOptions, parse_target
+def target_options(size: int | None, capacity: int | None, ioengine: str | None) -> Any:
+    from ssdlab.targets import TargetOptions
 
-    opts = TargetOptions(size=getattr(args, "size", None), capacity=getattr(args, "capacity", None),
-                         ioengine=getattr(args, "ioengine", "libaio"))
-    return parse_target(args.target, opts)
+    return TargetOptions(size=size, capacity=capacity, ioengine=ioengine or "libaio")
 
 
-def _context(args: argparse.Namespace, target: Any) -> Any:
+def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
+    """One Target from one or more --target strings (several only for suites that accept them)."""
+    from ssdlab.targets import parse_target
+
+    if len(specs) > 1:
+        if not suite.multi_target:
+            raise UsageError(f"suite {suite.name} runs on one target; {len(specs)} --target options given")
+        from ssdlab.targets.multi import MultiTarget  # type: ignore[import-not-found]
+
+        return MultiTarget.from_targets([parse_target(s, opts) for s in specs], opts)
+    return parse_target(specs[0], opts)
+
+
+def _target(args: argparse.Namespace, suite: Any) -> Any:
+    opts = target_options(getattr(args, "size", None), getattr(args, "capacity", None),
+                          getattr(args, "ioengine", None))
+    return make_target(args.target, suite, opts)
+
+
+def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
+    """Values of the chosen suite's options (defaults filled in); reject options of other suites."""
+    from ssdlab.suites.base import all_suites
+
+    mine = {o.key: o for o in suite.suite_options()}
+    values: dict[str, Any] = {}
+    for other in all_suites().values():
+        for opt in other.suite_options():
+            given = getattr(args, "sopt_" + opt.key, None)
+            if given is not None and opt.key not in mine:
+                raise UsageError(f"--{opt.name} does not apply to suite {suite.name}")
+    for key, opt in mine.items():
+        given = getattr(args, "sopt_" + key, None)
+        values[key] = opt.default if given is None else given
+    return values
+
+
+def make_context(target: Any, runtime: float | None, ramp: float | None, options: dict[str, Any]) -> Any:
     from ssdlab.suites.base import PlanContext
 
     return PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
-                       target_kind=target.kind, runtime_s=args.runtime, ramp_s=args.ramp, options={})
+                       target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options)
+
+
+def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
+    return make_context(target, args.runtime, args.ramp, suite_option_values(args, suite))
 
 
 def _check_times(args: argparse.Namespace) -> None:
@@ -146,8 +227,8 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
 
     _check_times(args)
     suite = get_suite(args.suite)
-    target = _target(args)
-    ctx = _context(args, target)
+    target = _target(args, suite)
+    ctx = _context(args, target, suite)
     points = suite.plan(ctx)
     eta = suite.eta_seconds(ctx)
     hazards = target.hazards() if suite.writes else []
@@ -237,13 +318,13 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
 
     _check_times(args)
     suite = get_suite(args.suite)
-    target = _target(args)
-    ctx = _context(args, target)
+    target = _target(args, suite)
+    ctx = _context(args, target, suite)
     authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
     executor = executor_for(target)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
-        "suite": suite.name, "target_spec": args.target, "size": args.size, "capacity": args.capacity,
+        "suite": suite.name, "target_specs": list(args.target), "size": args.size, "capacity": args.capacity,
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
     }
     run = orchestrate.new_run(suite, target, executor, options, run_dir)
@@ -257,8 +338,6 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
     from ssdlab.executor import executor_for
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
-    from ssdlab.suites.base import PlanContext
-    from ssdlab.targets import TargetOptions, parse_target
 
     run = store.load_run(args.dir)
     if run.status == "complete":
@@ -266,11 +345,9 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
         return _finish(run, args.dir, args, env)
     o = run.options
     suite = get_suite(run.suite)
-    target = parse_target(o["target_spec"], TargetOptions(size=o.get("size"), capacity=o.get("capacity"),
-                                                          ioengine=o.get("ioengine", "libaio")))
-    ctx = PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
-                      target_kind=target.kind, runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"),
-                      options=dict(o.get("suite_options", {})))
+    target = make_target(o["target_specs"], suite, target_options(o.get("size"), o.get("capacity"),
+                                                                  o.get("ioengine")))
+    ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})))
     authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
     executor = executor_for(target)
     unfinished = [p.point.id for p in run.points if p.status == "failed"]
@@ -329,7 +406,8 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     show_tb = "--traceback" in args_list
     try:
         args = build_parser().parse_args(args_list)
-        return COMMANDS[args.command](args, env)
+        handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
+        return int(handler(args, env))
     except SsdlabError as exc:
         if show_tb:
             traceback.print_exc(file=env.stderr)

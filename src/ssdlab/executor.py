@@ -5,6 +5,7 @@ Suites never run processes; the orchestrator hands each point to the executor ch
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,18 @@ class FioExecutor:
 
         text = run_job(job, point_dir, status_interval=self.status_interval, on_status=on_status,
                        binary=self.binary)
-        return parse_measurement(text)
+        m = parse_measurement(text)
+        w = point.workload
+        if w.log_interval_ms or w.hist_log_ms:
+            from ssdlab.fio.logs import hist_log_files, read_series
+
+            series = read_series(point_dir, w.log_interval_ms) if w.log_interval_ms else {}
+            extra = dict(m.extra)
+            if w.hist_log_ms:
+                extra["hist_logs"] = hist_log_files(point_dir)
+                extra["hist_log_ms"] = w.hist_log_ms
+            m = dataclasses.replace(m, series=series, extra=extra)
+        return m
 
 
 def executor_for(target: Target) -> Executor:

@@ -109,6 +109,8 @@ class Workload:
     rate_iops: int | None = None
     random_distribution: str | None = None
     options: Mapping[str, str] = field(default_factory=dict)  # extra engine options, recorded verbatim
+    log_interval_ms: int | None = None  # collect per-interval IOPS/MB/s/latency into Measurement.series
+    hist_log_ms: int | None = None  # write fio histogram logs (clat) at this interval into the point dir
 
     @property
     def writes(self) -> bool:

@@ -122,6 +122,10 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
     if reason:
         return PointResult(point=point, status="skipped", started=started, finished=started, reason=reason,
                            attempt=attempt)
+    if point.phase == "purge":  # not I/O: the target itself does it (nvme format, blkdiscard, recreate, ...)
+        done = target.purge(str(point.tags.get("method", "")))
+        return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), reason=done,
+                           attempt=attempt)
     pdir = store.point_dir(run_dir, point.id)
     t0 = time.monotonic()
     m = executor.run_point(point, target, pdir, progress.live)

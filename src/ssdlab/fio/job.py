@@ -98,6 +98,14 @@ def workload_options(w: Workload) -> dict[str, OptionValue]:
     if w.is_random:
         opts["norandommap"] = 1
         opts["randrepeat"] = 0
+    if w.log_interval_ms:
+        from ssdlab.fio.logs import log_options
+
+        opts.update(log_options(w.log_interval_ms))
+    if w.hist_log_ms:
+        from ssdlab.fio.logs import hist_options
+
+        opts.update(hist_options(w.hist_log_ms))
     opts.update(w.options)
     return opts
 

@@ -30,6 +30,11 @@ class Suite(ABC):
     writes: bool = False
     default_runtime_s: float = 5.0
     point_overhead_s: float = 0.5  # fio start-up, layout checks, parsing: used for the ETA
+    multi_target: bool = False  # accepts several --target (e.g. ACT over several devices)
+
+    def suite_options(self) -> list[SuiteOption]:
+        """Options this suite accepts beyond the common ones (see SuiteOption)."""
+        return []
 
     def runtime(self, ctx: PlanContext) -> float:
         return ctx.runtime_s if ctx.runtime_s is not None else self.default_runtime_s
@@ -68,3 +73,25 @@ def all_suites() -> dict[str, Suite]:
 
     load_builtin()
     return dict(_REGISTRY)
+
+
+@dataclass(frozen=True)
+class SuiteOption:
+    """A suite-specific command-line option (e.g. PTS `--spec`). Declared by suites, added to run/plan.
+
+    `name` is the long option without dashes ('spec', 'tq', 'until-steady'); the value lands in
+    PlanContext.options[name with '-' replaced by '_'] (default when not given). `kind` is 'str',
+    'int', 'float', 'flag' or 'size'. `choices` restricts str values. Several suites may declare the
+    same name with the same kind; it is one CLI option.
+    """
+
+    name: str
+    kind: str = "str"
+    default: Any = None
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    repeat: bool = False  # may be given several times (value is a list)
+
+    @property
+    def key(self) -> str:
+        return self.name.replace("-", "_")

@@ -65,6 +65,16 @@ class Target(ABC):
         """Make the target ready (e.g. lay out a file); returns notes for the run record."""
         return []
 
+    def purge_methods(self) -> list[str]:
+        """Purge methods this target supports, best first (e.g. 'nvme-format', 'blkdiscard', 'recreate')."""
+        return []
+
+    def purge(self, method: str) -> str:
+        """Return the target to a fresh-out-of-box-like state; returns a line describing what was done."""
+        from ssdlab.errors import TargetError
+
+        raise TargetError(f"{self.name} cannot be purged (method {method!r} unsupported)")
+
     def logical_block_size(self) -> int:
         return 512
 

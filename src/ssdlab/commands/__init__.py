@@ -1,0 +1,1 @@
+"""Subcommands contributed by features (sim, ss-check, hist-log, plot); see cli.EXTENSIONS."""
