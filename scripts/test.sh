@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up (see setup.sh) and run the whole test suite: lint, types, unit and integration tests.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/setup.sh --dev
+# packages the integration tests use (loop devices, mkfs, mount); installed only when missing
+if [ "$(id -u)" -eq 0 ] && ! command -v mkfs.ext4 >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq e2fsprogs >/dev/null
+fi
+.venv/bin/ruff check .
+.venv/bin/mypy
+.venv/bin/python -m pytest -q "$@"
