@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ssdlab import __version__
-from ssdlab.errors import ExitCode, RunInterrupted, SsdlabError, UnsafeTargetError, UsageError
+from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 
@@ -403,7 +403,8 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     """Entry point and the single error boundary: one line per error, a distinct exit code."""
     env = env or Env()
     args_list = list(sys.argv[1:] if argv is None else argv)
-    show_tb = "--traceback" in args_list
+    show_tb = "--traceback" in args_list  # accepted anywhere on the line, before or after the subcommand
+    args_list = [a for a in args_list if a != "--traceback"]
     try:
         args = build_parser().parse_args(args_list)
         handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]

@@ -47,7 +47,7 @@ def format_bs(n: int) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    s = int(round(seconds))
+    s = round(seconds)
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     if h:

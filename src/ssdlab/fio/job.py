@@ -114,7 +114,7 @@ def _seconds(value: float) -> str:
     """fio time value: whole seconds as '60', sub-second as milliseconds ('500ms')."""
     if value == int(value):
         return str(int(value))
-    return f"{int(round(value * 1000))}ms"
+    return f"{round(value * 1000)}ms"
 
 
 def build_job(point: TestPoint, target_options: Mapping[str, OptionValue]) -> FioJob:

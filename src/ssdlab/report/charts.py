@@ -15,7 +15,7 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 plt.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG

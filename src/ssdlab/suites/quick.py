@@ -25,7 +25,7 @@ class Corner:
         return f"{'SEQ' if self.seq else 'RND'}{format_bs(self.bs)} Q{self.qd}T{self.threads}"
 
 
-def corner_points(corners: list[Corner], ctx: PlanContext, runtime: float) -> list[TestPoint]:
+def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
     """Read points first (on laid-out data), then write points, CrystalDiskMark's order."""
     points: list[TestPoint] = []
     for direction in ("read", "write"):
@@ -48,8 +48,8 @@ class QuickSuite(Suite):
     summary = "CrystalDiskMark-style: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write"
     writes = True
     default_runtime_s = 5.0
-    corners = [Corner(True, 1024**2, 8, 1), Corner(True, 1024**2, 1, 1),
-               Corner(False, 4096, 32, 1), Corner(False, 4096, 1, 1)]
+    corners: tuple[Corner, ...] = (Corner(True, 1024**2, 8, 1), Corner(True, 1024**2, 1, 1),
+                                   Corner(False, 4096, 32, 1), Corner(False, 4096, 1, 1))
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return corner_points(self.corners, ctx, self.runtime(ctx))
@@ -60,7 +60,7 @@ class FourCornersSuite(Suite):
     summary = "Four corners at high queue depth: SEQ128K Q64T1 and RND4K Q64T4, read and write"
     writes = True
     default_runtime_s = 10.0
-    corners = [Corner(True, 128 * 1024, 64, 1), Corner(False, 4096, 64, 4)]
+    corners: tuple[Corner, ...] = (Corner(True, 128 * 1024, 64, 1), Corner(False, 4096, 64, 4))
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return corner_points(self.corners, ctx, self.runtime(ctx))

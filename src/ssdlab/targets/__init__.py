@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ssdlab.errors import UsageError
@@ -41,7 +42,7 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     if scheme in _SCHEMES:
         return _SCHEMES[scheme](rest, params, opts)
     if scheme == "sim":
-        from ssdlab import sim  # noqa: F401  (registers the scheme on import)
+        importlib.import_module("ssdlab.sim")  # registers the scheme on import
 
         if "sim" in _SCHEMES:
             return _SCHEMES["sim"](rest, params, opts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from dataclasses import dataclass
@@ -112,10 +113,8 @@ class FileTarget(Target):
             dev = sysfs.identity(sysdir)
             ident["backing_device"] = dev.get("name", "")
             ident.update({k: v for k, v in dev.items() if k in ("model", "serial", "firmware")})
-        try:
+        with contextlib.suppress(OSError):
             ident["filesystem_block_size"] = os.statvfs(self.path.parent).f_bsize
-        except OSError:
-            pass
         return {
             "spec": self.spec, "kind": "file", "name": str(self.path), "path": str(self.path),
             "capacity_bytes": self.size, "logical_block_size": lbs, "physical_block_size": pbs,
