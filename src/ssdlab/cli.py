@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from typing import IO, Any
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
+from ssdlab.fio import runner as fio_runner
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 
@@ -69,6 +71,10 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
     _add_target_args(p)
     p.add_argument("--runtime", type=float, metavar="SECONDS", help="measured time per point")
     p.add_argument("--ramp", type=float, metavar="SECONDS", help="ramp time before measuring each point")
+    p.add_argument("--footprint", metavar="N|N%",
+                   help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
+    p.add_argument("--misalign", type=_size_arg, metavar="BYTES",
+                   help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
     _add_suite_options(p)
 
 
@@ -166,7 +172,7 @@ def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
     if len(specs) > 1:
         if not suite.multi_target:
             raise UsageError(f"suite {suite.name} runs on one target; {len(specs)} --target options given")
-        from ssdlab.targets.multi import MultiTarget  # type: ignore[import-not-found]
+        from ssdlab.targets.multi import MultiTarget
 
         return MultiTarget.from_targets([parse_target(s, opts) for s in specs], opts)
     return parse_target(specs[0], opts)
@@ -195,22 +201,27 @@ def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
     return values
 
 
-def make_context(target: Any, runtime: float | None, ramp: float | None, options: dict[str, Any]) -> Any:
-    from ssdlab.suites.base import PlanContext
+def make_context(target: Any, runtime: float | None, ramp: float | None, options: dict[str, Any],
+                 footprint: str | None = None, misalign: int | None = None) -> Any:
+    from ssdlab.suites.base import PlanContext, common_limits
 
-    return PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
-                       target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options)
+    lbs = target.logical_block_size()
+    capacity, limit, shift = common_limits(target.capacity(), lbs, footprint, misalign)
+    return PlanContext(capacity=capacity, logical_block_size=lbs,
+                       target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options,
+                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1)
 
 
 def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
-    return make_context(target, args.runtime, args.ramp, suite_option_values(args, suite))
+    return make_context(target, args.runtime, args.ramp, suite_option_values(args, suite),
+                        getattr(args, "footprint", None), getattr(args, "misalign", None))
 
 
 def _check_times(args: argparse.Namespace) -> None:
     for name in ("runtime", "ramp"):
         v = getattr(args, name, None)
-        if v is not None and (v < 0 or (name == "runtime" and v < 1)):
-            raise UsageError(f"--{name} {v:g} is out of range: use at least 1 second for --runtime, >= 0 for --ramp")
+        if v is not None and (v < 0 or (name == "runtime" and v < 0.1)):
+            raise UsageError(f"--{name} {v:g} is out of range: use at least 0.1 second for --runtime, >= 0 for --ramp")
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
@@ -229,7 +240,9 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
-    points = suite.plan(ctx)
+    from ssdlab.suites.base import apply_common
+
+    points = [apply_common(ctx, p) for p in suite.plan(ctx)]
     eta = suite.eta_seconds(ctx)
     hazards = target.hazards() if suite.writes else []
     destroys = target.destroys() if suite.writes else "nothing (read-only suite)"
@@ -240,6 +253,7 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
             "suite": suite.name, "target": target.info(), "eta_seconds": eta, "destroys": destroys,
             "hazards": [h.text for h in hazards], "notes": suite.plan_notes(ctx),
             "points": [to_dict(p) for p in points],
+            **suite.plan_extra(ctx),  # suite-specific keys (e.g. ACT's "derived" rates)
         }, indent=1))
         return 0
     env.out(f"suite {suite.name}: {suite.summary}")
@@ -295,11 +309,25 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
 
     if not args.quiet:
         print_results(run, env.stderr)
+        verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+        if verdict is not None:
+            env.err(f"verdict: {verdict.get('text', '')}")
     if not args.no_report:
         report = _render(run_dir)
         env.out(str(report))
     else:
         env.out(str(run_dir))
+    return verdict_exit_code(run)
+
+
+def verdict_exit_code(run: Any) -> int:
+    """1 (NEGATIVE) when the suite's conclude() recorded a failed verdict, else 0.
+
+    A suite records it as an event {"kind": "verdict", "passed": bool, "text": ...}; the last one counts.
+    """
+    for event in reversed(run.events):
+        if event.get("kind") == "verdict":
+            return 0 if event.get("passed") else int(ExitCode.NEGATIVE)
     return 0
 
 
@@ -324,13 +352,47 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     executor = executor_for(target)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
-        "suite": suite.name, "target_specs": list(args.target), "size": args.size, "capacity": args.capacity,
+        "suite": suite.name, "target_specs": _recorded_specs(args.target, target), "size": args.size,
+        "capacity": args.capacity,
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
+        "footprint": args.footprint, "misalign": args.misalign,
     }
     run = orchestrate.new_run(suite, target, executor, options, run_dir)
     env.err(f"results: {run_dir}")
     run = orchestrate.drive(run_dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
     return _finish(run, run_dir, args, env)
+
+
+def _recorded_specs(specs: Sequence[str], target: Any) -> list[str]:
+    """Target strings as `resume` will parse them: a file target's path made absolute (resume may run in
+    another directory and must open the same file)."""
+    if len(specs) == 1 and target.kind == "file":
+        return [str(target.spec)]
+    return list(specs)
+
+
+def _stop_orphan_fio(run_dir: Path) -> list[int]:
+    """Kill fio processes left running on this run's points by a killed ssdlab (fio's forked job processes
+    survive it and can hang); only processes whose command line names a job file under run_dir/points/."""
+    import os
+    import signal
+
+    marker = str(run_dir.resolve() / "points").encode()
+    stopped = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and Path(argv[0].decode(errors="replace")).name == "fio" and any(marker in a for a in argv[1:]):
+            try:
+                os.kill(int(proc.name), signal.SIGKILL)
+                stopped.append(int(proc.name))
+            except OSError:
+                pass
+    return stopped
 
 
 def cmd_resume(args: argparse.Namespace, env: Env) -> int:
@@ -347,12 +409,20 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
     suite = get_suite(run.suite)
     target = make_target(o["target_specs"], suite, target_options(o.get("size"), o.get("capacity"),
                                                                   o.get("ioengine")))
-    ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})))
+    ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
+                       o.get("footprint"), o.get("misalign"))
     authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
     executor = executor_for(target)
     unfinished = [p.point.id for p in run.points if p.status == "failed"]
+    pending = suite.next_points(ctx, run)
+    resumed_at = pending[0].id if pending else ""
+    # a point killed mid-run (Ctrl-C, kill -9, power loss) was never recorded but left its directory: it runs again
+    if resumed_at and resumed_at not in unfinished and store.point_dir(args.dir, resumed_at).exists():
+        unfinished.append(resumed_at)
+    orphans = _stop_orphan_fio(args.dir)
     run = run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
-                          "points_done": len(run.ok_points()), "repeated": unfinished})
+                          "points_done": len(run.ok_points()), "repeated": unfinished, "resumed_at": resumed_at,
+                          "stopped_fio_pids": orphans})
     run = orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
     return _finish(run, args.dir, args, env)
 
@@ -405,6 +475,8 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     show_tb = "--traceback" in args_list  # accepted anywhere on the line, before or after the subcommand
     args_list = [a for a in args_list if a != "--traceback"]
+    fio_runner.clear_stop_request()
+    previous_handlers = _install_interrupt_handlers()
     try:
         args = build_parser().parse_args(args_list)
         handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
@@ -424,6 +496,26 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
             traceback.print_exc(file=env.stderr)
         env.err(f"ssdlab: internal error: {type(exc).__name__}: {exc} (rerun with --traceback and report it)")
         return 70
+    finally:
+        for sig, handler in previous_handlers.items():
+            signal.signal(sig, handler)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    fio_runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
+    raise KeyboardInterrupt
+
+
+def _install_interrupt_handlers() -> dict[int, Any]:
+    """Treat Ctrl-C and SIGTERM (service managers, CI timeouts) alike, so finished points are saved and the
+    run is marked interrupted; returns the previous handlers (none when not on the main thread)."""
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, _raise_interrupt)
+        except ValueError:  # signal handlers can only be set from the main thread
+            break
+    return previous
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ class FioExecutor:
         from ssdlab.fio.parse import parse_measurement, status_totals
         from ssdlab.fio.runner import run_job
 
-        job = build_job(point, target.fio_options())
+        devices = getattr(target, "device_fio_options", None)  # multi-device targets (ACT over several drives)
+        job = build_job(point, target.fio_options(), devices() if point.streams and devices else None)
         previous: dict[str, float] = {}
 
         def on_status(doc: dict[str, Any]) -> None:
@@ -101,13 +102,23 @@ class FioExecutor:
                 extra["hist_logs"] = hist_log_files(point_dir)
                 extra["hist_log_ms"] = w.hist_log_ms
             m = dataclasses.replace(m, series=series, extra=extra)
+        if point.streams:  # per-stream results (one reporting group per stream and device)
+            from ssdlab.fio.logs import HIST_PREFIX
+            from ssdlab.fio.parse import measurements_by_job
+            from ssdlab.model import to_dict
+
+            extra = dict(m.extra)
+            extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(text).items()}
+            if any(s.hist_log_ms for s in point.streams):
+                extra["hist_logs"] = sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}_*_clat_hist.*log"))
+            m = dataclasses.replace(m, extra=extra)
         return m
 
 
 def executor_for(target: Target) -> Executor:
     """The executor that can run points on `target` (fio for devices/files/null, the model for sim:)."""
     if target.engine() == "sim":
-        from ssdlab.sim.executor import SimExecutor  # type: ignore[import-not-found]
+        from ssdlab.sim.executor import SimExecutor
 
-        return SimExecutor()  # type: ignore[no-any-return]
+        return SimExecutor()
     return FioExecutor()

@@ -141,6 +141,9 @@ class TestPoint:
     phase: str = "measure"  # "measure" | "precondition" | "purge" | ...
     group: str = ""
     tags: Mapping[str, Any] = field(default_factory=dict)
+    # several concurrent fio job sections (e.g. ACT's paced streams); tags["stream_names"] names them.
+    # When set, `workload` is the first stream (summaries, skip checks) and every stream runs at once.
+    streams: tuple[Workload, ...] = ()
 
     @property
     def est_seconds(self) -> float:
@@ -261,7 +264,8 @@ def workload_from_dict(d: Mapping[str, Any]) -> Workload:
 
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
     return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
-                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})))
+                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})),
+                     streams=tuple(workload_from_dict(w) for w in d.get("streams", ())))
 
 
 def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:

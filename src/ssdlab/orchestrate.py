@@ -7,17 +7,19 @@ interrupted/failed; `resume` reloads run.json and continues from the first unfin
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 from ssdlab import __version__, store
-from ssdlab.errors import FioFailedError, RunInterrupted
+from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.executor import Executor
+from ssdlab.fio import runner
 from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.progress import Progress
-from ssdlab.suites.base import PlanContext, Suite
+from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.system import host_info
 from ssdlab.targets.base import Target
 
@@ -40,7 +42,24 @@ def skip_reason(point: TestPoint, target: Target) -> str:
     w = point.workload
     if target.kind in ("block", "file") and w.bssplit is None and w.bs % lbs != 0:
         return f"block size {w.bs} B is not a multiple of the target's logical block size {lbs} B (direct I/O)"
+    if target.kind in ("block", "file") and w.bssplit:
+        for size in _bssplit_sizes(w.bssplit):
+            if size % lbs:
+                return (f"block size {size} B in bssplit {w.bssplit} is not a multiple of the target's logical "
+                        f"block size {lbs} B (direct I/O)")
     return ""
+
+
+def _bssplit_sizes(bssplit: str) -> list[int]:
+    """Block sizes named in a fio bssplit ('4k/50:64k/50' or '<reads>,<writes>')."""
+    from ssdlab.units import parse_size
+
+    sizes = []
+    for part in bssplit.replace(",", ":").split(":"):
+        size = part.split("/")[0].strip()
+        if size:
+            sizes.append(parse_size(size))
+    return sizes
 
 
 def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> list[str]:
@@ -61,19 +80,22 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     """Run every remaining point of `suite`, saving after each; return the completed Run."""
     total = len(suite.plan(ctx))
     progress.run_start(f"{suite.name} on {target.name}", total, suite.eta_seconds(ctx))
-    notes = target.prepare(suite.writes)
-    for note in notes:
-        progress.note(note)
-        run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
-    if run.status != "running":
-        run = run.with_status("running")
-    store.save_run(run_dir, run)
+    runner.clear_stop_request()
     try:
+        notes = target.prepare(suite.writes)
+        for note in notes:
+            progress.note(note)
+            run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
+        if run.status != "running":
+            run = run.with_status("running")
+        store.save_run(run_dir, run)
         while True:
+            if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
+                raise KeyboardInterrupt
             remaining = suite.next_points(ctx, run)
             if not remaining:
                 break
-            point = remaining[0]
+            point = apply_common(ctx, remaining[0])  # --footprint / --misalign, for every suite
             index = len(run.done_ids()) + 1
             eta = sum(p.est_seconds + suite.point_overhead_s for p in remaining)
             progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
@@ -95,6 +117,12 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     except FioFailedError as exc:
         run = _stop(run_dir, run, "failed", str(exc))
         progress.run_end(run)
+        raise
+    except Exception as exc:  # any other error (target, results dir, a bug): finished points stay, run failed
+        with contextlib.suppress(Exception):  # saving may be what failed (disk full): keep the first error
+            run = _stop(run_dir, run, "failed", str(exc) if isinstance(exc, SsdlabError)
+                        else f"{type(exc).__name__}: {exc}")
+            progress.run_end(run)
         raise
     run = suite.conclude(ctx, run)
     run = run.with_status("complete", store.now_iso())
@@ -124,6 +152,8 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
                            attempt=attempt)
     if point.phase == "purge":  # not I/O: the target itself does it (nvme format, blkdiscard, recreate, ...)
         done = target.purge(str(point.tags.get("method", "")))
+        if point.tags.get("write_cache") in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
+            done += "; " + target.set_write_cache(point.tags["write_cache"] == "enabled")
         return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), reason=done,
                            attempt=attempt)
     pdir = store.point_dir(run_dir, point.id)

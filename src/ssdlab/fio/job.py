@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ssdlab.errors import UsageError
@@ -18,6 +18,10 @@ _KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 PERCENTILE_LIST = (1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 99.999)
 
 
+# fio's job-file parser cuts a value at ';' or '#' (comments) and expands '$' (${VAR}, $ncpus, ...)
+FIO_UNSAFE_CHARS = ";#$"
+
+
 def _render_value(key: str, value: OptionValue) -> str:
     if isinstance(value, bool):
         text = "1" if value else "0"
@@ -27,6 +31,10 @@ def _render_value(key: str, value: OptionValue) -> str:
         text = str(value)
     if any(c in text for c in "\n\r\0") or text != text.strip():
         raise UsageError(f"fio option {key}={text!r} contains a line break or edge whitespace")
+    bad = sorted({c for c in text if c in FIO_UNSAFE_CHARS})
+    if bad:
+        raise UsageError(f"fio option {key}={text!r} contains {' '.join(bad)}: fio would read it as a comment "
+                         "or a variable and use a different value (rename the path)")
     return text
 
 
@@ -36,10 +44,10 @@ class FioSection:
     options: Mapping[str, OptionValue]
 
     def __post_init__(self) -> None:
-        if not _NAME_RE.match(self.name):
+        if not _NAME_RE.fullmatch(self.name):
             raise UsageError(f"bad fio job name {self.name!r}")
         for key in self.options:
-            if not _KEY_RE.match(key):
+            if not _KEY_RE.fullmatch(key):
                 raise UsageError(f"bad fio option name {key!r}")
 
 
@@ -65,8 +73,12 @@ class FioJob:
 
 
 def escape_filename(path: str) -> str:
-    """fio separates several files with ':'; a literal colon in a path must be escaped."""
-    return path.replace("\\", "\\\\").replace(":", "\\:")
+    """fio separates several files with ':'; a literal colon in a path must be escaped as '\\:'.
+
+    fio keeps every other backslash literally, so backslashes are not doubled (doubling would make fio
+    open a different file).
+    """
+    return path.replace(":", "\\:")
 
 
 def workload_options(w: Workload) -> dict[str, OptionValue]:
@@ -117,8 +129,16 @@ def _seconds(value: float) -> str:
     return f"{round(value * 1000)}ms"
 
 
-def build_job(point: TestPoint, target_options: Mapping[str, OptionValue]) -> FioJob:
-    """The job file for one point: target options (filename, engine, direct) + workload options."""
+def build_job(point: TestPoint, target_options: Mapping[str, OptionValue],
+              devices: Sequence[Mapping[str, OptionValue]] | None = None) -> FioJob:
+    """The job file for one point: target options (filename, engine, direct) + workload options.
+
+    A point with `streams` gets one section per stream and per device (`devices`: the fio options of
+    each device of a multi-device target; default the one target), each its own reporting group named
+    `<stream>-d<device>`, with its histogram log (when asked) prefixed by that name.
+    """
+    if point.streams:
+        return _stream_job(point, list(devices) if devices else [target_options])
     base: dict[str, OptionValue] = {
         "group_reporting": 1,
         "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
@@ -131,3 +151,35 @@ def build_job(point: TestPoint, target_options: Mapping[str, OptionValue]) -> Fi
     base.update(wl)
     name = re.sub(r"[^A-Za-z0-9_.\-]", "_", point.id)[:60] or "point"
     return FioJob(jobs=(FioSection(name, base),))
+
+
+def stream_section_name(stream: str, device: int) -> str:
+    """Section (and reporting-group) name of one stream on one device, e.g. 'reads-d0'."""
+    safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", stream)[:40]
+    return f"{safe}-d{device}"
+
+
+def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> FioJob:
+    """Concurrent sections: every stream of `point` on every device, started together."""
+    from ssdlab.fio.logs import HIST_PREFIX
+
+    names = list(point.tags.get("stream_names") or [])
+    names += [f"s{i}" for i in range(len(names), len(point.streams))]
+    glob: dict[str, OptionValue] = {
+        "group_reporting": 1,
+        "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
+    }
+    sections = []
+    for di, dev in enumerate(devices):
+        for name, stream in zip(names, point.streams, strict=False):
+            section = stream_section_name(name, di)
+            opts: dict[str, OptionValue] = {"new_group": 1}
+            opts.update(dev)
+            wl = workload_options(stream)
+            if "size" in dev and stream.size is not None:
+                wl["size"] = min(int(dev["size"]), stream.size)
+            if stream.hist_log_ms:
+                wl["write_hist_log"] = f"{HIST_PREFIX}_{section}"
+            opts.update(wl)
+            sections.append(FioSection(section, opts))
+    return FioJob(jobs=tuple(sections), global_options=glob)

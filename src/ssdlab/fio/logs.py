@@ -41,9 +41,13 @@ def read_series(point_dir: Path, interval_ms: int) -> dict[str, list[float]]:
     """Per-interval series from the logs in point_dir: time_s, <dir>_iops, <dir>_bw_MBps, <dir>_lat_mean_us."""
     sums: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     lat_n: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    last_slots: list[int] = []  # last interval each job logged: fio's final interval is often partial
     for kind, files in (("iops", "iops"), ("bw", "bw"), ("lat", "lat")):
         for path in sorted(point_dir.glob(f"{LOG_PREFIX}_{files}.*log")):
-            for t_ms, value, ddir in _read_rows(path):
+            rows = _read_rows(path)
+            if rows:
+                last_slots.append(max(1, round(rows[-1][0] / interval_ms)))
+            for t_ms, value, ddir in rows:
                 d = _DIRS.get(ddir)
                 if d is None:
                     continue
@@ -57,7 +61,9 @@ def read_series(point_dir: Path, interval_ms: int) -> dict[str, list[float]]:
                 sums[key][slot] += value
     if not sums:
         return {}
-    slots = sorted({s for series in sums.values() for s in series})
+    # keep only intervals every job logged at the end: a tail logged by some jobs would look like a drop
+    tail = min(last_slots) if last_slots else 0
+    slots = sorted({s for series in sums.values() for s in series if s <= tail})
     out: dict[str, list[float]] = {"time_s": [s * interval_ms / 1000.0 for s in slots]}
     for key, series in sorted(sums.items()):
         if key.endswith("_lat_mean_us"):

@@ -78,14 +78,18 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
     lo = min(float(b.get("min", 0)) * s for b, s in blocks)
     hi = max(float(b.get("max", 0)) * s for b, s in blocks)
     counts = None
+    with_bins = []
     for b, s in blocks:
         raw = b.get("bins")
         if isinstance(raw, Mapping) and raw and s == 1.0:
             c = hist.counts_from_bins({k: int(v) for k, v in raw.items()})
             counts = c if counts is None else counts + c
+            with_bins.append(b)
     pcts: dict[str, float] = {}
     if counts is not None:
-        for p, v in hist.percentiles(counts, _requested(blocks[0][0])).items():
+        # fio's rule uses the sample count N; in status documents the bins may hold one sample more than N
+        total = min(n, int(counts.sum())) if len(blocks) == len(with_bins) else None
+        for p, v in hist.percentiles(counts, _requested(blocks[0][0]), total=total).items():
             pcts[percentile_key(p)] = float(v)
     elif len(blocks) == 1:  # no bins: fio's own percentiles are only valid for a single job/group
         b, s = blocks[0]
@@ -133,7 +137,7 @@ def measurement_from_document(doc: Mapping[str, Any]) -> Measurement:
         )
     usr = [float(j.get("usr_cpu", 0.0)) for j in jobs]
     sys_ = [float(j.get("sys_cpu", 0.0)) for j in jobs]
-    numjobs = _numjobs(jobs)
+    numjobs = _numjobs(jobs, doc.get("global options") or {})
     return Measurement(
         engine="fio", engine_version=version, directions=directions,
         usr_cpu=sum(usr) / len(usr), sys_cpu=sum(sys_) / len(sys_), jobs=numjobs,
@@ -148,16 +152,21 @@ def _bw_bytes(p: Mapping[str, Any]) -> float:
     return float(p.get("bw", 0.0)) * 1024.0  # KiB/s in older fio
 
 
-def _numjobs(jobs: list[Mapping[str, Any]]) -> int:
-    """Threads behind the result: group_reporting folds numjobs into one entry; read it back."""
-    total = 0
+def _numjobs(jobs: list[Mapping[str, Any]], global_options: Mapping[str, Any]) -> int:
+    """Threads behind the result. Without group_reporting each thread has its own entry (same name);
+    with it one entry stands for numjobs threads. numjobs may sit in the job section or in [global],
+    and a bare `group_reporting` line leaves no trace in the JSON, so count entries per job name."""
+    entries: dict[tuple[str, str], int] = {}
+    declared: dict[tuple[str, str], int] = {}
     for j in jobs:
-        opts = j.get("job options") or {}
+        key = (str(j.get("groupid", "")), str(j.get("jobname", "")))
+        entries[key] = entries.get(key, 0) + 1
+        opts = {**global_options, **(j.get("job options") or {})}
         try:
-            total += int(opts.get("numjobs", 1))
+            declared[key] = max(1, int(opts.get("numjobs", 1)))
         except (TypeError, ValueError):
-            total += 1
-    return max(total, 1)
+            declared[key] = 1
+    return max(1, sum(max(count, declared[key]) for key, count in entries.items()))
 
 
 def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
@@ -174,4 +183,21 @@ def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
             block, scale = _latency_block(p, "clat")
             if block:
                 out["lat_sum_ns"] += float(block.get("mean", 0.0)) * scale * float(block.get("N", 0) or 0)
+    return out
+
+
+def measurements_by_job(text: str) -> dict[str, Measurement]:
+    """One Measurement per job name of fio's final document (e.g. each stream section of a multi-stream point)."""
+    doc = last_document(text)
+    names: list[str] = []
+    for j in _jobs(doc):
+        name = str(j.get("jobname", ""))
+        if name not in names:
+            names.append(name)
+    out: dict[str, Measurement] = {}
+    for name in names:
+        sub = dict(doc)
+        key = "jobs" if "jobs" in doc else "client_stats"
+        sub[key] = [j for j in _jobs(doc) if str(j.get("jobname", "")) == name]
+        out[name] = measurement_from_document(sub)
     return out

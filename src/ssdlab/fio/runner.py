@@ -25,6 +25,30 @@ StatusCallback = Callable[[dict[str, Any]], None]
 
 INSTALL_HINT = "install it with `sudo apt-get install fio` (Debian/Ubuntu) and retry"
 
+# Stop requests from signal handlers (Ctrl-C, SIGTERM). A KeyboardInterrupt raised by a handler can be
+# swallowed when it lands in a finalizer or an at-fork hook ("Exception ignored in ..."), so the request is
+# also remembered here and checked at safe points: after fio exits and between points.
+_stop_state: dict[str, Any] = {"requested": False, "proc": None}
+
+
+def request_stop() -> None:
+    """Signal-handler side: remember the request and ask the running fio, if any, to stop (SIGINT)."""
+    _stop_state["requested"] = True
+    proc = _stop_state["proc"]
+    if proc is not None and proc.returncode is None:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signal.SIGINT)
+
+
+def stop_requested() -> bool:
+    """Whether a stop was requested since the last clear_stop_request()."""
+    return bool(_stop_state["requested"])
+
+
+def clear_stop_request() -> None:
+    """Forget an earlier stop request (a new run starts)."""
+    _stop_state["requested"] = False
+
 
 def fio_binary() -> str:
     path = shutil.which("fio")
@@ -72,13 +96,19 @@ def run_job(job: FioJob, point_dir: Path, *, status_interval: float | None = 1.0
     except OSError as exc:
         raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
     final = ""
+    _stop_state["proc"] = proc
     try:
+        if stop_requested():  # the request came while fio was being started
+            request_stop()
         final = _read_stream(proc, on_status)
         returncode = proc.wait()
+        if stop_requested():  # fio was stopped early: its result is not a finished point
+            raise KeyboardInterrupt
     except BaseException:
         _stop(proc)
         raise
     finally:
+        _stop_state["proc"] = None
         if proc.stdout:
             with contextlib.suppress(OSError):
                 proc.stdout.close()

@@ -7,7 +7,9 @@ in report.html. Figures are closed after rendering; output is deterministic for 
 from __future__ import annotations
 
 import io
+import math
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +18,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 plt.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
@@ -62,7 +66,10 @@ def fig_to_svg(fig: Any) -> str:
     text = buf.getvalue()
     start = text.find("<svg")
     text = text[start:] if start >= 0 else text
-    return re.sub(r"<!--.*?-->", "", text, flags=re.S).strip()
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    # the RDF metadata block only carries vocabulary URLs (dc/cc/rdf); drop it so the report names no URL
+    # besides the xmlns namespace declarations
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S).strip()
 
 
 def _axes(title: str, size: tuple[float, float] = (7.5, 3.6)) -> tuple[Any, Any]:
@@ -92,7 +99,9 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
                        else "center")
     ax.set_ylabel(ylabel)
     if log:
-        ax.set_yscale("log")
+        log_axis(ax, "y")
+    else:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
     if len(series) > 1:
         ax.legend(fontsize=8)
     return fig_to_svg(fig)
@@ -129,9 +138,11 @@ def line_chart(series: Sequence[Series], *, title: str = "", xlabel: str = "", y
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     if logx:
-        ax.set_xscale("log")
+        log_axis(ax, "x")
     if logy:
-        ax.set_yscale("log")
+        log_axis(ax, "y")
+    else:  # 2.5M rather than 2.5 with a detached "1e6" offset label
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
     if xticks is not None:
         ax.set_xticks(list(xticks))
         if xticklabels is not None:
@@ -190,3 +201,128 @@ def _short(v: float) -> str:
     if a >= 100:
         return f"{v:.0f}"
     return f"{v:.3g}"
+
+
+def plain_label(text: str) -> str:
+    """Label text shown literally: a `$` from run data must not switch matplotlib into mathtext."""
+    return text.replace("$", r"\$")
+
+
+def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
+                       xlabel: str = "", colors: Sequence[str] | None = None, width: float = 7.5,
+                       missing: Mapping[str, Sequence[str | None]] | None = None) -> str:
+    """Horizontal bars, one row per label and one bar per series inside it (CrystalDiskMark-like read/write).
+
+    Rows run top to bottom in the given order. A row only makes room for the series it has, so a sweep of
+    read-only and write-only rows stays compact. None draws no bar; `missing[series][row]` (e.g. "skipped")
+    is written where that bar would be, so a value that was not measured is never shown as zero.
+    """
+    names = list(series)
+    notes = {name: list((missing or {}).get(name, ())) for name in names}
+
+    def note(name: str, j: int) -> str | None:
+        return notes[name][j] if j < len(notes[name]) else None
+
+    present = [[i for i, name in enumerate(names) if series[name][j] is not None or note(name, j)]
+               for j in range(len(labels))]
+    per_row = max((len(p) for p in present), default=1) or 1
+    row_h = 0.22 * per_row + 0.18
+    fig, ax = _axes("", (width, max(1.8, row_h * len(labels) + 1.1)))
+    top = max((float(v) for vals in series.values() for v in vals if v is not None), default=0.0)
+    palette = list(colors) if colors else list(PALETTE)
+    bars: dict[int, tuple[list[float], list[float], list[float]]] = {}  # series -> ys, widths, heights
+    for j, slots in enumerate(present):
+        height = 0.8 / max(1, len(slots))
+        for k, i in enumerate(slots):
+            name = names[i]
+            v = series[name][j]
+            y = len(labels) - 1 - j + ((len(slots) - 1) / 2 - k) * height
+            w = 0.0 if v is None else float(v)
+            ys, ws, hs = bars.setdefault(i, ([], [], []))
+            ys.append(y)
+            ws.append(w)
+            hs.append(height * 0.92)
+            text = plain_label(str(note(name, j))) if v is None else _short(float(v))
+            ax.annotate(text, (w, y), va="center", fontsize=7, xytext=(2, 0), textcoords="offset points",
+                        color="#9b1c1c" if v is None else "black", fontstyle="italic" if v is None else "normal")
+    for i, (ys, ws, hs) in bars.items():
+        ax.barh(ys, ws, height=hs, color=palette[i % len(palette)])
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="y", visible=False)
+    if title:
+        ax.set_title(plain_label(title), loc="left")
+    if len(names) > 1:  # legend above the plot, right of the left-aligned title: never over a bar
+        handles = [Patch(color=palette[i % len(palette)], label=plain_label(name)) for i, name in enumerate(names)]
+        ax.legend(handles=handles, fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(names),
+                  frameon=False, borderaxespad=0.2)
+    return fig_to_svg(fig)
+
+
+def nines(p: float) -> float:
+    """Position of percentile p on a 'nines' axis: p50 -> 0.3, p90 -> 1, p99 -> 2, p99.9 -> 3, p99.99 -> 4."""
+    return -math.log10(1.0 - p / 100.0)
+
+
+def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], *, title: str = "",
+                     ylabel: str = "completion latency (µs)", size: tuple[float, float] = (5.8, 3.2)) -> str:
+    """Latency against percentile on a nines axis (log latency scale), one line per (name, {p: value}).
+
+    Non-positive or missing values are left out of their line (a log axis cannot show them).
+    """
+    fig, ax = _axes(title, size)
+    ps_all: set[float] = set()
+    for i, (name, values) in enumerate(lines):
+        pts = sorted((p, float(v)) for p, v in values.items() if v is not None and v > 0 and p < 100)
+        if not pts:
+            continue
+        ps_all.update(p for p, _ in pts)
+        ax.plot([nines(p) for p, _ in pts], [v for _, v in pts], "-o", markersize=3, linewidth=1.3,
+                color=PALETTE[i % len(PALETTE)], label=plain_label(name))
+    ticks = sorted(ps_all)
+    ax.set_xticks([nines(p) for p in ticks])
+    ax.set_xticklabels([f"p{p:g}" for p in ticks])
+    log_axis(ax, "y")
+    ax.set_xlabel("percentile")
+    ax.set_ylabel(ylabel)
+    if ps_all:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+    return fig_to_svg(fig)
+
+
+def log_axis(ax: Any, which: str = "y") -> None:
+    """Log scale with plain-number tick labels (0.05, 1, 20, 1,000) instead of 10^n; call after plotting.
+
+    Spans up to three decades get 1-2-5 steps, wider ones one label per decade.
+    """
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)  # keep labels apart
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: _plain(v)))
+    axis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", axis=which, alpha=0.3)
+
+
+def _plain(v: float) -> str:
+    if v >= 1e5:
+        return _tick(v)
+    if v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:g}"
+
+
+def _tick(v: float) -> str:
+    """Axis tick label: 0, 500, 2.5k, 10k, 2M."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:g}M"
+    if a >= 1e3:
+        return f"{v / 1e3:g}k"
+    return f"{v:g}"

@@ -1,32 +1,757 @@
-"""report.html: one self-contained file (inline CSS, inline SVG charts, no external URLs)."""
+"""report.html: one self-contained file (inline CSS, inline SVG charts, no scripts, no external URLs).
+
+`render_report(run, run_dir)` builds a view of the stored run (header facts, notices, results table, charts,
+procedure steps, suite sections, fio commands) and renders it through the jinja2 templates in
+report/templates/ with autoescaping, so every string from run data is escaped. Chart SVG and suite section
+fragments are the only markup inserted as-is (both are produced by ssdlab code, not read from run data).
+"""
 
 from __future__ import annotations
 
-import html
+import contextlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
 
 from ssdlab import atomic
-from ssdlab.model import Run
-from ssdlab.report import export, sections
+from ssdlab.fio import hist
+from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
+from ssdlab.report import charts
+from ssdlab.units import format_bs, format_bytes, format_duration
+
+PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
+TABLE_PERCENTILES: tuple[float, ...] = (50.0, 99.0, 99.9, 99.99)
+MAX_CHART_BARS = 64  # bars in one throughput/IOPS chart before the rest is left to the table
+LINES_PER_CHART = 8  # latency-percentile lines in one chart (beyond that, colours repeat and legends grow)
+MAX_LATENCY_LINES = 48  # all latency-percentile charts together
+CHART_WIDTH_IN = 5.8  # two charts side by side on a laptop screen render near 1:1
+MAX_ARTEFACT_CHARS = 20_000  # per cmd.txt/job.fio/stderr.txt shown in the report
+GROUP_ARTEFACTS_OVER = 40  # more points than this: commands are grouped per test group
+RESULTS_OPEN_MAX = 60  # more measured points than this: the results table starts collapsed
+READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#1f77b4", "#d62728", "#2ca02c"
+DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR}
+
+SIM_NOTE = (
+    "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "
+    "amplification, garbage collection, caching, queueing) and the ratios between workloads; the absolute "
+    "numbers are not a measurement of any device."
+)
+NULL_NOTE = (
+    "fio's null engine completes every I/O without touching a device. These numbers are the ceiling of this "
+    "host and fio (CPU, submission path), not storage performance: a device result on this host cannot exceed "
+    "them."
+)
 
 
-def render_html(run: Run, run_dir: Path) -> str:
-    esc = html.escape
-    rows = []
-    for row in export.rows(run):
-        rows.append("<tr>" + "".join(f"<td>{esc(str(row.get(c, '')))}</td>" for c in
-                                     ("label", "status", "read_iops", "read_bw_MBps", "read_lat_mean_us",
-                                      "write_iops", "write_bw_MBps", "write_lat_mean_us")) + "</tr>")
-    extra = "".join(f"<h2>{esc(s.title)}</h2>{s.html}" for s in sections.sections_for(run, run_dir))
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>ssdlab {esc(run.suite)}</title></head><body>"
-        f"<h1>ssdlab {esc(run.suite)} on {esc(str(run.target.get('name')))}</h1>"
-        f"<table>{''.join(rows)}</table>{extra}</body></html>"
+# ---------------------------------------------------------------- view model
+
+@dataclass(frozen=True)
+class Notice:
+    level: str  # "sim" | "error" | "warn" | "info"
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class DirRow:
+    direction: str
+    iops: str
+    mbps: str
+    mean: str
+    pcts: tuple[str, ...]
+    max: str
+
+
+@dataclass(frozen=True)
+class PointView:
+    id: str
+    label: str
+    phase: str
+    status: str
+    workload: str
+    rows: tuple[DirRow, ...]
+    cpu: str
+    reason: str
+    warnings: tuple[str, ...]
+    attempt: int
+    amount: str = ""
+    started: str = ""
+    duration: str = ""
+    tags: str = ""
+    result: str = ""
+
+
+@dataclass(frozen=True)
+class Artefacts:
+    id: str
+    label: str
+    status: str
+    files: tuple[tuple[str, str], ...]  # (file name, text)
+
+
+@dataclass(frozen=True)
+class ArtefactGroup:
+    title: str  # "" when the points are not grouped (few points)
+    items: tuple[Artefacts, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    svg: Markup
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class SectionView:
+    anchor: str
+    title: str
+    html: Markup
+
+
+@dataclass
+class ReportView:
+    title: str
+    subtitle: str
+    run: Run
+    facts: list[tuple[str, list[tuple[str, str]]]]
+    notices: list[Notice]
+    events: list[tuple[str, str, str]]
+    points: list[PointView]
+    procedure: list[PointView]
+    bar_figures: list[Figure]
+    bar_note: str
+    latency_figures: list[Figure]
+    latency_note: str
+    sections: list[SectionView]
+    artefacts: list[ArtefactGroup]
+    toc: list[tuple[str, str]] = field(default_factory=list)
+    percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
+    results_open_max: int = RESULTS_OPEN_MAX
+
+
+# ---------------------------------------------------------------- formatting
+
+def trusted(fragment: str) -> Markup:
+    """Mark markup produced by ssdlab code (matplotlib SVG, suite section builders) as safe to insert."""
+    return Markup(fragment)  # noqa: S704 - never called on run data; builders escape their own text
+
+def fmt_num(v: float | None, digits: int = 0) -> str:
+    """Thousands-separated number; '' for None."""
+    return "" if v is None else f"{v:,.{digits}f}"
+
+
+def fmt_us(ns: float | None) -> str:
+    """Latency in µs with precision that fits its size (0.03, 12.4, 1,234)."""
+    if ns is None:
+        return ""
+    us = ns / 1000.0
+    if us < 10:
+        return f"{us:.2f}"
+    if us < 1000:
+        return f"{us:.1f}"
+    return f"{us:,.0f}"
+
+
+def fmt_mbps(v: float) -> str:
+    """Decimal MB/s with sensible precision."""
+    return f"{v:,.1f}" if v < 100_000 else f"{v:,.0f}"
+
+
+def fmt_time(iso: str) -> str:
+    """'2026-11-21T23:43:52+00:00' -> '2026-11-21 23:43:52 UTC' (other offsets are kept)."""
+    t = _parse_time(iso)
+    if t is None:
+        return iso
+    offset = t.utcoffset()
+    zone = "UTC" if offset is not None and offset.total_seconds() == 0 else t.strftime("%z") or "local"
+    return t.strftime("%Y-%m-%d %H:%M:%S ") + zone
+
+
+def _parse_time(iso: str) -> datetime | None:
+    if not iso:
+        return None
+    try:
+        return datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+
+
+def _seconds_between(a: str, b: str) -> float | None:
+    ta, tb = _parse_time(a), _parse_time(b)
+    if ta is None or tb is None or (ta.tzinfo is None) != (tb.tzinfo is None):
+        return None
+    return (tb - ta).total_seconds()
+
+
+def latency_percentiles(lat: LatencyStats, ps: Sequence[float]) -> dict[float, float | None]:
+    """Percentiles (ns) of one distribution: from the json+ bins (fio's rule, one pass) or fio's own list."""
+    if lat.bins:
+        found = hist.percentiles(hist.counts_from_sparse(lat.bins), list(ps))
+        return {p: (float(found[p]) if p in found else None) for p in ps}
+    return {p: lat.percentile(p) for p in ps}
+
+
+def describe_workload(point: PointResult) -> str:
+    """'randread 4K QD32×1 1 s' style summary of a point's I/O."""
+    w = point.point.workload
+    bs = w.bssplit or format_bs(w.bs)
+    parts = [w.rw, bs, f"QD{w.iodepth}×{w.numjobs}"]
+    if w.rwmixread is not None and w.rw in ("rw", "readwrite", "randrw"):
+        parts.append(f"{w.rwmixread}/{100 - w.rwmixread} R/W")
+    if w.rate_iops:
+        parts.append(f"rate {w.rate_iops:,} IOPS")
+    if w.random_distribution:
+        parts.append(w.random_distribution)
+    return " ".join(parts)
+
+
+def describe_amount(point: PointResult) -> str:
+    """How much the point runs for: its runtime, or the bytes per job for size-based steps."""
+    w = point.point.workload
+    bits = []
+    if w.runtime_s is not None:
+        bits.append(f"{w.runtime_s:g} s" + (f" (+{w.ramp_s:g} s ramp)" if w.ramp_s else ""))
+    if w.io_bytes is not None:
+        bits.append(f"{format_bytes(w.io_bytes)} per job")
+    if w.size is not None:
+        bits.append(f"range {format_bytes(w.size)}" + (f" at {format_bytes(w.offset)}" if w.offset else ""))
+    return ", ".join(bits)
+
+
+def _dir_row(name: str, d: DirectionStats) -> DirRow:
+    lat = d.clat or d.lat
+    pcts: tuple[str, ...] = ("",) * len(TABLE_PERCENTILES)
+    mean = mx = ""
+    if lat is not None and lat.n > 0:
+        found = latency_percentiles(lat, TABLE_PERCENTILES)
+        pcts = tuple(fmt_us(found[p]) for p in TABLE_PERCENTILES)
+        mean, mx = fmt_us(lat.mean_ns), fmt_us(lat.max_ns)
+    return DirRow(direction=name, iops=fmt_num(d.iops), mbps=fmt_mbps(d.bw_mbps), mean=mean, pcts=pcts, max=mx)
+
+
+def _cpu(m: Measurement) -> str:
+    if m.engine == "sim":
+        return "—"  # the model uses no host CPU per I/O: a 0 would read as a measurement
+    return f"{m.usr_cpu + m.sys_cpu:.0f} ({m.usr_cpu:.0f}+{m.sys_cpu:.0f})"
+
+
+def _point_warnings(r: PointResult) -> tuple[str, ...]:
+    out = list(r.warnings)
+    m = r.measurement
+    if m is not None and m.errors and not any("error" in w.lower() for w in out):
+        out.append(f"fio reported {m.errors:,} I/O error(s) for this point")
+    return tuple(out)
+
+
+def point_view(r: PointResult) -> PointView:
+    """Table row data of one point (any phase, any status)."""
+    m = r.measurement
+    rows: tuple[DirRow, ...] = ()
+    cpu = ""
+    result = ""
+    if m is not None:
+        rows = tuple(_dir_row(name, d) for name, d in m.directions.items())
+        cpu = _cpu(m)
+        result = ", ".join(f"{name} {fmt_mbps(d.bw_mbps)} MB/s, {fmt_num(d.iops)} IOPS"
+                           for name, d in m.directions.items())
+    reason = r.reason
+    if r.status == "ok" and m is None and not reason:
+        reason = "no measurement recorded for this step"
+    elif r.status == "ok" and m is not None and not m.directions:
+        reason = "fio reported no completed I/O"
+    secs = _seconds_between(r.started, r.finished)
+    tags = ", ".join(f"{k}={_option_text(v)}" for k, v in r.point.tags.items()
+                     if k not in ("direction", "access") and v not in (None, "", [], {}))
+    return PointView(
+        id=r.point.id, label=r.point.label, phase=r.point.phase, status=r.status, workload=describe_workload(r),
+        rows=rows, cpu=cpu, reason=reason, warnings=_point_warnings(r), attempt=r.attempt,
+        amount=describe_amount(r), started=fmt_time(r.started),
+        duration=format_duration(secs) if secs is not None else "", tags=tags, result=result,
     )
 
 
+# ---------------------------------------------------------------- header and notices
+
+def _engine(run: Run) -> str:
+    name = str(run.host.get("engine") or "")
+    version = str(run.host.get("engine_version") or "")
+    if not name:
+        for r in run.points:
+            if r.measurement is not None:
+                name, version = r.measurement.engine, r.measurement.engine_version
+                break
+    version = version.removeprefix(f"{name}-")
+    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
+        return version
+    return f"{name} {version}".strip() or "unknown"
+
+
+def is_sim(run: Run) -> bool:
+    """Results produced by the SSD model rather than a device."""
+    if str(run.target.get("kind", "")) == "sim" or str(run.host.get("engine", "")) == "sim":
+        return True
+    return any(r.measurement is not None and r.measurement.engine == "sim" for r in run.points)
+
+
+def _duration(run: Run) -> str:
+    end = run.finished
+    if not end:
+        ends = [r.finished for r in run.points if r.finished]
+        end = max(ends) if ends else ""
+    secs = _seconds_between(run.created, end)
+    if secs is None:
+        return "unknown"
+    text = format_duration(secs)
+    return text if run.finished else f"{text} (until the last finished point)"
+
+
+def _runtime_per_point(run: Run) -> str:
+    values = sorted({r.point.workload.runtime_s for r in run.points
+                     if r.point.phase == "measure" and r.point.workload.runtime_s is not None})
+    ramps = sorted({r.point.workload.ramp_s for r in run.points
+                    if r.point.phase == "measure" and r.point.workload.ramp_s})
+    if not values:
+        opt = run.options.get("runtime_s")
+        return f"{opt:g} s" if isinstance(opt, (int, float)) else "size-based"
+    text = ", ".join(f"{v:g} s" for v in values)
+    if ramps:
+        text += " + ramp " + ", ".join(f"{v:g} s" for v in ramps)
+    return text
+
+
+def _option_text(v: Any) -> str:
+    if v is None:
+        return "default"
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k}={_option_text(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_option_text(x) for x in v)
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def header_facts(run: Run) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Grouped (label, value) facts for the run header."""
+    h, t = run.host, run.target
+    mem = h.get("memory_bytes")
+    cpu = str(h.get("cpu_model") or "unknown")
+    if h.get("cpu_count"):
+        cpu += f" ({h['cpu_count']} CPUs)"
+    host = [
+        ("hostname", str(h.get("hostname") or "unknown")),
+        ("OS", str(h.get("os") or "unknown")),
+        ("kernel", " ".join(str(x) for x in (h.get("kernel"), h.get("arch")) if x) or "unknown"),
+        ("CPU", cpu),
+        ("memory", format_bytes(float(mem)) if isinstance(mem, (int, float)) else "unknown"),
+    ]
+    if h.get("cpu_governor"):
+        host.append(("CPU governor", str(h["cpu_governor"])))
+    run_facts = [
+        ("suite", run.suite),
+        ("status", run.status),
+        ("started", fmt_time(run.created)),
+        ("finished", fmt_time(run.finished) if run.finished else "not finished"),
+        ("duration", _duration(run)),
+        ("points", _points_summary(run)),
+        ("ssdlab", str(run.ssdlab_version)),
+        ("engine", _engine(run)),
+        ("run id", run.run_id),
+    ]
+    ident = t.get("identity") or {}
+    target = [
+        ("name", str(t.get("name") or t.get("spec") or "unknown")),
+        ("kind", str(t.get("kind") or "unknown")),
+    ]
+    if t.get("path") and t.get("path") != t.get("name"):
+        target.append(("path", str(t["path"])))
+    cap = t.get("capacity_bytes")
+    target.append(("capacity tested", format_bytes(float(cap)) if isinstance(cap, (int, float)) else "unknown"))
+    if isinstance(t.get("device_bytes"), (int, float)) and t.get("device_bytes") != cap:
+        target.append(("device size", format_bytes(float(t["device_bytes"]))))
+    target.append(("block size", f"{t.get('logical_block_size', '?')} B logical, "
+                                 f"{t.get('physical_block_size', '?')} B physical"))
+    if isinstance(ident, Mapping):
+        for key in ("model", "serial", "firmware"):
+            target.append((key, str(ident.get(key) or "not reported")))
+        for key, v in ident.items():
+            if key not in ("model", "serial", "firmware") and v not in (None, "", [], {}):
+                target.append((str(key), _option_text(v)))
+    o = run.options
+    opts = [("runtime per point", _runtime_per_point(run))]
+    for key, v in o.items():
+        if key in ("suite", "suite_options", "runtime_s"):
+            continue
+        opts.append((key.replace("_", " "), _option_text(v)))
+    suite_opts = o.get("suite_options") or {}
+    if isinstance(suite_opts, Mapping):
+        for key, v in suite_opts.items():
+            opts.append((f"{run.suite}: {key}", _option_text(v)))
+    return [("Run", run_facts), ("Host", host), ("Target", target), ("Options", opts)]
+
+
+def _points_summary(run: Run) -> str:
+    counts: dict[str, int] = {}
+    for r in run.points:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    if not counts:
+        return "none recorded"
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def notices(run: Run) -> list[Notice]:
+    """What a reader must know before reading numbers: model results, null ceilings, stops, warnings."""
+    out: list[Notice] = []
+    if is_sim(run):
+        out.append(Notice("sim", "Simulated target: not a real drive", SIM_NOTE))
+    kind = str(run.target.get("kind", ""))
+    if kind == "null":
+        out.append(Notice("info", "null target: host ceiling, no device", NULL_NOTE))
+    elif run.target.get("note") and not is_sim(run):  # the sim notice above already says it
+        out.append(Notice("info", f"{kind or 'target'} target", str(run.target["note"])))
+    if run.status == "interrupted":
+        out.append(Notice("error", "Run interrupted",
+                          "The run was stopped before its last point; the points below are the ones that "
+                          "finished. `ssdlab resume DIR` continues it."))
+    elif run.status == "failed":
+        out.append(Notice("error", "Run failed", "A point failed and the run stopped; see events and the "
+                          "failed point's reason below. Finished points are kept."))
+    elif run.status == "running":
+        out.append(Notice("warn", "Run still in progress (or killed)",
+                          "run.json says the run is still running: this report shows the points saved so far."))
+    for w in run.warnings:
+        out.append(Notice("warn", "Warning", w))
+    bad = [r for r in run.points if r.status != "ok"]
+    if bad:
+        out.append(Notice("warn", f"{len(bad)} point(s) not measured",
+                          "; ".join(f"{r.point.label}: {r.status}" + (f" ({r.reason})" if r.reason else "")
+                                    for r in bad[:10]) + (" …" if len(bad) > 10 else "")))
+    warned = sum(1 for r in run.points if r.warnings)
+    if warned:
+        out.append(Notice("warn", f"{warned} point(s) carry warnings",
+                          "Each is listed under its row in the results table."))
+    return out
+
+
+def event_rows(run: Run) -> list[tuple[str, str, str]]:
+    """(time, kind, description) of run events: prepare notes, interruptions, failures, resumes."""
+    rows = []
+    for e in run.events:
+        kind = str(e.get("kind", "note"))
+        parts = [str(e["text"])] if e.get("text") else []
+        if kind == "resume":
+            if e.get("previous_status"):
+                parts.append(f"resumed a run that was {e['previous_status']}")
+            repeated = e.get("repeated") or []
+            parts.append("repeated: " + ", ".join(str(x) for x in repeated) if repeated
+                         else "no point had to be repeated")
+        if "points_done" in e:
+            parts.append(f"{e['points_done']} point(s) finished at that time")
+        for key, v in e.items():
+            if key not in ("time", "kind", "text", "previous_status", "repeated", "points_done"):
+                parts.append(f"{key}: {_option_text(v)}")
+        rows.append((fmt_time(str(e.get("time", ""))), kind, "; ".join(parts)))
+    return rows
+
+
+# ---------------------------------------------------------------- charts
+
+@dataclass
+class _Charted:
+    """One chart row: the latest stats of each direction of one test, or why a direction has none."""
+
+    category: str
+    last: PointResult
+    stats: dict[str, DirectionStats] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)  # direction -> "skipped" / "failed" / ...
+
+
+# tags that number repetitions of one workload (rounds, samples) or name its direction: not part of its identity
+_REPEAT_TAGS = frozenset({"round", "sample", "iteration", "loop", "pass", "attempt", "direction", "access"})
+_ACCESS = {"read": "seq", "write": "seq", "randread": "rand", "randwrite": "rand", "readwrite": "rw"}
+
+
+def _signature(r: PointResult) -> tuple[Any, ...]:
+    """What makes two points 'the same test' for charting: group and workload, ignoring direction/round."""
+    w = r.point.workload
+    tags = tuple(sorted((str(k), repr(v)) for k, v in r.point.tags.items() if k not in _REPEAT_TAGS))
+    return (r.point.group, _ACCESS.get(w.rw, w.rw), w.bssplit or w.bs, w.iodepth, w.numjobs,
+            w.rwmixread if w.rw in ("rw", "readwrite", "randrw") else None, w.rate_iops, w.random_distribution,
+            w.size, tuple(sorted(w.options.items())), tags)
+
+
+def workload_directions(rw: str, rwmixread: int | None) -> tuple[str, ...]:
+    """Directions a workload issues (what a point that did not run would have measured)."""
+    if rw in ("read", "randread"):
+        return ("read",)
+    if rw in ("write", "randwrite"):
+        return ("write",)
+    if rw in ("trim", "randtrim"):
+        return ("trim",)
+    if rw == "trimwrite":
+        return ("trim", "write")
+    if rwmixread == 100:
+        return ("read",)
+    if rwmixread == 0:
+        return ("write",)
+    return ("read", "write")
+
+
+def charted_points(points: Sequence[PointResult]) -> tuple[list[_Charted], int]:
+    """One chart row per distinct test; a read and a write point of one test share the row (CrystalDiskMark).
+
+    A test repeated over rounds or samples is charted with its last point; a point that did not measure
+    (skipped, failed) marks its directions with its status instead of a value. Returns the rows and the
+    number of earlier repetitions left out.
+    """
+    rows: dict[tuple[Any, ...], _Charted] = {}
+    replaced = 0
+    for r in points:
+        row = rows.setdefault(_signature(r), _Charted(category="", last=r))
+        m = r.measurement
+        measured = r.status == "ok" and m is not None and bool(m.directions)
+        dirs = tuple(m.directions) if measured and m is not None else \
+            workload_directions(r.point.workload.rw, r.point.workload.rwmixread)
+        if any(d in row.stats or d in row.notes for d in dirs):
+            replaced += 1
+        for d in dirs:
+            if measured and m is not None:
+                row.stats[d] = m.directions[d]
+                row.notes.pop(d, None)
+            else:
+                row.stats.pop(d, None)
+                row.notes[d] = r.status if r.status != "ok" else "no data"
+        row.last = r
+    per_group: dict[str, int] = {}
+    for sig in rows:
+        per_group[sig[0]] = per_group.get(sig[0], 0) + 1
+    for sig, row in rows.items():
+        group = sig[0]
+        row.category = group if group and per_group[group] == 1 else _strip_direction(row.last)
+    return list(rows.values()), replaced
+
+
+def _strip_direction(r: PointResult) -> str:
+    label = r.point.label
+    d = str(r.point.tags.get("direction", ""))
+    if d and label.lower().endswith(" " + d.lower()):
+        label = label[: -len(d) - 1]
+    return label
+
+
+def bar_figures(points: Sequence[PointResult]) -> tuple[list[Figure], str]:
+    """Throughput and IOPS charts, read vs write per test; unmeasured directions are labelled, not zero."""
+    rows, replaced = charted_points(points)
+    notes = []
+    if replaced:
+        notes.append(f"{replaced} earlier repetition(s) of a test (rounds, samples) are not charted: each "
+                     "test shows its last point")
+    shown, bars = 0, 0
+    for c in rows:
+        bars += max(1, len(c.stats) + len(c.notes))
+        if bars > MAX_CHART_BARS:
+            break
+        shown += 1
+    if shown < len(rows):
+        notes.append(f"the charts show the first {shown} of {len(rows)} tests (limit {MAX_CHART_BARS} bars per "
+                     "chart); every point is in the results table")
+        rows = rows[:shown]
+    if not any(c.stats for c in rows):
+        return [], "; ".join(notes)
+    directions = [d for d in ("read", "write", "trim") if any(d in c.stats or d in c.notes for c in rows)]
+    labels = [c.category for c in rows]
+
+    def values(d: str, metric: str) -> list[float | None]:
+        out: list[float | None] = []
+        for c in rows:
+            st = c.stats.get(d)
+            out.append(None if st is None else (st.bw_mbps if metric == "bw" else st.iops))
+        return out
+
+    missing = {d.capitalize(): [c.notes.get(d) for c in rows] for d in directions}
+    colors = [DIRECTION_COLORS[d] for d in directions]
+    figs = []
+    for metric, title, unit in (("bw", "Throughput", "MB/s (decimal, 10⁶ bytes/s)"), ("iops", "IOPS", "IOPS")):
+        svg = charts.grouped_hbar_chart(labels, {d.capitalize(): values(d, metric) for d in directions},
+                                        title=title, xlabel=unit, colors=colors, width=CHART_WIDTH_IN,
+                                        missing=missing)
+        figs.append(Figure(title=title, svg=trusted(svg)))
+    return figs, "; ".join(notes)
+
+
+
+def latency_figures(points: Sequence[PointResult]) -> tuple[list[Figure], str]:
+    """Completion-latency percentile charts: one per direction, one line per point (split when crowded)."""
+    rows, _ = charted_points(points)
+    by_dir: dict[str, list[tuple[str, dict[float, float | None]]]] = {}
+    for c in rows:
+        for d, st in c.stats.items():
+            lat = st.clat or st.lat
+            if lat is None or lat.n <= 0:
+                continue
+            found = latency_percentiles(lat, PERCENTILES)
+            by_dir.setdefault(d, []).append(
+                (c.category, {p: (None if v is None else v / 1000.0) for p, v in found.items()}))
+    total = sum(len(v) for v in by_dir.values())
+    figs: list[Figure] = []
+    drawn = 0
+    budget = MAX_LATENCY_LINES // max(1, len(by_dir))  # every direction gets its share of the charts
+    for d in ("read", "write", "trim"):
+        lines = by_dir.get(d, [])[:budget]
+        drawn += len(lines)
+        n_charts = -(-len(lines) // LINES_PER_CHART)
+        for start in range(0, len(lines), LINES_PER_CHART):
+            part = f" ({start // LINES_PER_CHART + 1} of {n_charts})" if n_charts > 1 else ""
+            title = f"{d.capitalize()} completion latency percentiles{part}"
+            chunk = lines[start:start + LINES_PER_CHART]
+            figs.append(Figure(title=title, svg=trusted(charts.percentile_chart(chunk, title=title))))
+    note = ""
+    if drawn < total:
+        note = (f"{total - drawn} of {total} point/direction lines are not drawn (chart limit "
+                f"{MAX_LATENCY_LINES}); their percentiles are in the results table and the CSV export")
+    return figs, note
+
+
+# ---------------------------------------------------------------- artefacts and sections
+
+def _read_artefact(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    text = data[: MAX_ARTEFACT_CHARS * 4].decode("utf-8", errors="replace")
+    if len(text) > MAX_ARTEFACT_CHARS:
+        text = text[:MAX_ARTEFACT_CHARS] + f"\n… ({len(data):,} bytes in total; see {path.name} in the run directory)"
+    return text
+
+
+def point_artefacts(run: Run, run_dir: Path) -> list[Artefacts]:
+    """cmd.txt, job.fio (and a non-empty stderr.txt) of every point that has them."""
+    out = []
+    for r in run.points:
+        pdir = run_dir / "points" / r.point.id
+        files = []
+        for name in ("cmd.txt", "job.fio", "stderr.txt"):
+            text = _read_artefact(pdir / name)
+            if text is None or (name == "stderr.txt" and not text.strip()):
+                continue
+            files.append((name, text.rstrip("\n")))
+        if not files:
+            what = "purge step run by ssdlab itself" if r.point.phase == "purge" else "no artefacts stored"
+            files.append(("", what))
+        out.append(Artefacts(id=r.point.id, label=r.point.label, status=r.status, files=tuple(files)))
+    return out
+
+
+def group_artefacts(run: Run, items: Sequence[Artefacts]) -> list[ArtefactGroup]:
+    """Few points: one flat list. Many points: one collapsible block per test group (or phase)."""
+    if len(items) <= GROUP_ARTEFACTS_OVER:
+        return [ArtefactGroup("", tuple(items))]
+    by_key: dict[str, list[Artefacts]] = {}
+    for r, a in zip(run.points, items, strict=True):
+        by_key.setdefault(r.point.group or r.point.phase, []).append(a)
+    return [ArtefactGroup(f"{key} ({len(v)} points)", tuple(v)) for key, v in by_key.items()]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
+
+
+def suite_sections(run: Run, run_dir: Path) -> tuple[list[SectionView], list[Notice]]:
+    """Suite-specific sections registered with report.sections (a failing builder becomes a notice)."""
+    from ssdlab.report import sections
+    from ssdlab.suites import load_builtin
+
+    try:
+        load_builtin()
+        found = sections.sections_for(run, run_dir)
+    except Exception as exc:  # a broken section must not cost the whole report
+        return [], [Notice("error", "Suite section failed",
+                           f"the {run.suite} report section could not be built ({type(exc).__name__}: {exc}); "
+                           "the generic report below is complete")]
+    used: set[str] = set()
+    views = []
+    for s in found:
+        anchor = base = "sec-" + _slug(s.anchor or s.title)
+        n = 2
+        while anchor in used:
+            anchor, n = f"{base}-{n}", n + 1
+        used.add(anchor)
+        views.append(SectionView(anchor=anchor, title=s.title, html=trusted(s.html)))
+    return views, []
+
+
+# ---------------------------------------------------------------- rendering
+
+def build_view(run: Run, run_dir: Path) -> ReportView:
+    """Everything the template shows, computed from the stored run and its directory."""
+    measure = [r for r in run.points if r.point.phase == "measure"]
+    steps = [r for r in run.points if r.point.phase != "measure"]
+    bars, bar_note = bar_figures(measure)
+    lats, lat_note = latency_figures(measure)
+    secs, sec_notices = suite_sections(run, run_dir)
+    view = ReportView(
+        title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
+        subtitle=f"{fmt_time(run.created)} · {_points_summary(run)} · {_engine(run)} · ssdlab {run.ssdlab_version}",
+        run=run, facts=header_facts(run), notices=notices(run) + sec_notices, events=event_rows(run),
+        points=[point_view(r) for r in measure], procedure=[point_view(r) for r in steps],
+        bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
+        artefacts=group_artefacts(run, point_artefacts(run, run_dir)),
+    )
+    toc = [("summary", "Run")]
+    if view.notices or view.events:
+        toc.append(("notices", "Notices and events"))
+    toc.append(("results", "Results"))
+    if view.bar_figures:
+        toc.append(("charts", "Throughput and IOPS"))
+    if view.latency_figures:
+        toc.append(("latency", "Latency percentiles"))
+    if view.procedure:
+        toc.append(("procedure", "Procedure"))
+    toc.extend((s.anchor, s.title) for s in view.sections)
+    toc.append(("commands", "fio commands and job files"))
+    view.toc = toc
+    return view
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def _environment() -> jinja2.Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = jinja2.Environment(
+            loader=jinja2.PackageLoader("ssdlab.report", "templates"),
+            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        )
+    return _ENV
+
+
+def render_html(run: Run, run_dir: Path) -> str:
+    """The report as one HTML string."""
+    env = _environment()
+    return env.get_template("report.html.j2").render(v=build_view(run, run_dir))
+
+
 def render_report(run: Run, run_dir: Path) -> Path:
+    """Write DIR/report.html atomically and return its path."""
     path = run_dir / "report.html"
     atomic.write_text(path, render_html(run, run_dir))
+    _make_shareable(path)
     return path
+
+
+def _make_shareable(path: Path) -> None:
+    """The atomic temp file is created 0600; a report is meant to be shared, so apply the usual umask mode."""
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        path.chmod(0o666 & ~mask)

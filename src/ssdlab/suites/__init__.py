@@ -36,6 +36,10 @@ def load_builtin() -> None:
 def get_suite(name: str) -> Suite:
     from ssdlab.suites.base import all_suites
 
+    if name.endswith(".toml"):  # a user-defined suite file (docs/suites.md)
+        from ssdlab.suites.toml_suite import load_file
+
+        return load_file(name)
     suites = all_suites()
     if name not in suites:
         raise UsageError(f"unknown suite {name!r}: run `ssdlab suites` to list them ({', '.join(sorted(suites))})")

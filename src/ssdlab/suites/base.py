@@ -22,6 +22,9 @@ class PlanContext:
     runtime_s: float | None = None  # --runtime, the same option in every suite
     ramp_s: float | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    footprint: int | None = None  # --footprint in bytes: I/O stays in the first N bytes (capacity is limited too)
+    misalign: int = 0  # --misalign: bytes added to every I/O offset (unaligned 4K writes, S3500 review)
+    devices: int = 1  # number of --target devices (multi-target suites split their load over them)
 
 
 class Suite(ABC):
@@ -58,6 +61,61 @@ class Suite(ABC):
     def plan_notes(self, ctx: PlanContext) -> list[str]:
         """Lines `ssdlab plan` prints under the table (e.g. worst case, scaled-run notice)."""
         return []
+
+    def plan_extra(self, ctx: PlanContext) -> dict[str, Any]:
+        """Extra top-level keys for `ssdlab plan --json` (e.g. ACT's derived rates); default none."""
+        return {}
+
+
+def apply_common(ctx: PlanContext, point: TestPoint) -> TestPoint:
+    """The point with the common --footprint/--misalign applied (the orchestrator runs every point through it)."""
+    if ctx.footprint is None and not ctx.misalign:
+        return point
+    import dataclasses
+
+    w = point.workload
+    size = ctx.capacity if w.size is None else min(w.size, ctx.capacity)
+    workload = dataclasses.replace(w, size=size, offset=w.offset + ctx.misalign)
+    tags = dict(point.tags)
+    if ctx.footprint is not None:
+        tags["footprint_bytes"] = ctx.footprint
+    if ctx.misalign:
+        tags["misalign_bytes"] = ctx.misalign
+    return dataclasses.replace(point, workload=workload, tags=tags)
+
+
+def common_limits(capacity: int, logical_block_size: int, footprint: str | None,
+                  misalign: int | None) -> tuple[int, int | None, int]:
+    """(active capacity, footprint bytes, misalign bytes) from --footprint N|N% and --misalign BYTES."""
+    from ssdlab.errors import UsageError
+    from ssdlab.units import parse_size
+
+    shift = int(misalign or 0)
+    if shift < 0 or shift % logical_block_size:
+        raise UsageError(f"--misalign {shift} must be a multiple of the target's logical block size "
+                         f"{logical_block_size} B (direct I/O cannot address smaller units)")
+    limit: int | None = None
+    if footprint:
+        text = footprint.strip()
+        if text.endswith("%"):
+            try:
+                pct = float(text[:-1])
+            except ValueError:
+                raise UsageError(f"bad --footprint {footprint!r}: use bytes (64GiB) or a percentage (5%)") from None
+            if not 0 < pct <= 100:
+                raise UsageError(f"--footprint {footprint} is out of range: use more than 0% and at most 100%")
+            limit = int(capacity * pct / 100)
+        else:
+            limit = parse_size(text)
+        limit -= limit % max(logical_block_size, 4096)
+        if limit <= 0:
+            raise UsageError(f"--footprint {footprint} leaves no room for I/O on this target")
+        if limit > capacity:
+            raise UsageError(f"--footprint {footprint} is larger than the target ({capacity} bytes)")
+    active = min(limit or capacity, capacity - shift)
+    if active <= 0:
+        raise UsageError(f"--misalign {shift} leaves no room for I/O on this target")
+    return active, limit, shift
 
 
 _REGISTRY: dict[str, Suite] = {}

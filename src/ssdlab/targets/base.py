@@ -75,6 +75,11 @@ class Target(ABC):
 
         raise TargetError(f"{self.name} cannot be purged (method {method!r} unsupported)")
 
+    def set_write_cache(self, enabled: bool) -> str:
+        """Set the device's volatile write cache, read it back; one line 'write cache: <state> (...)'."""
+        want = "enabled" if enabled else "disabled"
+        return f"write cache: unknown (requested {want}; {self.kind} targets cannot set it)"
+
     def logical_block_size(self) -> int:
         return 512
 

@@ -54,6 +54,25 @@ class BlockTarget(Target):
         lbs = self.logical_block_size()
         return cap - cap % max(lbs, 4096)
 
+    def purge_methods(self) -> list[str]:
+        """nvme-sanitize, nvme-format (whole namespace only), blkdiscard; best first."""
+        from ssdlab.targets.purge import block_methods
+
+        return block_methods(self.real_path, self.sysdir, self.capacity() < self.full_size)
+
+    def purge(self, method: str) -> str:
+        """Purge the device (see targets/purge.py); returns the line recorded for the run."""
+        from ssdlab.targets import purge
+
+        chosen = purge.choose(method, self.purge_methods(), self.name)
+        return purge.purge_block(self.real_path, chosen, self.capacity(), self.capacity() < self.full_size)
+
+    def set_write_cache(self, enabled: bool) -> str:
+        """NVMe feature 6 or hdparm -W, read back; unknown when neither applies."""
+        from ssdlab.targets.purge import set_block_write_cache
+
+        return set_block_write_cache(self.real_path, enabled)
+
     def logical_block_size(self) -> int:
         assert self.sysdir is not None
         return sysfs.block_sizes(self.sysdir)[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import TargetError
-from ssdlab.fio.job import OptionValue, escape_filename
+from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
 from ssdlab.targets import sysfs
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes, parse_size
@@ -29,6 +29,10 @@ class FileTarget(Target):
         if not text:
             raise TargetError("file target needs a path: file:/path/to/testfile?size=4GiB")
         path = Path(text).expanduser()
+        unsafe = sorted({c for c in str(path.resolve()) if c in FIO_UNSAFE_CHARS or c in "\n\r\0"})
+        if unsafe:
+            raise TargetError(f"{path}: fio cannot open a path containing {' '.join(map(repr, unsafe))} "
+                              "(it would open a different file); choose another name")
         if path.is_dir():
             raise TargetError(f"{path} is a directory: name a file inside it, e.g. file:{path / 'ssdlab.dat'}")
         if not path.parent.is_dir():
@@ -49,7 +53,8 @@ class FileTarget(Target):
         size -= size % 4096
         if size < 1024**2:
             raise TargetError(f"file size {format_bytes(size)} is too small: use at least 1 MiB (size=...)")
-        spec = f"file:{path}" + (f"?size={params['size']}" if "size" in params else "")
+        # absolute, so `ssdlab resume` from another directory opens the same file
+        spec = f"file:{path.resolve()}" + (f"?size={params['size']}" if "size" in params else "")
         return cls(spec=spec, kind="file", options=opts, path=path.resolve(), size=size, existed=existed)
 
     @property
@@ -65,6 +70,27 @@ class FileTarget(Target):
         except OSError:
             return None
         return sysfs.sys_dir(os.major(st.st_dev), os.minor(st.st_dev))
+
+    def purge_methods(self) -> list[str]:
+        """punch (deallocate the blocks), recreate (new file), rewrite (lay out random data again)."""
+        from ssdlab.targets.purge import FILE_METHODS
+
+        return list(FILE_METHODS)
+
+    def purge(self, method: str) -> str:
+        """Purge the file (see targets/purge.py); returns the line recorded for the run."""
+        from ssdlab.targets import purge
+
+        chosen = purge.choose(method, self.purge_methods(), self.name)
+        if chosen == "punch" and not self.path.exists():
+            chosen = "recreate"
+        return purge.purge_file(self.path, self.size, chosen, lambda: self.prepare(True))
+
+    def set_write_cache(self, enabled: bool) -> str:
+        """A file cannot change its backing device's cache: recorded as unknown."""
+        from ssdlab.targets.purge import file_write_cache
+
+        return file_write_cache(enabled)
 
     def logical_block_size(self) -> int:
         sysdir = self._device_sysdir()

@@ -1,0 +1,163 @@
+"""ACT report section: verdict, exceedance table per slice (with ACT's avg/max rows), exceedance over
+time, and the rates achieved against the rates ACT derives.
+
+The per-slice numbers come from fio's json+ bins of each stream (exact per slice); the finer time series
+comes from the streams' fio histogram logs in the point directories (ssdlab.histlog).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from ssdlab import histlog
+from ssdlab.errors import SsdlabError
+from ssdlab.fio.logs import HIST_PREFIX
+from ssdlab.model import Run
+from ssdlab.report import charts, sections
+from ssdlab.report.sections import Section
+from ssdlab.store import point_dir
+from ssdlab.suites.act import (
+    CRITERIA,
+    S_READS,
+    STREAM_LABEL,
+    THRESHOLDS_MS,
+    StreamSlice,
+    load_label,
+    slice_streams,
+)
+
+MAX_CHART_POINTS = 600
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _levels(run: Run) -> list[tuple[float, list[tuple[int, float, dict[str, StreamSlice]]]]]:
+    """[(load, [(slice no, slice seconds, streams)])] in run order."""
+    out: dict[float, list[tuple[int, float, dict[str, StreamSlice]]]] = {}
+    for r in run.ok_points():
+        if r.point.phase != "measure" or not r.point.streams:
+            continue
+        load = float(r.point.tags.get("load", 0.0))
+        out.setdefault(load, []).append((int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0),
+                                         slice_streams(r)))
+    return list(out.items())
+
+
+def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
+    head = "".join(f"<th>&ge;{t} ms %</th>" for t in THRESHOLDS_MS)
+    rows = []
+    per: list[dict[int, float]] = []
+    merged: StreamSlice | None = None
+    for no, _, streams in slices:
+        st = streams.get(stream)
+        if st is None:
+            continue
+        ex = st.exceedance()
+        per.append(ex)
+        merged = st if merged is None else StreamSlice(
+            stream, merged.ops + st.ops, merged.target_per_s, merged.seconds + st.seconds,
+            merged.counts + st.counts, max(merged.max_ns, st.max_ns))
+        rows.append(f"<tr><td>{no}</td>" + "".join(f"<td>{ex[t]:.2f}</td>" for t in THRESHOLDS_MS)
+                    + f"<td>{st.achieved_per_s:.1f}</td><td>{st.target_per_s:.1f}</td></tr>")
+    if not per:
+        return ""
+    avg = [sum(p[t] for p in per) / len(per) for t in THRESHOLDS_MS]
+    mx = [max(p[t] for p in per) for t in THRESHOLDS_MS]
+    rows.append("<tr><th>avg</th>" + "".join(f"<th>{v:.2f}</th>" for v in avg) + "<th></th><th></th></tr>")
+    rows.append("<tr><th>max</th>" + "".join(f"<th>{v:.2f}</th>" for v in mx) + "<th></th><th></th></tr>")
+    if merged is not None:  # every I/O of the level in one histogram
+        whole = merged.exceedance()
+        rows.append("<tr><th>overall</th>" + "".join(f"<th>{whole[t]:.2f}</th>" for t in THRESHOLDS_MS)
+                    + f"<th>{merged.achieved_per_s:.1f}</th><th>{merged.target_per_s:.1f}</th></tr>")
+    return (f"<h3>{_esc(STREAM_LABEL.get(stream, stream))}</h3><table><tr><th>slice</th>{head}"
+            f"<th>achieved /s</th><th>target /s</th></tr>{''.join(rows)}</table>")
+
+
+def _slice_chart(load: float, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
+    xs: list[float] = []
+    ys: dict[int, list[float | None]] = {t: [] for t, _ in CRITERIA}
+    elapsed = 0.0
+    for _, seconds, streams in slices:
+        elapsed += seconds
+        st = streams.get(S_READS)
+        if st is None:
+            continue
+        ex = st.exceedance()
+        xs.append(elapsed / 3600.0 if elapsed >= 7200 else elapsed)
+        for t in ys:
+            ys[t].append(ex[t])
+    if not xs:
+        return ""
+    unit = "h" if elapsed >= 7200 else "s"
+    series = [charts.Series(f"reads >= {t} ms", xs, ys[t]) for t, _ in CRITERIA]
+    refs = [charts.RefLine(limit, f"limit {limit:g}% (>= {t} ms)") for t, limit in CRITERIA]
+    return charts.line_chart(series, title=f"ACT {load_label(load)}: reads at or above each limit, per slice",
+                             xlabel=f"end of slice ({unit})", ylabel="% of reads", ref_lines=refs)
+
+
+def _timeline_chart(run: Run, run_dir: Path, load: float) -> str:
+    """% of reads >= 1 ms per histogram-log interval over the whole level (slices laid end to end)."""
+    xs: list[float] = []
+    ys: list[float | None] = []
+    offset = 0.0
+    for r in run.ok_points():
+        if r.point.phase != "measure" or float(r.point.tags.get("load", -1)) != load:
+            continue
+        pdir = point_dir(run_dir, r.point.id)
+        files = sorted(pdir.glob(f"{HIST_PREFIX}_{S_READS}-d*_clat_hist.*log"))
+        step = int(r.point.workload.hist_log_ms or 0)
+        if not files or not step:
+            offset += float(r.point.workload.runtime_s or 0)
+            continue
+        try:
+            rows = histlog.interval_exceedance(files, step, [1_000_000], log_ms=step)
+        except SsdlabError:
+            rows = []
+        for end_ms, _, ex in rows:
+            xs.append(offset + end_ms / 1000.0)
+            ys.append(ex[1_000_000])
+        offset += float(r.point.workload.runtime_s or 0)
+    if len(xs) < 2:
+        return ""
+    if len(xs) > MAX_CHART_POINTS:  # thin evenly; the per-slice table keeps the exact figures
+        keep = max(1, len(xs) // MAX_CHART_POINTS)
+        xs, ys = xs[::keep], ys[::keep]
+    hours = offset >= 7200
+    x = [v / 3600.0 for v in xs] if hours else xs
+    return charts.line_chart([charts.Series("reads >= 1 ms", x, ys, style="-")],
+                             title=f"ACT {load_label(load)}: reads >= 1 ms per histogram-log interval",
+                             xlabel="time (h)" if hours else "time (s)", ylabel="% of reads",
+                             ref_lines=[charts.RefLine(5.0, "limit 5%")])
+
+
+def build(run: Run, run_dir: Path) -> list[Section]:
+    """The ACT section of report.html."""
+    verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+    parts = []
+    if verdict:
+        parts.append(f"<p><b>{_esc(verdict.get('text', ''))}</b></p>")
+    parts.append("<p>Pass criteria (ACT, judged on the worst slice of reads): &lt; 5% of reads at or above 1 ms, "
+                 "&lt; 1% at or above 8 ms, &lt; 0.1% at or above 64 ms. A certificate needs 24 h in 1 h slices. "
+                 "A latency bucket that straddles a threshold counts below it (fio buckets are within 1/64 of "
+                 "the threshold).</p>")
+    for load, slices in _levels(run):
+        parts.append(f"<h3>Load {_esc(load_label(load))}</h3>")
+        names: list[str] = []
+        for _, _, streams in slices:
+            names.extend(n for n in streams if n not in names)
+        for name in names:
+            parts.append(_table(name, slices))
+        chart = _slice_chart(load, slices)
+        if chart:
+            parts.append(chart)
+        timeline = _timeline_chart(run, run_dir, load)
+        if timeline:
+            parts.append(timeline)
+    return [Section(title="ACT certification", html="".join(parts), anchor="act")]
+
+
+sections.register(lambda run: run.suite == "act", build)

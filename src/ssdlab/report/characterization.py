@@ -1,0 +1,582 @@
+"""Report sections of the characterization suites (and user TOML suites): one view per matrix kind.
+
+Views (chosen by the `view` tag the suite put on each point):
+  bs-sweep   MB/s, IOPS and latency vs block size, one series per matrix; skipped sizes listed with the reason
+  qd-sweep   IOPS and latency vs total outstanding I/O, one series per thread count
+  stability  per-second IOPS over time, IOPS histogram, mean/stdev/CoV table, per-second mean and p99 latency
+  lat-curve  mean/p99/p99.9/p99.99 vs IOPS per (block size, mix), one series per thread count, p99 limit called out
+  iorate     latency vs achieved IOPS of each curve (uncapped max, then % of it)
+  app        the application model's fio translation table, then its curve or load sweep
+  matrix     a table of every point and IOPS against the first swept axis (user suites)
+Long phases (precondition points with per-second series) are drawn GFIO-style: IOPS and MB/s scatter over
+time, with the total data written.
+
+`metric_value` and `axis_value` are also what `ssdlab plot` uses.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ssdlab.fio import hist
+from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run, TestPoint
+from ssdlab.report import charts
+from ssdlab.report.charts import RefLine, Series
+from ssdlab.report.sections import Section, register
+from ssdlab.units import format_bs, format_bytes, format_duration
+
+FAMILY = "characterization"
+DEFAULT_P99_LIMIT_US = 1000.0
+
+# ---------------------------------------------------------------- metrics and axes (shared with `ssdlab plot`)
+
+METRICS = ("iops", "read_iops", "write_iops", "bw_MBps", "read_bw_MBps", "write_bw_MBps", "lat_mean_us",
+           "read_lat_mean_us", "write_lat_mean_us", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "read_p99_us",
+           "write_p99_us", "lat_max_us", "usr_cpu", "sys_cpu", "cpu")
+AXES = ("bs", "iodepth", "numjobs", "outstanding", "rwmixread", "rw", "rate", "rate_pct", "target_iops",
+        "matrix", "bssplit", "label")
+_PCT_RE = re.compile(r"^(?:(read|write)_)?p(\d+(?:[._]\d+)?)_us$")
+
+
+def _dirs(r: PointResult, which: str | None) -> list[DirectionStats]:
+    m = r.measurement
+    if m is None:
+        return []
+    names = [which] if which else ["read", "write"]
+    return [d for n in names if (d := m.get(n)) is not None and d.total_ios > 0]
+
+
+def _merged_percentile(stats: Sequence[LatencyStats], p: float) -> float | None:
+    if len(stats) == 1:
+        return stats[0].percentile(p)
+    if all(s.bins for s in stats):
+        counts = hist.merge(*(hist.counts_from_sparse(s.bins) for s in stats))
+        return float(hist.percentiles(counts, [p]).get(p, 0))
+    return None
+
+
+def metric_value(r: PointResult, name: str) -> float | None:
+    """One metric of a stored point (None when the point has no such data). Latencies in µs (fio clat)."""
+    m = r.measurement
+    if m is None or r.status != "ok":
+        return None
+    if name in ("usr_cpu", "sys_cpu", "cpu"):
+        return {"usr_cpu": m.usr_cpu, "sys_cpu": m.sys_cpu, "cpu": m.usr_cpu + m.sys_cpu}[name]
+    which: str | None = None
+    base = name
+    for d in ("read", "write"):
+        if name.startswith(d + "_"):
+            which, base = d, name[len(d) + 1:]
+    dirs = _dirs(r, which)
+    if base == "iops":
+        return sum(d.iops for d in dirs) if dirs or which else m.total_iops
+    if base == "bw_MBps":
+        return sum(d.bw_mbps for d in dirs)
+    lats = [d.clat for d in dirs if d.clat is not None and d.clat.n > 0]
+    if base == "lat_mean_us":
+        n = sum(s.n for s in lats)
+        return sum(s.mean_ns * s.n for s in lats) / n / 1000.0 if n else None
+    if base == "lat_max_us":
+        return max(s.max_ns for s in lats) / 1000.0 if lats else None
+    match = _PCT_RE.match(name)
+    if match:
+        p = float(match.group(2).replace("_", "."))
+        v = _merged_percentile(lats, p) if lats else None
+        return v / 1000.0 if v is not None else None
+    return None
+
+
+def axis_value(point: TestPoint, name: str) -> Any:
+    """A swept parameter of a point: workload fields, outstanding I/O, rate, or any tag axis."""
+    w = point.workload
+    tags = point.tags
+    if name == "bs":
+        return w.bs
+    if name in ("iodepth", "numjobs", "rw", "bssplit"):
+        return getattr(w, name)
+    if name in ("qd", "threads"):
+        return w.iodepth if name == "qd" else w.numjobs
+    if name == "outstanding":
+        return w.outstanding
+    if name == "rwmixread":
+        return w.rwmixread if w.rwmixread is not None else (0 if w.writes else 100)
+    if name == "rate":
+        return tags.get("rate")
+    if name in ("rate_pct", "target_iops"):
+        return 100.0 if name == "rate_pct" and tags.get("rate") == "max" else tags.get(name)
+    if name in ("matrix", "group"):
+        return tags.get("matrix") or point.group
+    if name == "label":
+        return point.label
+    axes = tags.get("axes")
+    if isinstance(axes, dict) and name in axes:
+        return axes[name]
+    return tags.get(name)
+
+
+def fmt_axis(name: str, value: Any) -> str:
+    """Display text for an axis value (block sizes as 4K, 1M)."""
+    if name == "bs" and isinstance(value, int):
+        return format_bs(value)
+    if isinstance(value, float) and value == int(value):
+        return str(int(value))
+    return str(value)
+
+
+# ---------------------------------------------------------------- html helpers
+
+def _esc(v: Any) -> str:
+    return html.escape(str(v))
+
+
+def _num(v: float | None, digits: int = 1) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}"
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table class='data'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _fig(svg: str, caption: str = "") -> str:
+    cap = f"<figcaption>{_esc(caption)}</figcaption>" if caption else ""
+    return f"<figure class='chart'>{svg}{cap}</figure>"
+
+
+def _p(text: str) -> str:
+    return f"<p>{_esc(text)}</p>"
+
+
+# ---------------------------------------------------------------- grouping
+
+def _mine(run: Run) -> list[PointResult]:
+    return [r for r in run.points if r.point.tags.get("family") == FAMILY]
+
+
+def _by(results: Iterable[PointResult], key: Callable[[PointResult], Any]) -> dict[Any, list[PointResult]]:
+    out: dict[Any, list[PointResult]] = {}
+    for r in results:
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def _matrix(r: PointResult) -> str:
+    return str(r.point.tags.get("matrix") or r.point.group)
+
+
+def _skipped_rows(results: Sequence[PointResult]) -> list[str]:
+    return [f"{r.point.label}: {r.status} — {r.reason}" for r in results if r.status != "ok"]
+
+
+def _skipped_html(results: Sequence[PointResult]) -> str:
+    rows = _skipped_rows(results)
+    if not rows:
+        return ""
+    return "<p><b>Not measured</b> (never reported as zero):</p><ul>" + "".join(
+        f"<li>{_esc(t)}</li>" for t in rows) + "</ul>"
+
+
+def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> str:
+    headers = [*axes, "IOPS", "MB/s", "mean µs", "p99 µs", "p99.9 µs", "p99.99 µs", "CPU %", "status"]
+    rows = []
+    for r in results:
+        row: list[Any] = [fmt_axis(a, axis_value(r.point, a)) for a in axes]
+        row += [_num(metric_value(r, "iops"), 0), _num(metric_value(r, "bw_MBps")),
+                _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
+                _num(metric_value(r, "p99.9_us")), _num(metric_value(r, "p99.99_us")),
+                _num(metric_value(r, "cpu")), r.status if r.status == "ok" else f"{r.status}: {r.reason}"]
+        rows.append(row)
+    return _table(headers, rows)
+
+
+def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float], list[float | None]]:
+    xs: list[float] = []
+    ys: list[float | None] = []
+    for r in results:
+        if r.status != "ok":
+            continue
+        xv = axis_value(r.point, x) if x not in METRICS else metric_value(r, x)
+        if xv is None:
+            continue
+        try:
+            xs.append(float(xv))
+        except (TypeError, ValueError):
+            continue
+        ys.append(metric_value(r, y))
+    return xs, ys
+
+
+def _common_notes(results: Sequence[PointResult]) -> str:
+    notes = []
+    fps = {int(v) for r in results if (v := r.point.tags.get("footprint_bytes")) is not None}
+    mis = {int(v) for r in results if (v := r.point.tags.get("misalign_bytes")) is not None}
+    if fps:
+        notes.append("footprint: I/O limited to the first " + ", ".join(format_bytes(f) for f in sorted(fps))
+                     + " of the target")
+    if mis:
+        notes.append("misaligned: every I/O offset shifted by " + ", ".join(f"{m} B" for m in sorted(mis)))
+    return "".join(_p(n) for n in notes)
+
+
+# ---------------------------------------------------------------- views
+
+def _bs_sweep(results: list[PointResult]) -> list[Section]:
+    groups = _by(results, _matrix)
+    sizes = sorted({r.point.workload.bs for r in results})
+    ticks = [float(s) for s in sizes]
+    labels = [format_bs(s) for s in sizes]
+    parts = []
+    for metric, ylabel, logy in (("bw_MBps", "MB/s", False), ("iops", "IOPS", True),
+                                 ("lat_mean_us", "mean latency (µs)", True)):
+        series = []
+        for name, rs in groups.items():
+            xs, ys = _values(rs, "bs", metric)
+            series.append(Series(name, xs, ys))
+        parts.append(_fig(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
+                                            ylabel=ylabel, logx=True, logy=logy, xticks=ticks,
+                                            xticklabels=labels)))
+    for name, rs in groups.items():
+        w = rs[0].point.workload
+        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} Q{w.iodepth}T{w.numjobs}</h3>")
+        parts.append(_perf_table(rs, ["bs"]))
+        parts.append(_skipped_html(rs))
+    return [Section("Block-size sweep", _common_notes(results) + "".join(parts), "bs-sweep")]
+
+
+def _qd_sweep(results: list[PointResult]) -> list[Section]:
+    parts = [_common_notes(results)]
+    for name, rs in _by(results, _matrix).items():
+        w = rs[0].point.workload
+        mix = f" R{w.rwmixread}" if w.rwmixread is not None else ""
+        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} {format_bs(w.bs)}{mix}</h3>")
+        by_t = _by(rs, lambda r: r.point.workload.numjobs)
+        for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True),
+                                     ("p99_us", "p99 latency (µs)", True)):
+            series = []
+            for t, trs in sorted(by_t.items()):
+                ordered = sorted(trs, key=lambda r: r.point.workload.outstanding)
+                xs, ys = _values(ordered, "outstanding", metric)
+                series.append(Series(f"T{t}", xs, ys))
+            parts.append(_fig(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
+                                                xlabel="outstanding I/O (threads × QD)", ylabel=ylabel,
+                                                logx=True, logy=logy)))
+        parts.append(_perf_table(rs, ["numjobs", "iodepth", "outstanding"]))
+        parts.append(_skipped_html(rs))
+    return [Section("IOPS and latency vs outstanding I/O", "".join(parts), "qd-sweep")]
+
+
+def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
+    from ssdlab.suites import stability
+
+    parts = [_common_notes(results)]
+    for r in results:
+        m = r.measurement
+        parts.append(f"<h3>{_esc(r.point.label)}</h3>")
+        if m is None or r.status != "ok":
+            parts.append(_p(f"{r.status}: {r.reason}"))
+            continue
+        series = {k: list(v) for k, v in m.series.items()}
+        total, t = stability.complete_seconds(stability.total_iops_series(series), list(series.get("time_s", [])))
+        st = stability.iops_stats(total)
+        if st is None:
+            parts.append(_p("no per-second samples were recorded (fio logs missing)"))
+            continue
+        parts.append(_p("Statistics over every logged second after the ramp except the last, which fio logs for "
+                        "only some jobs or for part of a second."))
+        parts.append(_table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
+                            [[st.samples, _num(st.mean, 0), _num(st.stdev, 0), f"{st.cov_pct:.2f}",
+                              _num(st.minimum, 0), _num(st.p1, 0), _num(st.maximum, 0)]]))
+        parts.append(_fig(charts.line_chart(
+            [Series("IOPS (read+write)", t, total, style="-")], title="IOPS per second", xlabel="time (s)",
+            ylabel="IOPS", ref_lines=[RefLine(st.mean, f"mean {st.mean:,.0f}")])))
+        parts.append(_fig(charts.histogram_chart(total, bins=min(40, max(5, st.samples // 3)),
+                                                 title="Distribution of per-second IOPS", xlabel="IOPS",
+                                                 ylabel="seconds")))
+        lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
+                      for d in ("read", "write") if f"{d}_lat_mean_us" in series]
+        files = list(m.extra.get("hist_logs", []))
+        p99 = stability.per_interval_percentiles(run_dir / "points" / r.point.id, files,
+                                                 int(m.extra.get("hist_log_ms", 1000))) if files else {}
+        for d in ("read", "write"):
+            if d in p99:
+                lat_series.append(Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-"))
+        if lat_series:
+            parts.append(_fig(charts.line_chart(lat_series, title="Latency per second (mean and p99)",
+                                                xlabel="time (s)", ylabel="µs", logy=True)))
+        if not p99:
+            parts.append(_p("per-second p99: no histogram logs were recorded for this point"))
+        else:
+            rows = []
+            for d in ("read", "write", "all"):
+                vals = [v for _, v in p99.get(d, [])]
+                if vals:
+                    rows.append([d, len(vals), _num(sorted(vals)[len(vals) // 2]), _num(max(vals))])
+            parts.append(_table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"],
+                                rows))
+    return [Section("Stability: per-second IOPS, CoV and p99", "".join(parts), "stability")]
+
+
+def _limit(results: Sequence[PointResult]) -> float:
+    for r in results:
+        v = r.point.tags.get("p99_limit_us")
+        if v is not None:
+            return float(v)
+    return DEFAULT_P99_LIMIT_US
+
+
+def _lat_curve(results: list[PointResult]) -> list[Section]:
+    from ssdlab.suites.curves import p99_crossing
+
+    limit = _limit(results)
+    parts = [_common_notes(results), _p(f"p99 limit: {limit:g} µs (--p99-limit); the first load point of each "
+                                        "thread count whose p99 exceeds it is listed below its chart.")]
+    key = lambda r: (r.point.workload.bssplit or format_bs(r.point.workload.bs),  # noqa: E731
+                     axis_value(r.point, "rwmixread"), r.point.workload.rw)
+    for (size, mix, rw), rs in _by(results, key).items():
+        parts.append(f"<h3>{_esc(size)} {_esc(rw)}, {mix}% read</h3>")
+        by_t = _by(rs, lambda r: r.point.workload.numjobs)
+        callouts = []
+        for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9"),
+                              ("p99.99_us", "p99.99")):
+            series = []
+            for t, trs in sorted(by_t.items()):
+                ordered = sorted((r for r in trs if r.status == "ok"), key=lambda r: r.point.workload.iodepth)
+                xs = [metric_value(r, "iops") or 0.0 for r in ordered]
+                ys = [metric_value(r, metric) for r in ordered]
+                series.append(Series(f"T{t}", xs, ys))
+                if metric == "p99_us":
+                    pts = [(x, y if y is not None else 0.0, {"qd": r.point.workload.iodepth})
+                           for x, y, r in zip(xs, ys, ordered, strict=True)]
+                    i = p99_crossing(pts, limit)
+                    if i is None:
+                        best = max(xs) if xs else 0.0
+                        callouts.append(f"T{t}: p99 stays under {limit:g} µs up to QD "
+                                        f"{ordered[-1].point.workload.iodepth if ordered else '-'} "
+                                        f"({best:,.0f} IOPS)")
+                    else:
+                        ok = [x for x, (_, y, _) in zip(xs, pts, strict=True) if y <= limit]
+                        callouts.append(f"T{t}: p99 crosses {limit:g} µs at QD {pts[i][2]['qd']} "
+                                        f"({pts[i][0]:,.0f} IOPS, p99 {pts[i][1]:,.0f} µs); best IOPS within the "
+                                        f"limit {max(ok) if ok else 0:,.0f}")
+            refs = [RefLine(limit, f"limit {limit:g} µs")] if metric == "p99_us" else []
+            parts.append(_fig(charts.line_chart(series, title=f"{size} {mix}% read: {label} latency vs IOPS",
+                                                xlabel="IOPS", ylabel=f"{label} latency (µs)", logy=True,
+                                                ref_lines=refs, size=(6.0, 3.2))))
+        parts.append("<ul>" + "".join(f"<li>{_esc(c)}</li>" for c in callouts) + "</ul>")
+        parts.append(_perf_table(rs, ["numjobs", "iodepth"]))
+        parts.append(_skipped_html(rs))
+    return [Section("Latency vs IOPS", "".join(parts), "lat-curve")]
+
+
+def _curve_key(r: PointResult) -> str:
+    return str(r.point.tags.get("curve") or _matrix(r))
+
+
+def _iorate_html(results: list[PointResult]) -> str:
+    parts = []
+    for curve, rs in _by(results, _curve_key).items():
+        name = curve.split("|")[0]
+        w = rs[0].point.workload
+        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} {_esc(w.bssplit or format_bs(w.bs))} "
+                     f"Q{w.iodepth}T{w.numjobs}</h3>")
+        curve_pts = [r for r in rs if r.status == "ok" and r.point.tags.get("rate") != "max"]
+        curve_pts.sort(key=lambda r: float(r.point.tags.get("target_iops") or 0))
+        maxes = [r for r in rs if r.status == "ok" and r.point.tags.get("rate") == "max"]
+        series = []
+        for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9")):
+            xs = [metric_value(r, "iops") or 0.0 for r in curve_pts]
+            ys = [metric_value(r, metric) for r in curve_pts]
+            series.append(Series(label, xs, ys))
+        for r in maxes:
+            series.append(Series("uncapped max (mean)", [metric_value(r, "iops") or 0.0],
+                                 [metric_value(r, "lat_mean_us")], style="s", color="#000000"))
+        parts.append(_fig(charts.line_chart(series, title=f"{name}: latency vs achieved IOPS", xlabel="IOPS",
+                                            ylabel="latency (µs)", logy=True)))
+        rows = []
+        for r in rs:
+            t = r.point.tags
+            achieved = metric_value(r, "iops")
+            target = t.get("target_iops")
+            rows.append([t.get("rate", "-"), _num(float(target), 0) if target else "uncapped",
+                         _num(achieved, 0),
+                         f"{achieved / float(target) * 100:.0f}%" if achieved is not None and target else "–",
+                         _num(metric_value(r, "read_iops"), 0), _num(metric_value(r, "write_iops"), 0),
+                         _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
+                         _num(metric_value(r, "p99.9_us")),
+                         r.status if r.status == "ok" else f"{r.status}: {r.reason}"])
+        parts.append(_table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS",
+                             "mean µs", "p99 µs", "p99.9 µs", "status"], rows))
+        if maxes:
+            per_job = [r.point.tags for r in curve_pts[:1]]
+            if per_job:
+                pj = per_job[0]
+                parts.append(_p(f"rates are set per job and direction (fio rate_iops, rate_process=poisson); "
+                                f"read share from the max run: {float(pj.get('read_fraction', 1)) * 100:.1f}%"))
+    return "".join(parts)
+
+
+def _iorate(results: list[PointResult]) -> list[Section]:
+    return [Section("iorate curves: latency vs achieved IOPS", _common_notes(results) + _iorate_html(results),
+                    "iorate")]
+
+
+def translation_table(record: dict[str, Any]) -> str:
+    """HTML of an application model's published values and their fio translation."""
+    pub = record.get("published", {})
+    parts = [_table(["published", "value"], [
+        ["model", record.get("model", "")], ["source", record.get("source", "")],
+        ["read %", pub.get("read_pct")], ["random %", pub.get("random_pct")],
+        ["dedupratio", pub.get("dedupratio")], ["compratio", pub.get("compratio")]])]
+    rows = []
+    for d, info in record.get("directions", {}).items():
+        published = info.get("published", {})
+        fio = info.get("fio", {})
+        for size in sorted(set(published) | set(fio), key=lambda s: _bs_sort(s)):
+            rows.append([d, size, published.get(size, "–"), fio.get(size, "–")])
+        rows.append([d, "sum", info.get("listed_sum"), sum(fio.values())])
+    parts.append(_table(["direction", "block size", "published % of I/Os", "fio bssplit %"], rows))
+    parts.append(_table(["fio option", "value"], [[k, v] for k, v in record.get("fio", {}).items()]))
+    notes = record.get("notes", [])
+    if notes:
+        parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")
+    return "".join(parts)
+
+
+def _bs_sort(text: str) -> int:
+    from ssdlab.units import parse_size
+
+    try:
+        return parse_size(text)
+    except Exception:
+        return 0
+
+
+def _app(results: list[PointResult]) -> list[Section]:
+    record = next((r.point.tags.get("translation") for r in results if r.point.tags.get("translation")), None)
+    parts = [_common_notes(results)]
+    if isinstance(record, dict):
+        parts.append("<h3>Translation to fio</h3>" + translation_table(record))
+    curve = [r for r in results if "rate" in r.point.tags]
+    sweep = [r for r in results if "rate" not in r.point.tags]
+    if curve:
+        parts.append(_iorate_html(curve))
+    if sweep:
+        by_m = _by(sweep, _matrix)
+        for name, rs in by_m.items():
+            ordered = sorted(rs, key=lambda r: r.point.workload.outstanding)
+            for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True)):
+                xs, ys = _values(ordered, "outstanding", metric)
+                parts.append(_fig(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
+                                                    xlabel="outstanding I/O", ylabel=ylabel, logx=True,
+                                                    logy=logy)))
+            parts.append(_perf_table(ordered, ["numjobs", "iodepth"]))
+            parts.append(_skipped_html(ordered))
+    title = f"Application model: {record.get('model')}" if isinstance(record, dict) else "Application model"
+    return [Section(title, "".join(parts), "app")]
+
+
+def _generic(results: list[PointResult]) -> list[Section]:
+    parts = [_common_notes(results)]
+    for name, rs in _by(results, _matrix).items():
+        swept = list(rs[0].point.tags.get("swept", []))
+        parts.append(f"<h3>{_esc(name)}</h3>")
+        numeric = [a for a in swept if a in ("bs", "iodepth", "numjobs", "rwmixread")]
+        if numeric:
+            x = numeric[0]
+            rest = [a for a in swept if a != x]
+            groups = _by(rs, lambda r, rest=rest: " ".join(  # type: ignore[misc]
+                f"{a}={fmt_axis(a, axis_value(r.point, a))}" for a in rest))
+            series = []
+            for label, grs in groups.items():
+                ordered = sorted(grs, key=lambda r: float(axis_value(r.point, x) or 0))
+                xs, ys = _values(ordered, x, "iops")
+                series.append(Series(label or name, xs, ys))
+            parts.append(_fig(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
+                                                logx=x in ("bs", "iodepth", "numjobs"))))
+        else:
+            ok = [r for r in rs if r.status == "ok"]
+            cats = [" ".join(fmt_axis(a, axis_value(r.point, a)) for a in swept) or r.point.label for r in ok]
+            if ok:
+                parts.append(_fig(charts.bar_chart(cats, {"IOPS": [metric_value(r, "iops") for r in ok]},
+                                                   title=f"{name}: IOPS", ylabel="IOPS")))
+        parts.append(_perf_table(rs, swept or ["label"]))
+        parts.append(_skipped_html(rs))
+    return [Section("Test matrix", "".join(parts), "matrix")]
+
+
+def _long_phases(results: list[PointResult]) -> list[Section]:
+    from ssdlab.suites import stability
+
+    parts = []
+    rows = []
+    for r in results:
+        m = r.measurement
+        if m is None or r.status != "ok":
+            rows.append([r.point.label, r.status, "–", "–", "–", "–"])
+            continue
+        s = {k: list(v) for k, v in m.series.items()}
+        t = s.get("time_s", [])
+        iops = [a + b for a, b in zip(s.get("read_iops", [0.0] * len(t)), s.get("write_iops", [0.0] * len(t)),
+                                      strict=False)]
+        bw = [a + b for a, b in zip(s.get("read_bw_MBps", [0.0] * len(t)), s.get("write_bw_MBps", [0.0] * len(t)),
+                                    strict=False)]
+        iops, t_iops = stability.complete_seconds(iops, t)  # the last interval is logged by some jobs only
+        bw, t_bw = stability.complete_seconds(bw, t)
+        written = sum(d.io_bytes for n, d in m.directions.items() if n == "write")
+        dur = t[-1] if t else (r.point.workload.runtime_s or m.runtime_ms / 1000.0 / max(1, m.jobs))
+        rows.append([r.point.label, "ok", format_duration(dur), format_bytes(written),
+                     _num(sum(iops) / len(iops), 0) if iops else "–", _num(sum(bw) / len(bw)) if bw else "–"])
+        if t:
+            parts.append(_fig(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
+                                                title=f"{r.point.group}: IOPS per second "
+                                                      f"(total written {format_bytes(written)})",
+                                                xlabel="time (s)", ylabel="IOPS")))
+            parts.append(_fig(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
+                                                title=f"{r.point.group}: bandwidth per second",
+                                                xlabel="time (s)", ylabel="MB/s")))
+    table = _table(["phase", "status", "duration", "data written", "mean IOPS", "mean MB/s"], rows)
+    return [Section("Long phases (GFIO-style per-second view)", table + "".join(parts), "long-phases")]
+
+
+def _applies(run: Run) -> bool:
+    return any(r.point.tags.get("family") == FAMILY for r in run.points)
+
+
+def build_sections(run: Run, run_dir: Path) -> list[Section]:
+    """Sections for every view present in the run, in the order the views first appear."""
+    mine = _mine(run)
+    out: list[Section] = []
+    phases = [r for r in mine if r.point.tags.get("view") == "long-phase"]
+    if phases:
+        out.extend(_long_phases(phases))
+    views = _by([r for r in mine if r.point.tags.get("view") != "long-phase"],
+                lambda r: str(r.point.tags.get("view", "matrix")))
+    for view, rs in views.items():
+        if view == "bs-sweep":
+            out.extend(_bs_sweep(rs))
+        elif view == "qd-sweep":
+            out.extend(_qd_sweep(rs))
+        elif view == "stability":
+            out.extend(_stability(rs, run_dir))
+        elif view == "lat-curve":
+            out.extend(_lat_curve(rs))
+        elif view == "iorate":
+            out.extend(_iorate(rs))
+        elif view == "app":
+            out.extend(_app(rs))
+        else:
+            out.extend(_generic(rs))
+    return out
+
+
+register(_applies, build_sections)

@@ -1,0 +1,507 @@
+"""SNIA PTS 2.0 report sections (SNIA report format) for runs of the pts-* suites.
+
+Per test: the header (device, platform, set-up, compliance), the steady-state convergence plots, the
+measurement-window plot and determination table of every tracking variable, the tabular results (window
+averages) and the 2D/3D plots; for WSAT, IOPS against time and against total GB written. The tables are
+also written next to report.html as pts/<test>.csv and pts/summary.json.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ssdlab import atomic
+from ssdlab.errors import SsdlabError
+from ssdlab.model import Run
+from ssdlab.report import charts, sections
+from ssdlab.report.sections import Section
+from ssdlab.steady import Determination
+from ssdlab.suites.pts import wsat as wsat_mod
+from ssdlab.suites.pts.common import (
+    METRICS,
+    SPEC_VERSION,
+    PtsSettings,
+    RoundTest,
+    Stimulus,
+    TestState,
+    analyse,
+    bs_label,
+    metric_value,
+    mix_label,
+    per_round,
+    settings_from_run,
+    tests_of,
+    window_average,
+)
+from ssdlab.targets.purge import write_cache_state
+from ssdlab.units import format_bytes, format_duration
+
+esc = html.escape
+
+
+def applies(run: Run) -> bool:
+    """PTS sections apply to every run of a pts-* suite."""
+    return run.suite.startswith("pts-")
+
+
+# ------------------------------------------------------------------ small HTML helpers
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> str:
+    head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    return f"<table class='pts'>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _kv(rows: Sequence[tuple[str, Any]]) -> str:
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
+    return f"<table class='pts-header'><tbody>{body}</tbody></table>"
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
+    return f"{text} {unit}".strip()
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure class='pts-chart'>{svg}<figcaption>{esc(caption)}</figcaption></figure>"
+
+
+# ------------------------------------------------------------------ header
+
+def _purge_line(run: Run, test: str) -> tuple[str, str, str]:
+    """(purge method line, write cache state, write cache detail) recorded by the purge point."""
+    pr = run.result(f"{test}-0-purge")
+    if pr is None or pr.status != "ok":
+        return ("not done (the run stopped before the purge)", "unknown", "")
+    parts = pr.reason.split("; write cache: ", 1)
+    wc_line = "write cache: " + parts[1] if len(parts) == 2 else ""
+    state = write_cache_state(wc_line)
+    return (parts[0], state, wc_line.removeprefix("write cache: ").removeprefix(state).strip(" ()"))
+
+
+def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, window: str, verdict: str,
+                tq: str) -> str:
+    """The SNIA report header: test, device under test, platform, set-up parameters, compliance."""
+    ident = dict(run.target.get("identity") or {})
+    h = run.host
+    purge, wc_state, wc_detail = _purge_line(run, test)
+    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
+    compliance = "spec-compliant set-up (as far as ssdlab can tell)" if not reasons else \
+        "SCALED, NOT spec-compliant: " + "; ".join(reasons)
+    rows: list[tuple[str, Any]] = [
+        ("Test", f"{SPEC_VERSION}, PTS-{s.spec} ({'Enterprise' if s.spec == 'E' else 'Client'}): {title}"),
+        ("Report", f"ssdlab {run.ssdlab_version}, run {run.run_id}, created {run.created}, status {run.status}"),
+        ("Device under test", f"{run.target.get('name')} ({run.target.get('kind')}); model "
+                              f"{ident.get('model', 'unknown')}, serial {ident.get('serial', 'unknown')}, firmware "
+                              f"{ident.get('firmware', 'unknown')}"),
+        ("Capacity", f"{format_bytes(s.capacity)} used of the target ({s.capacity} bytes)"),
+        ("Test platform", f"{h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}, "
+                          f"{format_bytes(int(h.get('memory_bytes') or 0))} RAM, {h.get('os', '?')}, kernel "
+                          f"{h.get('kernel', '?')}; {h.get('engine', '?')} {h.get('engine_version', '')}"),
+        ("Data pattern", s.data_pattern + (" (fio random buffers)" if s.data_pattern == "random" else "")),
+        ("Active range", f"{s.active_range_pct:g}% = {format_bytes(s.active_range_bytes)} "
+                         f"(LBA 0 to {s.active_range_bytes} bytes)"),
+        ("Purge", purge),
+        ("Write cache", f"{'WCE' if s.write_cache == 'enabled' else 'WCD'} requested; state {wc_state}"
+                        + (f" ({wc_detail})" if wc_detail else "")),
+        ("PC1: WIPC", wipc),
+        ("PC2: WDPC", "the test loop itself, round after round until steady state" if test != "wsat"
+         else "none: WSAT starts fresh-out-of-box"),
+        ("Threads x queue depth", tq),
+        ("Point duration", f"{s.runtime_s:g} s" + (f" + {s.ramp_s:g} s ramp" if s.ramp_s else "")),
+        ("Rounds in the window", window),
+        ("Steady state", verdict),
+        ("Response time", "fio completion latency (clat) per I/O" if test == "lat" else "-"),
+        ("Compliance", compliance),
+    ]
+    if test != "lat":
+        rows = [r for r in rows if r[0] != "Response time"]
+    return _kv(rows)
+
+
+# ------------------------------------------------------------------ steady state
+
+def determination_table(d: Determination, unit: str) -> str:
+    """SS determination table (PTS report format), one tracking variable."""
+    rows = [
+        ("Measurement window", f"rounds {d.rounds[0]}-{d.rounds[-1]}"),
+        ("Average value", _num(float(d.average), unit)),
+        ("Allowed maximum data excursion (20% of average)", _num(float(d.allowed_range), unit)),
+        ("Measured maximum data excursion (max - min)", f"{_num(float(d.range), unit)} = {d.range_pct:.2f}%"),
+        ("Allowed maximum slope excursion (10% of average)", _num(float(d.allowed_excursion), unit)),
+        ("Measured maximum slope excursion (|m| x 4)", f"{_num(float(d.fit_excursion), unit)} = "
+                                                       f"{d.excursion_pct:.2f}%"),
+        ("Least-squares linear fit", f"y = {d.formula()}"),
+        ("Data excursion criterion (a)", "met" if d.range_ok else "NOT met"),
+        ("Slope excursion criterion (b)", "met" if d.excursion_ok else "NOT met"),
+    ]
+    return _kv(rows)
+
+
+def window_chart(name: str, d: Determination, unit: str) -> str:
+    """Measurement-window plot: data, average, 110 %/90 % guides and the best-fit line."""
+    xs = [float(r) for r in d.rounds]
+    avg = float(d.average)
+    return charts.line_chart(
+        [charts.Series(name, xs, [float(v) for v in d.values], "-o"),
+         charts.Series(f"best fit {d.formula()}", xs, [d.fit(x) for x in xs], "--", color="#000000")],
+        ref_lines=[charts.RefLine(avg, "average", "-", "#2ca02c"),
+                   charts.RefLine(1.1 * avg, "110% x average", ":", "#888888"),
+                   charts.RefLine(0.9 * avg, "90% x average", ":", "#888888")],
+        title=f"Steady-state measurement window: {name}", xlabel="Round", ylabel=unit,
+        xticks=xs, xticklabels=[str(r) for r in d.rounds])
+
+
+def _convergence_chart(title: str, rounds: int, lines: Sequence[tuple[str, Sequence[float | None]]],
+                       unit: str, logy: bool = False) -> str:
+    xs = [float(r) for r in range(1, rounds + 1)]
+    return charts.line_chart([charts.Series(n, xs, list(v)) for n, v in lines], title=title, xlabel="Round",
+                             ylabel=unit, logy=logy, xticks=xs if rounds <= 30 else None)
+
+
+def _verdict_text(state: TestState) -> str:
+    if state.steady:
+        return f"achieved at round {state.window_end} (window rounds {state.window[0]}-{state.window[-1]})"
+    if state.finished:
+        return f"SS NOT ACHIEVED: {state.rounds_done} rounds run; rounds {state.window[0]}-{state.window[-1]} " \
+               "are reported as the window"
+    return f"not determined: {state.note} ({state.rounds_done} complete rounds)"
+
+
+# ------------------------------------------------------------------ round tests
+
+def _stimuli(test: RoundTest, s: PtsSettings) -> list[Stimulus]:
+    return test.stimuli(s)
+
+
+def _mixes(stimuli: Sequence[Stimulus]) -> list[int]:
+    return sorted({st.read_pct for st in stimuli})  # 0/100 (all writes) first, as the SNIA tables do
+
+
+def _sizes(stimuli: Sequence[Stimulus]) -> list[int]:
+    return sorted({st.bs for st in stimuli})
+
+
+def round_test_sections(run: Run, s: PtsSettings, test: RoundTest, files: dict[str, str]) -> list[Section]:
+    """All report sections of one round test (IOPS, TP 128/1024, LAT)."""
+    state = analyse(test, s, run)
+    stimuli = _stimuli(test, s)
+    threads, qd = test.tq(s)
+    wipc_pr = run.result(f"{test.name}-0-wipc")
+    wipc = (f"SEQ {bs_label(test.wipc_bs)} writes, 2x active range = {format_bytes(2 * s.active_range_bytes)}, "
+            f"one sequential stream at QD {s.toio} (TOIO of T{s.threads}Q{s.qd}); "
+            + ("done" if wipc_pr is not None and wipc_pr.status == "ok" else "not done"))
+    tq = f"T{threads}Q{qd} (TOIO {threads * qd})"
+    if any(st.access == "SEQ" for st in stimuli):
+        tq += f"; SEQ points run as one stream at QD {threads * qd}"
+    window = f"{state.window[0]}-{state.window[-1]}" if state.window else "none yet (fewer than 5 rounds)"
+    out = [Section(f"PTS {test.title}: set-up", header_html(
+        run, s, test.title, test.name, wipc=wipc, window=window, verdict=_verdict_text(state), tq=tq),
+        anchor=f"pts-{test.name}-header")]
+    if state.rounds_done == 0:
+        out.append(Section(f"PTS {test.title}: results", "<p>No complete round yet: nothing to report.</p>"))
+        return out
+    out.append(Section(f"PTS {test.title}: steady-state convergence",
+                       _convergence_html(run, s, test, state), anchor=f"pts-{test.name}-convergence"))
+    out.append(Section(f"PTS {test.title}: steady-state measurement window",
+                       _window_html(test, s, state), anchor=f"pts-{test.name}-window"))
+    body, csv_text = _results_html(run, s, test, state)
+    files[f"{test.name}.csv"] = csv_text
+    out.append(Section(f"PTS {test.title}: results (averages over the measurement window)", body,
+                       anchor=f"pts-{test.name}-results"))
+    return out
+
+
+def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> str:
+    stimuli = _stimuli(test, s)
+    n = state.rounds_done
+    parts = []
+    if test.name == "iops":
+        for tr in test.trackers(s):
+            mix = next(st.read_pct for st in stimuli if st.key == tr.key)
+            lines = [(bs_label(st.bs), per_round(test, run, st.key, "iops", n))
+                     for st in stimuli if st.read_pct == mix]
+            parts.append(_figure(_convergence_chart(f"SS convergence, RND {mix_label(mix)}: IOPS per round, all "
+                                                    "block sizes", n, lines, "IOPS", logy=True),
+                                 f"IOPS per round, R/W mix {mix_label(mix)}; tracking variable: {tr.name}"))
+    elif test.name == "lat":
+        for metric in ("art", "mrt"):
+            lines = [(bs_label(st.bs), per_round(test, run, st.key, metric, n))
+                     for st in stimuli if st.read_pct == 0]
+            label = METRICS[metric][0]
+            parts.append(_figure(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
+                                 f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
+    else:
+        lines = [(tr.name, state.tracking[tr.name]) for tr in test.trackers(s)]
+        parts.append(_figure(_convergence_chart(f"SS convergence: {test.title} per round", n, lines, "MB/s"),
+                             "Throughput per round; both directions are tracking variables"))
+    return "".join(parts)
+
+
+def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
+    if not state.window:
+        return "<p>Fewer than 5 complete rounds: no measurement window yet.</p>"
+    parts = []
+    if state.finished and not state.steady:
+        parts.append("<p class='pts-alert'><strong>SS NOT ACHIEVED</strong>: the last five rounds are reported "
+                     "as the measurement window.</p>")
+    for tr in test.trackers(s):
+        d = state.determinations.get(tr.name)
+        if d is None:
+            parts.append(f"<h3>{esc(tr.name)}</h3><p>No value in every window round (a point measured nothing)."
+                         "</p>")
+            continue
+        verdict = "steady" if d.steady else "not steady"
+        parts.append(f"<h3>{esc(tr.name)}: {verdict}</h3>")
+        parts.append(_figure(window_chart(tr.name, d, tr.unit),
+                             "Data, average, 110%/90% of the average (plot guides only), and the least-squares "
+                             "fit. Criterion: max-min <= 20% and fit excursion <= 10% of the average."))
+        parts.append(determination_table(d, tr.unit))
+    return "".join(parts)
+
+
+def _matrix(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], metric: str
+            ) -> dict[tuple[int, int], float | None]:
+    return {(st.bs, st.read_pct): window_average(test, state, run, st.key, metric) for st in stimuli}
+
+
+def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:
+    stimuli = _stimuli(test, s)
+    sizes, mixes = _sizes(stimuli), _mixes(stimuli)
+    parts: list[str] = []
+    if not state.window:
+        parts.append("<p>No measurement window yet; the tables below average the rounds run so far.</p>")
+    csv_buf = io.StringIO()
+    writer = csv.writer(csv_buf, lineterminator="\n")
+    writer.writerow(["test", "stimulus", "access", "bs_bytes", "read_pct", "metric", "unit", "window_average",
+                     "window_rounds"])
+    metrics = {"iops": ["iops"], "lat": ["art", "nines", "mrt", "iops"]}.get(test.name, ["mbps"])
+    tables: dict[str, dict[tuple[int, int], float | None]] = {}
+    for metric in metrics:
+        if state.window:
+            tables[metric] = _matrix(run, test, state, stimuli, metric)
+        else:
+            tables[metric] = {(st.bs, st.read_pct): _mean(per_round(test, run, st.key, metric, state.rounds_done))
+                              for st in stimuli}
+        for st in stimuli:
+            writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
+                             _csv_num(tables[metric][(st.bs, st.read_pct)]),
+                             f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
+    if test.name in ("iops", "lat"):
+        for metric in metrics:
+            label, unit, _ = METRICS[metric]
+            t = tables[metric]
+            rows = [[bs_label(bs)] + [_num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes]
+                    for bs in sizes]
+            parts.append(_table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
+                                f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
+            if metric == "nines":
+                parts.append(_nines_counts(run, test, state, stimuli, sizes, mixes))
+        if test.name == "iops":
+            t = tables["iops"]
+            xs = [float(i) for i in range(len(sizes))]
+            series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
+            parts.append(_figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix",
+                                                   xlabel="Block size", ylabel="IOPS", logy=True, xticks=xs,
+                                                   xticklabels=[bs_label(b) for b in sizes]),
+                                 "2D plot: IOPS by block size for every R/W mix (log scale)"))
+            parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                                    [[t.get((bs, m)) for m in mixes] for bs in sizes],
+                                                    title="IOPS by block size and R/W mix", xlabel="Block size",
+                                                    ylabel="R/W mix", zlabel="IOPS"),
+                                 "3D bar plot of the IOPS matrix"))
+        else:
+            for metric in ("art", "mrt", "nines"):
+                label, unit, _ = METRICS[metric]
+                t = tables[metric]
+                parts.append(_figure(charts.bar_chart([bs_label(b) for b in sizes],
+                                                      {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes]
+                                                       for m in mixes},
+                                                      title=f"{label} by block size, one bar per R/W mix",
+                                                      ylabel=unit, annotate=True),
+                                     f"2D plot: {label} at T1Q1"))
+            for metric in ("art", "mrt"):
+                label, unit, _ = METRICS[metric]
+                t = tables[metric]
+                parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes],
+                                                        [mix_label(m) for m in mixes],
+                                                        [[t.get((bs, m)) for m in mixes] for bs in sizes],
+                                                        title=f"{label} by block size and R/W mix",
+                                                        xlabel="Block size", ylabel="R/W mix", zlabel=unit),
+                                     f"3D bar plot of {label}"))
+    else:
+        t = tables["mbps"]
+        bs = stimuli[0].bs
+        read, write = t.get((bs, 100)), t.get((bs, 0))
+        parts.append(_table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"],
+                            [[bs_label(bs), _num(read), _num(write)]],
+                            "Throughput in decimal MB/s (10^6 bytes/s), window averages"))
+        parts.append(_figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
+                                              title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
+                             "2D plot: sequential read and write throughput"))
+    return "".join(parts), csv_buf.getvalue()
+
+
+def _nines_counts(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], sizes: list[int],
+                  mixes: list[int]) -> str:
+    """How many I/Os stand behind each 5-nines value (the smallest per-round count in the window)."""
+    rounds = state.window or list(range(1, state.rounds_done + 1))
+    counts: dict[tuple[int, int], int | None] = {}
+    for st in stimuli:
+        ns = []
+        for r in rounds:
+            pr = run.result(f"{test.name}-r{r:02d}-{st.key}")
+            m = pr.measurement if pr is not None else None
+            ns.append(sum(d.total_ios for d in m.directions.values()) if m is not None else 0)
+        counts[(st.bs, st.read_pct)] = min(ns) if ns else None
+    rows = [[bs_label(bs)] + [f"{counts.get((bs, m)) or 0:,}" for m in mixes] for bs in sizes]
+    return _table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
+                  "I/Os per point behind the 5-nines values (smallest count in the window): with fewer than "
+                  "100,000 I/Os the 99.999th percentile is the maximum or near it")
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _csv_num(v: float | None) -> str:
+    return "" if v is None else f"{v:.6g}"
+
+
+# ------------------------------------------------------------------ WSAT
+
+def wsat_sections(run: Run, s: PtsSettings, files: dict[str, str]) -> list[Section]:
+    """WSAT: header, IOPS vs time and vs TGBW, summary."""
+    state = wsat_mod.analyse(s, run)
+    verdict = state.note if state.finished else f"not finished ({len(state.samples)} samples so far)"
+    out = [Section("PTS WSAT: set-up", header_html(
+        run, s, "Write Saturation (WSAT), RND 4 KiB 0/100", "wsat", wipc="none: WSAT starts fresh-out-of-box",
+        window="not applicable (WSAT is a time series with no steady-state stop)",
+        verdict=f"no steady-state criterion; {verdict}", tq=f"T{s.threads}Q{s.qd} (TOIO {s.toio})"),
+        anchor="pts-wsat-header")]
+    if not state.samples:
+        out.append(Section("PTS WSAT: results", "<p>No sample yet.</p>"))
+        return out
+    minutes = [(i + 1) * s.runtime_s / 60.0 for i in range(len(state.samples))]
+    iops_v = [metric_value("iops", p) for p in state.samples]
+    art_v = [metric_value("art", p) for p in state.samples]
+    tgbw = [w / 1e9 for w in state.written]
+    fills = [w / s.capacity for w in state.written]
+    csv_buf = io.StringIO()
+    writer = csv.writer(csv_buf, lineterminator="\n")
+    writer.writerow(["sample", "time_min", "iops", "art_us", "tgbw_GB", "drive_fills"])
+    for i in range(len(state.samples)):
+        writer.writerow([i + 1, f"{minutes[i]:.4g}", _csv_num(iops_v[i]), _csv_num(art_v[i]), f"{tgbw[i]:.6g}",
+                         f"{fills[i]:.6g}"])
+    files["wsat.csv"] = csv_buf.getvalue()
+    scale = "" if s.runtime_s == 60 else f" (scaled: each sample is {s.runtime_s:g} s)"
+    parts = [
+        _figure(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
+                                  xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
+                "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
+        _figure(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
+                                  title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
+                                  ylabel="IOPS"),
+                "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
+        _figure(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
+                                  xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
+                "IOPS against normalised capacity written"),
+        _figure(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
+                                  xlabel="Drive fills", ylabel="µs"),
+                "Average response time against drive fills (optional WSAT plot)"),
+    ]
+    last = [v for v in iops_v[-5:] if v is not None]
+    parts.append(_kv([
+        ("Samples", len(state.samples)),
+        ("Total written", f"{format_bytes(state.written[-1])} = {state.written[-1] / 1e9:.3f} GB = "
+                          f"{fills[-1]:.2f} drive fills"),
+        ("Stimulus time", format_duration(len(state.samples) * s.runtime_s)),
+        ("First sample IOPS (FOB)", _num(iops_v[0])),
+        ("Average of the last 5 samples", _num(sum(last) / len(last)) if last else "n/a"),
+        ("Stop", state.note),
+    ]))
+    out.append(Section("PTS WSAT: results", "".join(parts), anchor="pts-wsat-results"))
+    return out
+
+
+# ------------------------------------------------------------------ run record
+
+def run_record_section(run: Run) -> Section | None:
+    """Interruptions, resumes and the points that were repeated."""
+    evs = [e for e in run.events if e.get("kind") in ("interrupted", "failed", "resume")]
+    if not evs:
+        return None
+    rows = []
+    for e in evs:
+        if e.get("kind") == "resume":
+            prev = e.get("previous_status", "")
+            how = ("killed or crashed (no clean stop was recorded)" if prev == "running"
+                   else f"stopped ({prev})")
+            rep = e.get("repeated") or []
+            at = f"; continued at {e['resumed_at']}" if e.get("resumed_at") else ""
+            if e.get("stopped_fio_pids"):
+                at += f"; stopped {len(e['stopped_fio_pids'])} fio process(es) left over from the killed run"
+            rows.append([e.get("time", ""), "resumed", f"run had been {how}; {e.get('points_done', '?')} finished "
+                         f"points kept{at}; repeated: "
+                         f"{', '.join(rep) if rep else 'nothing (no point was in progress)'}"])
+        else:
+            rows.append([e.get("time", ""), str(e.get("kind")), f"{e.get('text', '')} "
+                         f"({e.get('points_done', '?')} points finished)"])
+    body = ("<p>This run was interrupted and resumed. Finished points are never re-run; a point that was "
+            "running at the interruption was not recorded and ran again in full.</p>"
+            + _table(["Time", "Event", "Detail"], rows))
+    return Section("PTS run record: interruptions and resumes", body, anchor="pts-run-record")
+
+
+# ------------------------------------------------------------------ entry
+
+def build(run: Run, run_dir: Path) -> list[Section]:
+    """Every PTS section of a run; also writes pts/*.csv and pts/summary.json next to report.html."""
+    try:
+        s = settings_from_run(run)
+    except SsdlabError as exc:
+        return [Section("SNIA PTS", f"<p>Cannot read the PTS settings of this run: {esc(str(exc))}</p>")]
+    files: dict[str, str] = {}
+    out: list[Section] = []
+    summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
+                               "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
+    if run.suite == "pts-wsat":
+        out.extend(wsat_sections(run, s, files))
+        st = wsat_mod.analyse(s, run)
+        summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
+                                    "written_bytes": st.written[-1] if st.written else 0}
+    for test in tests_of(run.suite):
+        out.extend(round_test_sections(run, s, test, files))
+        state = analyse(test, s, run)
+        summary["tests"][test.name] = {
+            "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
+            "window": state.window, "note": state.note,
+            "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
+        }
+    rec = run_record_section(run)
+    if rec is not None:
+        out.append(rec)
+    files["summary.json"] = json.dumps(summary, indent=1) + "\n"
+    try:
+        for name, text in files.items():
+            atomic.write_text(run_dir / "pts" / name, text)
+        links = ", ".join(f"pts/{n}" for n in sorted(files))
+        out.append(Section("PTS tables (CSV/JSON)", f"<p>Window averages and steady-state determinations are "
+                                                    f"also in {esc(links)} next to this report.</p>"))
+    except SsdlabError:
+        pass  # a read-only results directory still gets the HTML sections
+    return out
+
+
+sections.register(applies, build)

@@ -1,0 +1,1442 @@
+/* ssdlab simulated SSD: the native core.
+ *
+ * A page-mapped FTL over a superblock geometry (one erase block from every plane of every die), driven by
+ * a closed-loop host (iodepth x numjobs outstanding I/Os) in virtual time (int64 nanoseconds).
+ *
+ * Timing is resource reservation in issue order: every host I/O, buffer flush, GC read/program and erase
+ * reserves the die / channel / controller / host link it needs at the earliest time that resource is free.
+ * Issue order is monotone in virtual time, which keeps the model deterministic and fast (no event objects).
+ *
+ * Mapping unit = indirection unit (IU). A program unit (pu) is one multi-plane page program on one die and
+ * holds spu = planes * page / iu slots. A superblock holds pu_per_sb program units, striped over the dies.
+ * Host writes go through a DRAM write buffer (FIFO, coalescing rewrites of pending IUs); the buffer is
+ * flushed one program unit at a time into the host open superblock; GC relocations go to a separate open
+ * superblock. Greedy (fewest valid slots) or FIFO (oldest closed) victim selection.
+ *
+ * The Python layer (ssdlab.sim.executor) owns workload parsing and result shaping; this file only knows
+ * integers and doubles.
+ */
+#define _GNU_SOURCE
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <math.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#define UNMAPPED 0xFFFFFFFFu
+#define BUFBIT 0x80000000u
+#define BS_FREE 0
+#define BS_OPEN 1
+#define BS_CLOSED 2
+#define PLAT_BITS 6
+#define PLAT_VAL 64
+#define PLAT_NR 1856
+#define NDIR 3
+#define MAX_BSSPLIT 64
+#define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
+
+typedef struct {
+    uint64_t ios[NDIR];
+    uint64_t bytes[NDIR];
+    double lat[NDIR];
+} Interval;
+
+typedef struct {
+    int64_t key;
+    int32_t slot;
+} HeapEnt;
+
+/* A shared link (channel, host interface) as a calendar of 4.096 µs bins holding the busy time booked in
+ * each. Requests are booked in issue order but may start earlier than requests booked before them (a
+ * read that leaves an idle die early is not queued behind one from a backlogged die), so the link is
+ * work-conserving. Beyond the horizon the link is treated as uncontended. */
+#define CAL_SHIFT 12
+#define CAL_W (1LL << CAL_SHIFT)
+#define CAL_N (1 << 14)
+typedef struct {
+    uint32_t id[CAL_N];
+    int32_t used[CAL_N];
+    int64_t full_lo, full_hi; /* bins [full_lo, full_hi) are known to be fully booked */
+} Cal;
+
+static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
+    if (dur <= 0) return t;
+    int64_t b = t >> CAL_SHIFT;
+    if (b - (now >> CAL_SHIFT) >= CAL_N - 64 || t < now - CAL_W * 64) return t + dur;
+    int64_t left = dur, end = t + dur;
+    int64_t limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
+    int64_t run_start = b, run_end = b; /* contiguous full bins met from b */
+    int contiguous = 1;
+    for (; left > 0 && b < limit; b++) {
+        int i = (int)(b & (CAL_N - 1));
+        if (c->id[i] != (uint32_t)b) {
+            c->id[i] = (uint32_t)b;
+            c->used[i] = 0;
+        }
+        int64_t cap = CAL_W - c->used[i];
+        if (cap > 0) {
+            int64_t take = left < cap ? left : cap;
+            c->used[i] += (int32_t)take;
+            left -= take;
+            if (left == 0) {
+                int64_t fin = (b << CAL_SHIFT) + c->used[i];
+                if (fin > end) end = fin;
+            }
+        }
+        if (contiguous && c->used[i] >= CAL_W) run_end = b + 1;
+        else contiguous = 0;
+    }
+    if (left > 0) end = (b << CAL_SHIFT) + left; /* past the horizon: uncontended */
+    if (run_end > run_start) {
+        if (run_start <= c->full_hi && run_start >= c->full_lo) c->full_hi = run_end > c->full_hi ? run_end : c->full_hi;
+        else if (run_end - run_start > c->full_hi - c->full_lo || c->full_hi <= (now >> CAL_SHIFT)) {
+            c->full_lo = run_start;
+            c->full_hi = run_end;
+        }
+    }
+    return end;
+}
+
+typedef struct {
+    PyObject_HEAD
+    /* geometry */
+    int64_t n_lpn;
+    uint32_t n_blk, spb, spu, n_dies, n_ch, pu_per_sb, planes;
+    int64_t iu_bytes, page_bytes;
+    /* timing (ns) */
+    int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
+    double host_ns_per_byte, ch_ns_per_byte;
+    int gc_policy; /* 0 greedy, 1 fifo */
+    uint32_t gc_free_min;
+    int64_t buf_slots, flush_thr;
+    /* map cache */
+    int64_t map_entries, n_mp, mc_cap, mc_hand, mc_count;
+    uint8_t *mc_flags; /* bit0 resident, bit1 referenced, bit2 dirty */
+    int64_t *mc_ring;
+    /* power */
+    double p_cap, p_idle, pw_depth, pw_rate, pw_level;
+    double e_read, e_prog_pu, e_erase_sb, e_io;
+    /* FTL state */
+    uint32_t *l2p, *p2l, *valid;
+    uint8_t *bstate;
+    int32_t *bprev, *bnext, *bhead;
+    uint32_t *freeq, free_head, free_cnt;
+    uint32_t *fifoq, fifo_head, fifo_cnt;
+    uint32_t host_blk, host_slot, gc_blk, gc_slot;
+    int64_t gc_min_hint;
+    /* write buffer */
+    uint32_t *ring;
+    int64_t ring_cap, ring_head, ring_cnt, pend_live;
+    int64_t *infl_t, *infl_n, infl_cap, infl_head, infl_cnt, infl_occ, infl_last;
+    int64_t rmw_ready;
+    int64_t space_t; /* buffer space handed out so far is free from this time on */
+    int64_t carry_end; /* end of the previous point: its unfinished NAND work carries over */
+    /* resources */
+    int64_t *die_free, *ch_free, ctrl_free, host_free, pw_t;
+    Cal *cal_ch, *cal_host;
+    int64_t cal_now;
+    /* lifetime counters */
+    uint64_t c_host_w_bytes, c_host_r_bytes, c_host_w_slots, c_nand_w_slots, c_gc_slots, c_gc_runs,
+        c_erases, c_rmw_reads, c_nand_reads, c_map_miss, c_map_wr, c_merges, c_trim_slots;
+    double c_energy;
+    /* run state */
+    int running;
+    uint64_t rng;
+    int time_based, trim_mode, random;
+    int rmix; /* percent reads (0..100) */
+    int64_t range_start, range_len, align;
+    int nbs;
+    int64_t bs_val[MAX_BSSPLIT];
+    uint32_t bs_cum[MAX_BSSPLIT]; /* cumulative weight out of 2^32-1 scale via 1e6 */
+    uint32_t bs_total;
+    int64_t iodepth, numjobs, nslots;
+    int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
+    int poisson;
+    int64_t *job_pos, *job_issued, *job_next;
+    int64_t *slot_issue;
+    uint8_t *slot_gated;
+    HeapEnt *heap;
+    int64_t heap_n;
+    int64_t t_now, t_last_done;
+    /* stats */
+    uint64_t st_n[NDIR], st_bytes[NDIR];
+    double st_sum[NDIR], st_sq[NDIR];
+    int64_t st_min[NDIR], st_max[NDIR];
+    int64_t *hist; /* NDIR * PLAT_NR */
+    Interval *iv;
+    int64_t iv_n, iv_cap;
+    uint64_t all_ios[NDIR], all_bytes[NDIR];
+    double all_lat;
+    double run_energy0;
+    /* histogram log: a ring of per-interval clat histograms indexed by completion interval */
+    int64_t hl_ns, hl_base;
+    int64_t *hl;
+} Dev;
+
+#define HL_RING 64
+
+/* ------------------------------------------------------------------ helpers */
+
+/* large tables: 2 MiB aligned and, on Linux, backed by transparent huge pages (fewer TLB misses on the
+ * random lookups that dominate the run time) */
+static void *big_alloc(size_t bytes) {
+    void *p = NULL;
+    size_t align = 2u << 20;
+    size_t size = (bytes + align - 1) / align * align;
+    if (posix_memalign(&p, align, size) != 0) return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static inline uint64_t rng_next(Dev *d) {
+    /* xorshift64* */
+    uint64_t x = d->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    d->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static inline uint64_t rng_below(Dev *d, uint64_t n) {
+    return (uint64_t)(((__uint128_t)rng_next(d) * (__uint128_t)n) >> 64);
+}
+
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int plat_idx(int64_t v) {
+    if (v < 0) v = 0;
+    uint64_t u = (uint64_t)v;
+    int msb = u ? 63 - __builtin_clzll(u) : 0;
+    if (msb <= PLAT_BITS) return (int)u;
+    int shift = msb - PLAT_BITS;
+    int64_t idx = (int64_t)(shift + 1) * PLAT_VAL + (int64_t)((u >> shift) & (PLAT_VAL - 1));
+    return idx < PLAT_NR ? (int)idx : PLAT_NR - 1;
+}
+
+static inline uint32_t die_of_slot(Dev *d, uint32_t slot) {
+    uint32_t k = slot % d->spb;
+    return (k / d->spu) % d->n_dies;
+}
+
+static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
+    int64_t s = max64(t, d->die_free[die]);
+    d->die_free[die] = s + dur;
+    return s + dur;
+}
+
+/* ------------------------------------------------------------------ block lists */
+
+static void bucket_insert(Dev *d, uint32_t b) {
+    uint32_t v = d->valid[b];
+    d->bprev[b] = -1;
+    d->bnext[b] = d->bhead[v];
+    if (d->bhead[v] >= 0) d->bprev[d->bhead[v]] = (int32_t)b;
+    d->bhead[v] = (int32_t)b;
+    if ((int64_t)v < d->gc_min_hint) d->gc_min_hint = v;
+}
+
+static void bucket_remove(Dev *d, uint32_t b) {
+    uint32_t v = d->valid[b];
+    if (d->bprev[b] >= 0) d->bnext[d->bprev[b]] = d->bnext[b];
+    else d->bhead[v] = d->bnext[b];
+    if (d->bnext[b] >= 0) d->bprev[d->bnext[b]] = d->bprev[b];
+}
+
+static inline void invalidate(Dev *d, uint32_t slot) {
+    uint32_t b = slot / d->spb;
+    d->p2l[slot] = UNMAPPED;
+    if (d->gc_policy == 0 && d->bstate[b] == BS_CLOSED) {
+        bucket_remove(d, b);
+        d->valid[b]--;
+        bucket_insert(d, b);
+    } else {
+        d->valid[b]--;
+    }
+}
+
+static void close_block(Dev *d, uint32_t b) {
+    d->bstate[b] = BS_CLOSED;
+    if (d->gc_policy == 0) bucket_insert(d, b);
+    else {
+        d->fifoq[(d->fifo_head + d->fifo_cnt) % d->n_blk] = b;
+        d->fifo_cnt++;
+    }
+}
+
+static uint32_t pop_free(Dev *d) {
+    uint32_t b = d->freeq[d->free_head];
+    d->free_head = (d->free_head + 1) % d->n_blk;
+    d->free_cnt--;
+    d->bstate[b] = BS_OPEN;
+    d->valid[b] = 0;
+    return b;
+}
+
+static void push_free(Dev *d, uint32_t b) {
+    d->freeq[(d->free_head + d->free_cnt) % d->n_blk] = b;
+    d->free_cnt++;
+    d->bstate[b] = BS_FREE;
+    d->valid[b] = 0;
+}
+
+/* ------------------------------------------------------------------ GC */
+
+static int gc_one(Dev *d, int64_t t);
+
+static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
+    uint32_t die = die_of_slot(d, pu_first_slot);
+    uint32_t ch = die % d->n_ch;
+    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
+    die_op(d, die, ce, d->t_prog);
+    d->c_energy += d->e_prog_pu;
+}
+
+static uint32_t gc_place(Dev *d, uint32_t lpn, int64_t t) {
+    if (d->gc_blk == UNMAPPED || d->gc_slot >= d->spb) {
+        if (d->gc_blk != UNMAPPED) close_block(d, d->gc_blk);
+        if (d->free_cnt == 0) return UNMAPPED;
+        d->gc_blk = pop_free(d);
+        d->gc_slot = 0;
+    }
+    uint32_t slot = d->gc_blk * d->spb + d->gc_slot;
+    d->gc_slot++;
+    d->p2l[slot] = lpn;
+    d->l2p[lpn] = slot;
+    d->valid[d->gc_blk]++;
+    d->c_nand_w_slots++;
+    d->c_gc_slots++;
+    if (d->gc_slot % d->spu == 0) gc_program_unit(d, slot - (d->spu - 1), t);
+    return slot;
+}
+
+static int64_t select_victim(Dev *d) {
+    if (d->gc_policy == 0) {
+        int64_t v = d->gc_min_hint < 0 ? 0 : d->gc_min_hint;
+        for (; v <= (int64_t)d->spb; v++) {
+            if (d->bhead[v] >= 0) {
+                d->gc_min_hint = v;
+                return d->bhead[v];
+            }
+        }
+        d->gc_min_hint = d->spb + 1;
+        return -1;
+    }
+    if (d->fifo_cnt == 0) return -1;
+    return d->fifoq[d->fifo_head];
+}
+
+/* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
+static int gc_one(Dev *d, int64_t t) {
+    int64_t vb = select_victim(d);
+    if (vb < 0) return 0;
+    uint32_t b = (uint32_t)vb;
+    if (d->valid[b] >= d->spb) return 0;
+    if (d->gc_policy == 0) bucket_remove(d, b);
+    else {
+        d->fifo_head = (d->fifo_head + 1) % d->n_blk;
+        d->fifo_cnt--;
+    }
+    d->bstate[b] = BS_OPEN; /* out of the lists while being cleaned */
+    d->c_gc_runs++;
+    uint32_t base = b * d->spb;
+    for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
+        uint32_t s0 = base + pu * d->spu;
+        int any = 0;
+        for (uint32_t k = 0; k < d->spu; k++) {
+            if (d->p2l[s0 + k] != UNMAPPED) { any = 1; break; }
+        }
+        if (!any) continue;
+        uint32_t die = die_of_slot(d, s0);
+        die_op(d, die, t, d->t_r);
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+        for (uint32_t k = 0; k < d->spu; k++) {
+            uint32_t lpn = d->p2l[s0 + k];
+            if (lpn == UNMAPPED) continue;
+            d->p2l[s0 + k] = UNMAPPED;
+            d->valid[b]--;
+            if (gc_place(d, lpn, t) == UNMAPPED) return -1;
+        }
+    }
+    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, d->t_bers);
+    d->c_erases++;
+    d->c_energy += d->e_erase_sb;
+    push_free(d, b);
+    return 1;
+}
+
+static int open_host_block(Dev *d, int64_t t) {
+    int guard = 0;
+    while (d->free_cnt <= d->gc_free_min) {
+        int r = gc_one(d, t);
+        if (r <= 0) break;
+        if (++guard > (int)d->n_blk * 4) break;
+    }
+    if (d->free_cnt == 0) return -1;
+    d->host_blk = pop_free(d);
+    d->host_slot = 0;
+    return 0;
+}
+
+/* place one host IU at the host write point; the caller programs whole units */
+static int host_place(Dev *d, uint32_t lpn, int64_t t) {
+    if (d->host_blk == UNMAPPED || d->host_slot >= d->spb) {
+        if (d->host_blk != UNMAPPED) close_block(d, d->host_blk);
+        d->host_blk = UNMAPPED;
+        if (open_host_block(d, t) < 0) return -1;
+    }
+    uint32_t slot = d->host_blk * d->spb + d->host_slot;
+    d->host_slot++;
+    d->p2l[slot] = lpn;
+    d->l2p[lpn] = slot;
+    d->valid[d->host_blk]++;
+    d->c_nand_w_slots++;
+    d->c_host_w_slots++;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ write buffer */
+
+static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
+    /* take up to spu live entries from the ring head and program them as one unit */
+    uint32_t die = 0;
+    int first = 1;
+    int64_t n = 0;
+    while (n < (int64_t)d->spu && d->ring_cnt > 0) {
+        uint32_t lpn = d->ring[d->ring_head];
+        d->ring_head = (d->ring_head + 1) % d->ring_cap;
+        d->ring_cnt--;
+        if (lpn == UNMAPPED) continue; /* trimmed while pending */
+        if (first) {
+            if (d->host_blk == UNMAPPED || d->host_slot >= d->spb) {
+                if (d->host_blk != UNMAPPED) close_block(d, d->host_blk);
+                d->host_blk = UNMAPPED;
+                if (open_host_block(d, t) < 0) return -1;
+            }
+            die = die_of_slot(d, d->host_blk * d->spb + d->host_slot);
+            first = 0;
+        }
+        if (host_place(d, lpn, t) < 0) return -1;
+        d->pend_live--;
+        n++;
+    }
+    if (n == 0) return t;
+    if (partial && n < (int64_t)d->spu) {
+        /* pad the program unit: the remaining slots stay empty */
+        d->host_slot += (uint32_t)(d->spu - n);
+    }
+    uint32_t ch = die % d->n_ch;
+    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
+    int64_t done = die_op(d, die, ce, d->t_prog);
+    d->c_energy += d->e_prog_pu;
+    /* ring-buffer release order: a unit frees its space no earlier than the previous one */
+    if (done < d->infl_last) done = d->infl_last;
+    d->infl_last = done;
+    int64_t pos = (d->infl_head + d->infl_cnt) % d->infl_cap;
+    d->infl_t[pos] = done;
+    d->infl_n[pos] = n;
+    d->infl_cnt++;
+    d->infl_occ += n;
+    return done;
+}
+
+static void flush_pending(Dev *d, int64_t t) {
+    while (d->pend_live > 0) {
+        if (dispatch_unit(d, t, 1) < 0) break;
+    }
+    d->ring_head = 0;
+    d->ring_cnt = 0;
+}
+
+static void flush_all(Dev *d, int64_t t) {
+    flush_pending(d, t);
+    d->infl_head = 0;
+    d->infl_cnt = 0;
+    d->infl_occ = 0;
+}
+
+/* ------------------------------------------------------------------ map cache */
+
+static int64_t map_lookup(Dev *d, uint32_t lpn, int64_t t, int dirty) {
+    if (d->mc_cap >= d->n_mp) return t;
+    int64_t mp = (int64_t)lpn / d->map_entries;
+    uint8_t f = d->mc_flags[mp];
+    if (f & 1) {
+        d->mc_flags[mp] = (uint8_t)(f | 2 | (dirty ? 4 : 0));
+        return t;
+    }
+    d->c_map_miss++;
+    /* evict with CLOCK when full */
+    if (d->mc_count >= d->mc_cap) {
+        for (;;) {
+            int64_t victim = d->mc_ring[d->mc_hand];
+            uint8_t vf = d->mc_flags[victim];
+            if (vf & 2) {
+                d->mc_flags[victim] = (uint8_t)(vf & ~2);
+                d->mc_hand = (d->mc_hand + 1) % d->mc_cap;
+                continue;
+            }
+            if (vf & 4) {
+                uint32_t die = (uint32_t)(victim % d->n_dies);
+                die_op(d, die, t, d->t_prog);
+                d->c_map_wr++;
+                d->c_energy += d->e_prog_pu / d->planes;
+            }
+            d->mc_flags[victim] = 0;
+            d->mc_ring[d->mc_hand] = mp;
+            d->mc_hand = (d->mc_hand + 1) % d->mc_cap;
+            break;
+        }
+    } else {
+        d->mc_ring[d->mc_count++] = mp;
+    }
+    d->mc_flags[mp] = (uint8_t)(1 | 2 | (dirty ? 4 : 0));
+    uint32_t die = (uint32_t)(mp % d->n_dies);
+    d->c_nand_reads++;
+    d->c_energy += d->e_read;
+    return die_op(d, die, t, d->t_r);
+}
+
+/* ------------------------------------------------------------------ host I/O */
+
+static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
+    int64_t s = max64(t, d->ctrl_free);
+    d->ctrl_free = s + d->ctrl_ns;
+    int64_t ready = s + d->fw_ns;
+    int64_t done = ready;
+    int64_t first = off / d->iu_bytes, last = (off + len - 1) / d->iu_bytes;
+    uint32_t last_pu = UNMAPPED;
+    for (int64_t lpn = first; lpn <= last; lpn++) {
+        int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
+        uint32_t m = d->l2p[lpn];
+        if (m == UNMAPPED || (m & BUFBIT)) {
+            if (r > done) done = r;
+            continue;
+        }
+        uint32_t pu = m / d->spu;
+        uint32_t die = die_of_slot(d, m);
+        int64_t e;
+        if (pu != last_pu) {
+            e = die_op(d, die, r, d->t_r);
+            d->c_nand_reads++;
+            d->c_energy += d->e_read;
+            last_pu = pu;
+        } else {
+            e = max64(r, d->die_free[die]);
+        }
+        int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
+        if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
+        uint32_t ch = die % d->n_ch;
+        int64_t ce = cal_book(&d->cal_ch[ch], e, (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5), d->cal_now);
+        if (ce > done) done = ce;
+    }
+    d->c_host_r_bytes += (uint64_t)len;
+    return cal_book(d->cal_host, done, (int64_t)((double)len * d->host_ns_per_byte + 0.5), d->cal_now);
+}
+
+static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
+    int64_t s = max64(t, d->ctrl_free);
+    d->ctrl_free = s + d->ctrl_ns;
+    int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
+    for (int64_t lpn = first; lpn < end; lpn++) {
+        uint32_t m = d->l2p[lpn];
+        if (m == UNMAPPED) continue;
+        if (m & BUFBIT) {
+            d->ring[m & ~BUFBIT] = UNMAPPED;
+            d->pend_live--;
+        } else {
+            invalidate(d, m);
+        }
+        d->l2p[lpn] = UNMAPPED;
+        d->c_trim_slots++;
+    }
+    return s + d->fw_ns;
+}
+
+static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
+    int aligned = (off % d->iu_bytes == 0) && ((off + len) % d->iu_bytes == 0);
+    int64_t slow = aligned ? 0 : d->slow_ns;
+    int64_t s = max64(t, d->ctrl_free);
+    d->ctrl_free = s + d->ctrl_ns + slow;
+    int64_t ready = s + d->fw_ns + slow;
+    int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)len * d->host_ns_per_byte + 0.5), d->cal_now);
+    int64_t first = off / d->iu_bytes, last = (off + len - 1) / d->iu_bytes;
+    /* read-modify-write of partially covered IUs that hold data on NAND */
+    for (int side = 0; side < 2; side++) {
+        int64_t lpn = side == 0 ? first : last;
+        if (side == 1 && last == first) break;
+        int partial = side == 0 ? (off % d->iu_bytes != 0 || (first == last && (off + len) % d->iu_bytes != 0))
+                                : ((off + len) % d->iu_bytes != 0);
+        if (!partial) continue;
+        uint32_t m = d->l2p[lpn];
+        if (m == UNMAPPED || (m & BUFBIT)) continue;
+        int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
+        die_op(d, die_of_slot(d, m), r, d->t_r);
+        d->c_rmw_reads++;
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+    }
+    int64_t lpn = first;
+    int64_t chunk_max = d->buf_slots - d->flush_thr;
+    if (chunk_max < 1) chunk_max = 1;
+    while (lpn <= last) {
+        int64_t chunk_end = lpn + chunk_max - 1;
+        if (chunk_end > last) chunk_end = last;
+        int64_t n_new = 0;
+        for (int64_t x = lpn; x <= chunk_end; x++) {
+            if (!(d->l2p[x] != UNMAPPED && (d->l2p[x] & BUFBIT))) n_new++;
+        }
+        /* wait for buffer space: units in flight release it when their program completes; space freed
+         * by a unit whose program ends in the future is only usable from then on (space_t) */
+        while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
+            if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
+            d->infl_occ -= d->infl_n[d->infl_head];
+            d->infl_head = (d->infl_head + 1) % d->infl_cap;
+            d->infl_cnt--;
+        }
+        if (n_new > 0 && d->space_t > done) done = d->space_t;
+        /* retire units already programmed by now (they no longer hold space) */
+        while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
+            d->infl_occ -= d->infl_n[d->infl_head];
+            d->infl_head = (d->infl_head + 1) % d->infl_cap;
+            d->infl_cnt--;
+        }
+        for (int64_t x = lpn; x <= chunk_end; x++) {
+            uint32_t m = d->l2p[x];
+            map_lookup(d, (uint32_t)x, ready, 1);
+            if (m != UNMAPPED && (m & BUFBIT)) {
+                d->c_merges++;
+                continue;
+            }
+            if (m != UNMAPPED) invalidate(d, m);
+            int64_t pos = (d->ring_head + d->ring_cnt) % d->ring_cap;
+            d->ring[pos] = (uint32_t)x;
+            d->ring_cnt++;
+            d->pend_live++;
+            d->l2p[x] = BUFBIT | (uint32_t)pos;
+        }
+        while (d->pend_live >= d->flush_thr || d->ring_cnt >= d->ring_cap - d->spu - chunk_max) {
+            if (d->pend_live == 0) {
+                d->ring_cnt = 0;
+                break;
+            }
+            if (dispatch_unit(d, done, d->pend_live < (int64_t)d->spu) < 0) return -1;
+        }
+        lpn = chunk_end + 1;
+    }
+    d->c_host_w_bytes += (uint64_t)len;
+    return done;
+}
+
+/* the buffer ring stores positions in l2p; after dispatch the positions of later entries stay valid
+ * because the ring is never compacted (head advances only). */
+
+/* ------------------------------------------------------------------ allocation */
+
+static void dev_free_all(Dev *d) {
+    free(d->l2p); free(d->p2l); free(d->valid); free(d->bstate); free(d->bprev); free(d->bnext);
+    free(d->bhead); free(d->freeq); free(d->fifoq); free(d->ring); free(d->infl_t); free(d->infl_n);
+    free(d->die_free); free(d->ch_free); free(d->cal_ch); free(d->cal_host);
+    d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
+    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap);
+    free(d->hist); free(d->iv); free(d->hl);
+    d->hl = NULL;
+    d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = d->bhead = NULL;
+    d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
+    d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = NULL;
+    d->slot_issue = NULL; d->slot_gated = NULL; d->heap = NULL; d->hist = NULL; d->iv = NULL;
+}
+
+static void reset_time(Dev *d) {
+    for (uint32_t i = 0; i < d->n_dies; i++) d->die_free[i] = 0;
+    for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
+    d->ctrl_free = d->host_free = d->pw_t = 0;
+    d->cal_now = 0;
+    for (uint32_t i = 0; i < d->n_ch; i++)
+        for (int k = 0; k < CAL_N; k++) d->cal_ch[i].id[k] = UINT32_MAX;
+    for (int k = 0; k < CAL_N; k++) d->cal_host->id[k] = UINT32_MAX;
+    for (uint32_t i = 0; i < d->n_ch; i++) d->cal_ch[i].full_lo = d->cal_ch[i].full_hi = 0;
+    d->cal_host->full_lo = d->cal_host->full_hi = 0;
+    d->rmw_ready = 0;
+    d->carry_end = 0;
+    d->space_t = 0;
+    d->infl_head = d->infl_cnt = d->infl_occ = d->infl_last = 0;
+}
+
+/* start a new point at time 0 = the previous point's end: booked work (die queues, buffer in flight) stays */
+static int64_t shift_down(int64_t x, int64_t by) { return x > by ? x - by : 0; }
+
+static void rebase(Dev *d) {
+    int64_t by = d->carry_end;
+    for (uint32_t i = 0; i < d->n_dies; i++) d->die_free[i] = shift_down(d->die_free[i], by);
+    for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = shift_down(d->ch_free[i], by);
+    d->ctrl_free = shift_down(d->ctrl_free, by);
+    d->host_free = shift_down(d->host_free, by);
+    for (int64_t k = 0; k < d->infl_cnt; k++) {
+        int64_t pos = (d->infl_head + k) % d->infl_cap;
+        d->infl_t[pos] = shift_down(d->infl_t[pos], by);
+    }
+    d->infl_last = shift_down(d->infl_last, by);
+    d->space_t = shift_down(d->space_t, by);
+    d->pw_t = 0;
+    d->cal_now = 0;
+    for (uint32_t i = 0; i < d->n_ch; i++) {
+        for (int k = 0; k < CAL_N; k++) d->cal_ch[i].id[k] = UINT32_MAX;
+        d->cal_ch[i].full_lo = d->cal_ch[i].full_hi = 0;
+    }
+    for (int k = 0; k < CAL_N; k++) d->cal_host->id[k] = UINT32_MAX;
+    d->cal_host->full_lo = d->cal_host->full_hi = 0;
+    d->carry_end = 0;
+}
+
+static void rebuild_lists(Dev *d) {
+    for (uint32_t v = 0; v <= d->spb; v++) d->bhead[v] = -1;
+    d->gc_min_hint = 0;
+    if (d->gc_policy == 0) {
+        for (uint32_t b = 0; b < d->n_blk; b++)
+            if (d->bstate[b] == BS_CLOSED) bucket_insert(d, b);
+    }
+}
+
+static void fob_reset(Dev *d) {
+    for (int64_t i = 0; i < d->n_lpn; i++) d->l2p[i] = UNMAPPED;
+    memset(d->p2l, 0xFF, sizeof(uint32_t) * (size_t)d->n_blk * d->spb);
+    d->free_head = 0;
+    d->free_cnt = 0;
+    d->fifo_head = d->fifo_cnt = 0;
+    for (uint32_t b = 0; b < d->n_blk; b++) push_free(d, b);
+    rebuild_lists(d);
+    d->host_blk = d->gc_blk = UNMAPPED;
+    d->host_slot = d->gc_slot = 0;
+    d->ring_head = d->ring_cnt = d->pend_live = 0;
+    if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
+    d->mc_hand = d->mc_count = 0;
+    d->pw_level = d->pw_depth;
+    reset_time(d);
+}
+
+static double dget(PyObject *dict, const char *key, int *err) {
+    PyObject *v = PyDict_GetItemString(dict, key);
+    if (!v) {
+        PyErr_Format(PyExc_KeyError, "missing model parameter %s", key);
+        *err = 1;
+        return 0;
+    }
+    double x = PyFloat_AsDouble(v);
+    if (x == -1.0 && PyErr_Occurred()) *err = 1;
+    return x;
+}
+
+static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
+    PyObject *p;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &p)) return -1;
+    dev_free_all(d);
+    int err = 0;
+    int64_t user = (int64_t)dget(p, "capacity", &err);
+    double op = dget(p, "op", &err) / 100.0;
+    d->iu_bytes = (int64_t)dget(p, "iu", &err);
+    d->page_bytes = (int64_t)dget(p, "page", &err);
+    d->planes = (uint32_t)dget(p, "planes", &err);
+    uint32_t pages = (uint32_t)dget(p, "pages", &err);
+    d->n_ch = (uint32_t)dget(p, "channels", &err);
+    d->n_dies = d->n_ch * (uint32_t)dget(p, "dies", &err);
+    d->t_r = (int64_t)(dget(p, "tr", &err) * 1000.0);
+    d->t_prog = (int64_t)(dget(p, "tprog", &err) * 1000.0);
+    double t_bers_us = dget(p, "tbers", &err);
+    double nand_block_pages = dget(p, "block_pages", &err);
+    double ch_mbps = dget(p, "ch_mbps", &err);
+    double host_mbps = dget(p, "host_mbps", &err);
+    d->fw_ns = (int64_t)(dget(p, "fw_us", &err) * 1000.0);
+    double ctrl_kiops = dget(p, "ctrl_kiops", &err);
+    d->slow_ns = (int64_t)(dget(p, "slowpath_us", &err) * 1000.0);
+    d->gc_policy = (int)dget(p, "gc_policy", &err);
+    d->gc_free_min = (uint32_t)dget(p, "gc_free", &err);
+    int64_t buf_bytes = (int64_t)dget(p, "buffer", &err);
+    double map_cache = dget(p, "map_cache", &err);
+    d->p_cap = dget(p, "power", &err);
+    d->p_idle = dget(p, "idle_w", &err);
+    double window = dget(p, "window_s", &err);
+    double e_read = dget(p, "e_read_uj", &err), e_prog = dget(p, "e_prog_uj", &err);
+    double e_erase = dget(p, "e_erase_uj", &err), e_io = dget(p, "e_io_uj", &err);
+    if (err) return -1;
+    if (d->iu_bytes <= 0 || d->planes * d->page_bytes < d->iu_bytes || (d->planes * d->page_bytes) % d->iu_bytes) {
+        PyErr_SetString(PyExc_ValueError, "planes x page must be a multiple of the indirection unit");
+        return -1;
+    }
+    if (nand_block_pages < pages) nand_block_pages = pages;
+    /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
+    d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
+    d->spu = (uint32_t)(d->planes * d->page_bytes / d->iu_bytes);
+    d->pu_per_sb = d->n_dies * pages;
+    d->spb = d->spu * d->pu_per_sb;
+    d->n_lpn = user / d->iu_bytes;
+    if (d->n_lpn < 1 || d->n_lpn >= (int64_t)BUFBIT || d->spb < 2) {
+        PyErr_SetString(PyExc_ValueError, "capacity / geometry out of range");
+        return -1;
+    }
+    double need = ceil((double)d->n_lpn * (1.0 + op) / (double)d->spb);
+    int64_t nb = (int64_t)need + d->gc_free_min + 2;
+    if (nb * (int64_t)d->spb >= (int64_t)BUFBIT) {
+        PyErr_SetString(PyExc_ValueError, "raw capacity too large for the model (2^31 slots)");
+        return -1;
+    }
+    d->n_blk = (uint32_t)nb;
+    d->xfer_iu = (int64_t)((double)d->iu_bytes * 1000.0 / ch_mbps);
+    d->xfer_pu = (int64_t)((double)(d->planes * d->page_bytes) * 1000.0 / ch_mbps);
+    d->ch_ns_per_byte = 1000.0 / ch_mbps;
+    d->host_ns_per_byte = 1000.0 / host_mbps;
+    d->ctrl_ns = ctrl_kiops > 0 ? (int64_t)(1e6 / ctrl_kiops) : 0;
+    d->buf_slots = buf_bytes / d->iu_bytes;
+    if (d->buf_slots < 4 * (int64_t)d->spu) d->buf_slots = 4 * (int64_t)d->spu;
+    /* flush eagerly, keeping a 256 KiB coalescing window (sequential sub-IU writes merge in it) */
+    d->flush_thr = (256 * 1024) / d->iu_bytes;
+    if (d->flush_thr < (int64_t)d->spu) d->flush_thr = d->spu;
+    if (d->flush_thr < 2) d->flush_thr = 2;
+    if (d->flush_thr > d->buf_slots / 2) d->flush_thr = d->buf_slots / 2;
+    d->ring_cap = d->buf_slots * 2 + 2 * (int64_t)d->spu + 8;
+    d->infl_cap = d->buf_slots + 8;
+    d->map_entries = 4096;
+    d->n_mp = (d->n_lpn + d->map_entries - 1) / d->map_entries;
+    d->mc_cap = map_cache >= 1.0 ? d->n_mp : (int64_t)ceil(map_cache * (double)d->n_mp);
+    if (d->mc_cap < 1) d->mc_cap = 1;
+    d->e_read = e_read * 1e-6;
+    d->e_prog_pu = e_prog * 1e-6 * d->planes;
+    d->e_erase_sb = e_erase * 1e-6 * d->planes * d->n_dies * pages / nand_block_pages;
+    d->e_io = e_io * 1e-6;
+    d->pw_rate = d->p_cap > 0 ? (d->p_cap - d->p_idle) * 1e-9 : 0; /* J per ns */
+    d->pw_depth = d->p_cap > 0 ? (d->p_cap - d->p_idle) * window : 0;
+
+    size_t nslot = (size_t)d->n_blk * d->spb;
+    d->l2p = big_alloc(sizeof(uint32_t) * (size_t)d->n_lpn);
+    d->p2l = big_alloc(sizeof(uint32_t) * nslot);
+    d->valid = calloc(d->n_blk, sizeof(uint32_t));
+    d->bstate = calloc(d->n_blk, 1);
+    d->bprev = malloc(sizeof(int32_t) * d->n_blk);
+    d->bnext = malloc(sizeof(int32_t) * d->n_blk);
+    d->bhead = malloc(sizeof(int32_t) * (d->spb + 2));
+    d->freeq = malloc(sizeof(uint32_t) * d->n_blk);
+    d->fifoq = malloc(sizeof(uint32_t) * d->n_blk);
+    d->ring = malloc(sizeof(uint32_t) * (size_t)d->ring_cap);
+    d->infl_t = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
+    d->infl_n = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
+    d->die_free = calloc(d->n_dies, sizeof(int64_t));
+    d->ch_free = calloc(d->n_ch, sizeof(int64_t));
+    d->cal_ch = malloc(sizeof(Cal) * d->n_ch);
+    d->cal_host = malloc(sizeof(Cal));
+    d->mc_flags = d->mc_cap < d->n_mp ? calloc((size_t)d->n_mp, 1) : NULL;
+    d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
+    d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
+    if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->bhead || !d->freeq ||
+        !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free || !d->cal_ch || !d->cal_host || !d->hist ||
+        (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
+        dev_free_all(d);
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->running = 0;
+    fob_reset(d);
+    return 0;
+}
+
+static void Dev_dealloc(Dev *d) {
+    dev_free_all(d);
+    Py_TYPE(d)->tp_free((PyObject *)d);
+}
+
+/* ------------------------------------------------------------------ methods: state */
+
+static PyObject *Dev_reset(Dev *d, PyObject *unused) {
+    fob_reset(d);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Dev_fill(Dev *d, PyObject *args) {
+    long long start, count;
+    if (!PyArg_ParseTuple(args, "LL", &start, &count)) return NULL;
+    if (start < 0 || count < 0 || start + count > d->n_lpn) {
+        PyErr_SetString(PyExc_ValueError, "fill range outside the user capacity");
+        return NULL;
+    }
+    flush_all(d, 0);
+    for (int64_t lpn = start; lpn < start + count; lpn++) {
+        uint32_t m = d->l2p[lpn];
+        if (m != UNMAPPED) invalidate(d, m);
+        if (host_place(d, (uint32_t)lpn, 0) < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks");
+            return NULL;
+        }
+    }
+    /* finish the open program unit so later units stay aligned */
+    uint32_t rem = d->host_slot % d->spu;
+    if (rem) d->host_slot += d->spu - rem;
+    reset_time(d);
+    Py_RETURN_NONE;
+}
+
+#define NCOUNTERS 13
+static const char *counter_names[NCOUNTERS] = {
+    "host_write_bytes", "host_read_bytes", "host_write_slots", "nand_write_slots", "gc_write_slots",
+    "gc_runs", "erases", "rmw_reads", "nand_reads", "map_misses", "map_writes", "buffer_merges", "trimmed_slots"};
+
+static void counter_values(Dev *d, uint64_t *out) {
+    uint64_t v[NCOUNTERS] = {d->c_host_w_bytes, d->c_host_r_bytes, d->c_host_w_slots, d->c_nand_w_slots,
+                             d->c_gc_slots, d->c_gc_runs, d->c_erases, d->c_rmw_reads, d->c_nand_reads,
+                             d->c_map_miss, d->c_map_wr, d->c_merges, d->c_trim_slots};
+    memcpy(out, v, sizeof(v));
+}
+
+static PyObject *Dev_counters(Dev *d, PyObject *unused) {
+    uint64_t v[NCOUNTERS];
+    counter_values(d, v);
+    PyObject *r = PyDict_New();
+    for (int i = 0; i < NCOUNTERS; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        PyDict_SetItemString(r, counter_names[i], x);
+        Py_DECREF(x);
+    }
+    int64_t backlog = 0;
+    for (uint32_t i = 0; i < d->n_dies; i++)
+        if (d->die_free[i] - d->carry_end > backlog) backlog = d->die_free[i] - d->carry_end;
+    PyObject *bl = PyLong_FromLongLong(backlog);
+    PyDict_SetItemString(r, "die_backlog_ns", bl);
+    Py_DECREF(bl);
+    PyObject *e = PyFloat_FromDouble(d->c_energy);
+    PyDict_SetItemString(r, "energy_j", e);
+    Py_DECREF(e);
+    uint64_t used = 0, freeb = d->free_cnt;
+    for (int64_t i = 0; i < d->n_lpn; i++) used += d->l2p[i] != UNMAPPED;
+    PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "user_slots", (unsigned long long)d->n_lpn,
+                                "raw_slots", (unsigned long long)d->n_blk * d->spb, "mapped_slots",
+                                (unsigned long long)used, "free_blocks", (unsigned long long)freeb, "blocks",
+                                (unsigned long long)d->n_blk, "slots_per_block", (unsigned long long)d->spb,
+                                "power_level_j", d->pw_level);
+    PyDict_Update(r, g);
+    Py_DECREF(g);
+    return r;
+}
+
+/* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
+static PyObject *Dev_save(Dev *d, PyObject *unused) {
+    if (d->running) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot save while a point is running");
+        return NULL;
+    }
+    flush_pending(d, d->carry_end);
+    size_t nslot = (size_t)d->n_blk * d->spb;
+    size_t hdr = 8 * 32;
+    size_t fixed = hdr + 4 * (size_t)d->n_lpn + 4 * nslot + 4 * d->n_blk + d->n_blk + 4 * d->n_blk * 2;
+    /* timing tail, relative to the end of the last point: die/channel queues, controller, host link,
+     * buffer space and the units still in flight (so a reloaded drive is as busy as the live one was) */
+    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt);
+    size_t size = fixed + tail;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out) return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    uint64_t h[32] = {0};
+    h[0] = STATE_MAGIC;
+    h[1] = (uint64_t)d->n_lpn;
+    h[2] = d->n_blk;
+    h[3] = d->spb;
+    h[4] = d->spu;
+    h[5] = d->free_head; h[6] = d->free_cnt; h[7] = d->fifo_head; h[8] = d->fifo_cnt;
+    h[9] = d->host_blk; h[10] = d->host_slot; h[11] = d->gc_blk; h[12] = d->gc_slot;
+    counter_values(d, &h[13]); /* 13 .. 25 */
+    memcpy(&h[26], &d->c_energy, 8);
+    memcpy(&h[27], &d->pw_level, 8);
+    h[28] = (uint64_t)d->gc_policy;
+    memcpy(p, h, hdr);
+    p += hdr;
+    memcpy(p, d->l2p, 4 * (size_t)d->n_lpn); p += 4 * (size_t)d->n_lpn;
+    memcpy(p, d->p2l, 4 * nslot); p += 4 * nslot;
+    memcpy(p, d->valid, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
+    memcpy(p, d->bstate, d->n_blk); p += d->n_blk;
+    memcpy(p, d->freeq, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
+    memcpy(p, d->fifoq, 4 * (size_t)d->n_blk);
+    p += 4 * (size_t)d->n_blk;
+    int64_t *q = (int64_t *)p;
+    int64_t by = d->carry_end;
+    for (uint32_t i = 0; i < d->n_dies; i++) *q++ = shift_down(d->die_free[i], by);
+    for (uint32_t i = 0; i < d->n_ch; i++) *q++ = shift_down(d->ch_free[i], by);
+    *q++ = shift_down(d->ctrl_free, by);
+    *q++ = shift_down(d->host_free, by);
+    *q++ = shift_down(d->space_t, by);
+    *q++ = shift_down(d->infl_last, by);
+    *q++ = d->infl_cnt;
+    for (int64_t k = 0; k < d->infl_cnt; k++) {
+        int64_t pos = (d->infl_head + k) % d->infl_cap;
+        *q++ = shift_down(d->infl_t[pos], by);
+        *q++ = d->infl_n[pos];
+    }
+    return out;
+}
+
+static PyObject *Dev_load(Dev *d, PyObject *arg) {
+    char *p;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(arg, &p, &n) < 0) return NULL;
+    size_t nslot = (size_t)d->n_blk * d->spb;
+    size_t hdr = 8 * 32;
+    size_t size = hdr + 4 * (size_t)d->n_lpn + 4 * nslot + 4 * d->n_blk + d->n_blk + 4 * d->n_blk * 2;
+    size_t tail0 = 8 * ((size_t)d->n_dies + d->n_ch + 5);
+    uint64_t h[32];
+    if ((size_t)n < size + tail0) goto bad;
+    int64_t n_infl;
+    memcpy(&n_infl, p + size + tail0 - 8, 8);
+    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl) goto bad;
+    memcpy(h, p, hdr);
+    if (h[0] != STATE_MAGIC || h[1] != (uint64_t)d->n_lpn || h[2] != d->n_blk || h[3] != d->spb ||
+        h[4] != d->spu || h[28] != (uint64_t)d->gc_policy)
+        goto bad;
+    p += hdr;
+    memcpy(d->l2p, p, 4 * (size_t)d->n_lpn); p += 4 * (size_t)d->n_lpn;
+    memcpy(d->p2l, p, 4 * nslot); p += 4 * nslot;
+    memcpy(d->valid, p, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
+    memcpy(d->bstate, p, d->n_blk); p += d->n_blk;
+    memcpy(d->freeq, p, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
+    memcpy(d->fifoq, p, 4 * (size_t)d->n_blk);
+    p += 4 * (size_t)d->n_blk;
+    d->free_head = (uint32_t)h[5]; d->free_cnt = (uint32_t)h[6];
+    d->fifo_head = (uint32_t)h[7]; d->fifo_cnt = (uint32_t)h[8];
+    d->host_blk = (uint32_t)h[9]; d->host_slot = (uint32_t)h[10];
+    d->gc_blk = (uint32_t)h[11]; d->gc_slot = (uint32_t)h[12];
+    d->c_host_w_bytes = h[13]; d->c_host_r_bytes = h[14]; d->c_host_w_slots = h[15];
+    d->c_nand_w_slots = h[16]; d->c_gc_slots = h[17]; d->c_gc_runs = h[18]; d->c_erases = h[19];
+    d->c_rmw_reads = h[20]; d->c_nand_reads = h[21]; d->c_map_miss = h[22]; d->c_map_wr = h[23];
+    d->c_merges = h[24]; d->c_trim_slots = h[25];
+    memcpy(&d->c_energy, &h[26], 8);
+    memcpy(&d->pw_level, &h[27], 8);
+    rebuild_lists(d);
+    d->ring_head = d->ring_cnt = d->pend_live = 0;
+    if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
+    d->mc_hand = d->mc_count = 0;
+    reset_time(d);
+    int64_t q[8];
+    for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->die_free[i] = q[0]; }
+    for (uint32_t i = 0; i < d->n_ch; i++) { memcpy(q, p, 8); p += 8; d->ch_free[i] = q[0]; }
+    memcpy(q, p, 8 * 5);
+    p += 8 * 5;
+    d->ctrl_free = q[0];
+    d->host_free = q[1];
+    d->space_t = q[2];
+    d->infl_last = q[3];
+    for (int64_t k = 0; k < n_infl; k++) {
+        memcpy(q, p, 16);
+        p += 16;
+        d->infl_t[k] = q[0];
+        d->infl_n[k] = q[1];
+        d->infl_occ += q[1];
+    }
+    d->infl_head = 0;
+    d->infl_cnt = n_infl;
+    Py_RETURN_NONE;
+bad:
+    PyErr_SetString(PyExc_ValueError, "state image does not match this drive's geometry");
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ methods: running a point */
+
+static void heap_push(Dev *d, int64_t key, int32_t slot) {
+    int64_t i = d->heap_n++;
+    while (i > 0) {
+        int64_t pa = (i - 1) / 2;
+        HeapEnt *q = &d->heap[pa];
+        if (q->key < key || (q->key == key && q->slot < slot)) break;
+        d->heap[i] = *q;
+        i = pa;
+    }
+    d->heap[i].key = key;
+    d->heap[i].slot = slot;
+}
+
+static HeapEnt heap_pop(Dev *d) {
+    HeapEnt top = d->heap[0];
+    HeapEnt last = d->heap[--d->heap_n];
+    int64_t i = 0, n = d->heap_n;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (d->heap[c + 1].key < d->heap[c].key ||
+                          (d->heap[c + 1].key == d->heap[c].key && d->heap[c + 1].slot < d->heap[c].slot)))
+            c++;
+        if (last.key < d->heap[c].key || (last.key == d->heap[c].key && last.slot < d->heap[c].slot)) break;
+        d->heap[i] = d->heap[c];
+        i = c;
+    }
+    if (n > 0) d->heap[i] = last;
+    return top;
+}
+
+static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
+
+static PyObject *Dev_begin(Dev *d, PyObject *args) {
+    PyObject *w;
+    if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &w)) return NULL;
+    int err = 0;
+    d->rmix = (int)get_i(w, "rmix", &err);
+    d->random = (int)get_i(w, "random", &err);
+    d->trim_mode = (int)get_i(w, "trim", &err);
+    d->range_start = get_i(w, "range_start", &err);
+    d->range_len = get_i(w, "range_len", &err);
+    d->align = get_i(w, "align", &err);
+    d->iodepth = get_i(w, "iodepth", &err);
+    d->numjobs = get_i(w, "numjobs", &err);
+    d->time_based = (int)get_i(w, "time_based", &err);
+    int64_t ramp = get_i(w, "ramp_ns", &err);
+    int64_t runtime = get_i(w, "runtime_ns", &err);
+    d->io_limit = get_i(w, "io_bytes", &err);
+    int64_t rate = get_i(w, "rate_iops", &err);
+    d->interval_ns = get_i(w, "interval_ns", &err);
+    PyObject *hlo = PyDict_GetItemString(w, "hist_ns");
+    d->hl_ns = hlo ? PyLong_AsLongLong(hlo) : 0;
+    if (d->hl_ns < 0) d->hl_ns = 0;
+    PyObject *seedobj = PyDict_GetItemString(w, "seed");
+    if (!seedobj) {
+        PyErr_SetString(PyExc_KeyError, "missing workload key seed");
+        return NULL;
+    }
+    uint64_t seed = (uint64_t)PyLong_AsUnsignedLongLongMask(seedobj);
+    PyObject *bss = PyDict_GetItemString(w, "bssplit");
+    if (err || PyErr_Occurred()) return NULL;
+    if (!bss || !PyList_Check(bss) || PyList_GET_SIZE(bss) < 1 || PyList_GET_SIZE(bss) > MAX_BSSPLIT) {
+        PyErr_SetString(PyExc_ValueError, "bssplit must be a list of 1..64 (bs, weight) pairs");
+        return NULL;
+    }
+    d->nbs = (int)PyList_GET_SIZE(bss);
+    uint32_t cum = 0;
+    for (int i = 0; i < d->nbs; i++) {
+        long long bs, wt;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(bss, i), "LL", &bs, &wt)) return NULL;
+        d->bs_val[i] = bs;
+        cum += (uint32_t)wt;
+        d->bs_cum[i] = cum;
+    }
+    d->bs_total = cum;
+    int64_t user = d->n_lpn * d->iu_bytes;
+    if (d->range_start < 0 || d->range_len <= 0 || d->range_start + d->range_len > user || d->iodepth < 1 ||
+        d->numjobs < 1 || d->align < 1 || cum == 0) {
+        PyErr_SetString(PyExc_ValueError, "workload outside the drive (range, depth, jobs or block sizes)");
+        return NULL;
+    }
+    for (int i = 0; i < d->nbs; i++) {
+        if (d->bs_val[i] < 1 || d->bs_val[i] > d->range_len) {
+            PyErr_SetString(PyExc_ValueError, "block size larger than the active range");
+            return NULL;
+        }
+    }
+    d->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+    if (!d->rng) d->rng = 1;
+    d->nslots = d->iodepth * d->numjobs;
+    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
+    d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
+    d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
+    d->slot_issue = calloc((size_t)d->nslots, sizeof(int64_t));
+    d->slot_gated = calloc((size_t)d->nslots, 1);
+    d->heap = malloc(sizeof(HeapEnt) * (size_t)d->nslots);
+    free(d->hl);
+    d->hl = NULL;
+    d->hl_base = 0;
+    if (d->hl_ns > 0) {
+        d->hl = calloc((size_t)HL_RING * NDIR * PLAT_NR, sizeof(int64_t));
+        if (!d->hl) return PyErr_NoMemory();
+    }
+    d->iv_cap = 64;
+    d->iv_n = 0;
+    d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
+    if (!d->job_pos || !d->job_issued || !d->job_next || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (int64_t j = 0; j < d->numjobs; j++) d->job_pos[j] = d->range_start;
+    d->rate_ns = rate > 0 ? (int64_t)(1e9 / (double)rate) : 0;
+    PyObject *po = PyDict_GetItemString(w, "poisson");
+    d->poisson = po ? PyObject_IsTrue(po) : 0;
+    d->t_meas = ramp;
+    d->t_end = d->time_based ? ramp + runtime : INT64_MAX;
+    d->heap_n = 0;
+    for (int64_t s = 0; s < d->nslots; s++) heap_push(d, 0, (int32_t)s);
+    memset(d->hist, 0, sizeof(int64_t) * NDIR * PLAT_NR);
+    for (int i = 0; i < NDIR; i++) {
+        d->st_n[i] = d->st_bytes[i] = 0;
+        d->st_sum[i] = d->st_sq[i] = 0;
+        d->st_min[i] = INT64_MAX;
+        d->st_max[i] = 0;
+        d->all_ios[i] = d->all_bytes[i] = 0;
+    }
+    d->all_lat = 0;
+    rebase(d);
+    d->t_now = 0;
+    d->t_last_done = 0;
+    d->run_energy0 = d->c_energy;
+    d->running = 1;
+    Py_RETURN_NONE;
+}
+
+static int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_done) {
+    int64_t lat = t_done - t_issue;
+    d->all_ios[dir]++;
+    d->all_bytes[dir] += (uint64_t)bytes;
+    d->all_lat += (double)lat;
+    if (t_done < d->t_meas || t_done > d->t_end) return 0;
+    if (t_done > d->t_last_done) d->t_last_done = t_done;
+    d->st_n[dir]++;
+    d->st_bytes[dir] += (uint64_t)bytes;
+    d->st_sum[dir] += (double)lat;
+    d->st_sq[dir] += (double)lat * (double)lat;
+    if (lat < d->st_min[dir]) d->st_min[dir] = lat;
+    if (lat > d->st_max[dir]) d->st_max[dir] = lat;
+    int bucket = plat_idx(lat);
+    d->hist[dir * PLAT_NR + bucket]++;
+    if (d->hl) {
+        int64_t k = (t_done - d->t_meas) / d->hl_ns;
+        if (k < d->hl_base) k = d->hl_base;
+        if (k >= d->hl_base + HL_RING) k = d->hl_base + HL_RING - 1; /* latency beyond the ring: clamp */
+        d->hl[((k % HL_RING) * NDIR + dir) * PLAT_NR + bucket]++;
+    }
+    if (d->interval_ns > 0) {
+        int64_t k = (t_done - d->t_meas) / d->interval_ns;
+        if (k >= d->iv_cap) {
+            int64_t nc = d->iv_cap;
+            while (nc <= k) nc *= 2;
+            Interval *niv = realloc(d->iv, sizeof(Interval) * (size_t)nc);
+            if (!niv) return -1;
+            memset(niv + d->iv_cap, 0, sizeof(Interval) * (size_t)(nc - d->iv_cap));
+            d->iv = niv;
+            d->iv_cap = nc;
+        }
+        if (k + 1 > d->iv_n) d->iv_n = k + 1;
+        d->iv[k].ios[dir]++;
+        d->iv[k].bytes[dir] += (uint64_t)bytes;
+        d->iv[k].lat[dir] += (double)lat;
+    }
+    return 0;
+}
+
+/* process pops until virtual time `until` (ns); returns True when the point is finished */
+static PyObject *Dev_advance(Dev *d, PyObject *args) {
+    long long until;
+    if (!PyArg_ParseTuple(args, "L", &until)) return NULL;
+    if (!d->running) {
+        PyErr_SetString(PyExc_RuntimeError, "advance() without begin()");
+        return NULL;
+    }
+    while (d->heap_n > 0 && d->heap[0].key < until) {
+        HeapEnt e = heap_pop(d);
+        int32_t slot = e.slot;
+        int64_t t = e.key;
+        int64_t job = slot / d->iodepth;
+        d->t_now = t;
+        d->cal_now = t;
+        if (t >= d->t_end) continue; /* time-based point over: retire the slot */
+        if (d->io_limit > 0 && d->job_issued[job] >= d->io_limit) continue;
+        if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
+        d->slot_gated[slot] = 0;
+        if (d->rate_ns > 0 && t < d->job_next[job]) {
+            /* rate_iops: fio holds the submission until the job's next slot */
+            d->slot_issue[slot] = d->job_next[job];
+            d->slot_gated[slot] = 1;
+            heap_push(d, d->job_next[job], slot);
+            continue;
+        }
+        if (d->p_cap > 0) {
+            d->pw_level += d->pw_rate * (double)(t - d->pw_t);
+            if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
+            d->pw_t = t;
+            if (d->pw_level < 0) {
+                /* power cap: the controller holds the command until the energy budget recovers */
+                int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
+                if (wait < 1) wait = 1;
+                d->slot_gated[slot] = 1;
+                heap_push(d, t + wait, slot);
+                continue;
+            }
+        }
+        if (d->rate_ns > 0) {
+            int64_t gap = d->rate_ns;
+            if (d->poisson) { /* exponential inter-arrival times with the same mean (fio rate_process=poisson) */
+                double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
+                gap = (int64_t)(-log(u) * (double)d->rate_ns);
+            }
+            d->job_next[job] = max64(d->job_next[job], t) + gap;
+        }
+        /* the I/O */
+        int64_t bs = d->bs_val[0];
+        if (d->nbs > 1) {
+            uint32_t r = (uint32_t)rng_below(d, d->bs_total);
+            int i = 0;
+            while (r >= d->bs_cum[i]) i++;
+            bs = d->bs_val[i];
+        }
+        int dir;
+        if (d->trim_mode) dir = 2;
+        else if (d->rmix >= 100) dir = 0;
+        else if (d->rmix <= 0) dir = 1;
+        else dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
+        int64_t off;
+        if (d->random) {
+            int64_t nblk = (d->range_len - bs) / d->align + 1;
+            off = d->range_start + (int64_t)rng_below(d, (uint64_t)nblk) * d->align;
+        } else {
+            off = d->job_pos[job];
+            if (off + bs > d->range_start + d->range_len) off = d->range_start;
+            d->job_pos[job] = off + bs;
+        }
+        d->job_issued[job] += bs;
+        int64_t t0 = d->slot_issue[slot];
+        double e0 = d->c_energy;
+        int64_t done;
+        if (dir == 0) done = do_read(d, t, off, bs);
+        else if (dir == 1) done = do_write(d, t, off, bs);
+        else done = do_trim(d, t, off, bs);
+        if (done < 0) {
+            d->running = 0;
+            PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
+            return NULL;
+        }
+        d->c_energy += d->e_io;
+        if (d->p_cap > 0) d->pw_level -= d->c_energy - e0;
+        if (record(d, dir, bs, t0, done) < 0) return PyErr_NoMemory();
+        heap_push(d, done, slot);
+    }
+    if (d->heap_n == 0) Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
+/* hist_drain(upto): [(interval, dir, bytes of 1856 int64)] for intervals < upto, which are then cleared */
+static PyObject *Dev_hist_drain(Dev *d, PyObject *args) {
+    long long upto;
+    if (!PyArg_ParseTuple(args, "L", &upto)) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out || !d->hl) return out;
+    for (; d->hl_base < upto; d->hl_base++) {
+        int64_t *slot = &d->hl[(d->hl_base % HL_RING) * NDIR * PLAT_NR];
+        for (int dir = 0; dir < NDIR; dir++) {
+            PyObject *b = PyBytes_FromStringAndSize((const char *)&slot[dir * PLAT_NR], sizeof(int64_t) * PLAT_NR);
+            PyObject *t = Py_BuildValue("(LiN)", (long long)d->hl_base, dir, b);
+            PyList_Append(out, t);
+            Py_DECREF(t);
+        }
+        memset(slot, 0, sizeof(int64_t) * NDIR * PLAT_NR);
+    }
+    return out;
+}
+
+static PyObject *Dev_progress(Dev *d, PyObject *unused) {
+    return Py_BuildValue("(LKKKKd)", (long long)d->t_now, (unsigned long long)d->all_ios[0],
+                         (unsigned long long)d->all_ios[1], (unsigned long long)d->all_bytes[0],
+                         (unsigned long long)d->all_bytes[1], d->all_lat);
+}
+
+static PyObject *Dev_finish(Dev *d, PyObject *unused) {
+    if (!d->running) {
+        PyErr_SetString(PyExc_RuntimeError, "finish() without begin()");
+        return NULL;
+    }
+    d->running = 0;
+    int64_t end = d->time_based ? d->t_end : d->t_last_done;
+    PyObject *dirs = PyList_New(NDIR);
+    for (int i = 0; i < NDIR; i++) {
+        PyObject *h = PyBytes_FromStringAndSize((const char *)&d->hist[i * PLAT_NR], sizeof(int64_t) * PLAT_NR);
+        PyObject *t = Py_BuildValue("(KKddLLN)", (unsigned long long)d->st_n[i], (unsigned long long)d->st_bytes[i],
+                                    d->st_sum[i], d->st_sq[i], (long long)(d->st_n[i] ? d->st_min[i] : 0),
+                                    (long long)d->st_max[i], h);
+        PyList_SET_ITEM(dirs, i, t);
+    }
+    PyObject *series = PyList_New(d->iv_n);
+    for (int64_t k = 0; k < d->iv_n; k++) {
+        Interval *v = &d->iv[k];
+        PyObject *t = Py_BuildValue("(KKKKKKddd)", (unsigned long long)v->ios[0], (unsigned long long)v->ios[1],
+                                    (unsigned long long)v->ios[2], (unsigned long long)v->bytes[0],
+                                    (unsigned long long)v->bytes[1], (unsigned long long)v->bytes[2], v->lat[0],
+                                    v->lat[1], v->lat[2]);
+        PyList_SET_ITEM(series, k, t);
+    }
+    double energy = d->c_energy - d->run_energy0;
+    /* the pending buffer entries are flushed at the end; their NAND work carries into the next point */
+    flush_pending(d, end);
+    d->carry_end = end;
+    return Py_BuildValue("{s:L,s:L,s:N,s:N,s:d}", "t_meas_ns", (long long)d->t_meas, "t_end_ns",
+                         (long long)end, "dirs", dirs, "series", series, "energy_j", energy);
+}
+
+static PyObject *Dev_geometry(Dev *d, PyObject *unused) {
+    return Py_BuildValue("{s:L,s:I,s:I,s:I,s:I,s:I,s:L,s:L,s:L}", "user_slots", (long long)d->n_lpn, "blocks",
+                         d->n_blk, "slots_per_block", d->spb, "slots_per_unit", d->spu, "dies", d->n_dies,
+                         "channels", d->n_ch, "buffer_slots", (long long)d->buf_slots, "map_pages",
+                         (long long)d->n_mp, "map_cache_pages", (long long)d->mc_cap);
+}
+
+static PyObject *Dev_valid_histogram(Dev *d, PyObject *unused) {
+    /* closed blocks per valid count: the steady-state validity distribution */
+    PyObject *r = PyList_New(d->spb + 1);
+    for (uint32_t v = 0; v <= d->spb; v++) PyList_SET_ITEM(r, v, PyLong_FromLong(0));
+    for (uint32_t b = 0; b < d->n_blk; b++) {
+        if (d->bstate[b] != BS_CLOSED) continue;
+        PyObject *old = PyList_GET_ITEM(r, d->valid[b]);
+        PyList_SET_ITEM(r, d->valid[b], PyLong_FromLong(PyLong_AsLong(old) + 1));
+        Py_DECREF(old);
+    }
+    return r;
+}
+
+static PyMethodDef Dev_methods[] = {
+    {"reset", (PyCFunction)Dev_reset, METH_NOARGS, "Return to the fresh-out-of-box state (everything unmapped)."},
+    {"fill", (PyCFunction)Dev_fill, METH_VARARGS, "fill(start_iu, count): write IUs sequentially, untimed."},
+    {"counters", (PyCFunction)Dev_counters, METH_NOARGS, "Lifetime counters and occupancy."},
+    {"geometry", (PyCFunction)Dev_geometry, METH_NOARGS, "Derived geometry."},
+    {"valid_histogram", (PyCFunction)Dev_valid_histogram, METH_NOARGS, "Closed blocks per valid-slot count."},
+    {"save", (PyCFunction)Dev_save, METH_NOARGS, "State image (bytes) of the FTL."},
+    {"load", (PyCFunction)Dev_load, METH_O, "Restore a state image from save()."},
+    {"begin", (PyCFunction)Dev_begin, METH_VARARGS, "begin(workload dict): start a point at virtual time 0."},
+    {"advance", (PyCFunction)Dev_advance, METH_VARARGS, "advance(until_ns) -> finished?"},
+    {"hist_drain", (PyCFunction)Dev_hist_drain, METH_VARARGS, "hist_drain(upto): finished histogram-log rows."},
+    {"progress", (PyCFunction)Dev_progress, METH_NOARGS, "(t_ns, read_ios, write_ios, read_b, write_b, lat_sum)."},
+    {"finish", (PyCFunction)Dev_finish, METH_NOARGS, "End the point and return its statistics."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject DevType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ssdlab.sim._core.Device",
+    .tp_basicsize = sizeof(Dev),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The simulated SSD (FTL state, timing resources, closed-loop host).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Dev_init,
+    .tp_dealloc = (destructor)Dev_dealloc,
+    .tp_methods = Dev_methods,
+};
+
+static PyObject *core_plat_idx(PyObject *self, PyObject *arg) {
+    long long v = PyLong_AsLongLong(arg);
+    if (v == -1 && PyErr_Occurred()) return NULL;
+    return PyLong_FromLong(plat_idx(v));
+}
+
+static PyMethodDef core_methods[] = {
+    {"plat_idx", core_plat_idx, METH_O, "fio histogram bucket of a latency in ns (for tests)."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef coremodule = {PyModuleDef_HEAD_INIT, "_core", "ssdlab simulated SSD core.", -1,
+                                        core_methods};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    if (PyType_Ready(&DevType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&coremodule);
+    if (!m) return NULL;
+    Py_INCREF(&DevType);
+    if (PyModule_AddObject(m, "Device", (PyObject *)&DevType) < 0) {
+        Py_DECREF(&DevType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PyModule_AddIntConstant(m, "STATE_VERSION", 1);
+    return m;
+}

@@ -1,0 +1,321 @@
+"""SimExecutor: runs a TestPoint on the simulated drive and returns a fio-shaped Measurement.
+
+The workload fields honoured are those the fio path honours (rw, bs/bssplit, iodepth, numjobs, rwmixread,
+runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms). Latencies are binned in fio's
+1856-bucket scheme so percentiles, steady-state checks and reports work unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ssdlab import __version__, atomic
+from ssdlab.errors import TargetError, UsageError
+from ssdlab.executor import LiveCallback, LiveSample
+from ssdlab.fio import hist
+from ssdlab.fio.job import PERCENTILE_LIST, build_job
+from ssdlab.model import DirectionStats, LatencyStats, Measurement, TestPoint, Workload, percentile_key
+from ssdlab.sim import core
+from ssdlab.targets.base import Target
+from ssdlab.units import parse_size
+
+_RW: dict[str, tuple[str, bool]] = {  # rw -> (kind, random)
+    "read": ("read", False), "randread": ("read", True),
+    "write": ("write", False), "randwrite": ("write", True),
+    "rw": ("mix", False), "readwrite": ("mix", False), "randrw": ("mix", True),
+    "trim": ("trim", False), "randtrim": ("trim", True),
+}
+_DIRS = ("read", "write", "trim")
+LIVE_EVERY_S = 0.5  # wall seconds between live samples
+
+
+@dataclass(frozen=True)
+class SimWorkload:
+    """A Workload translated into the native core's terms (all byte/ns integers)."""
+
+    core: dict[str, Any]
+    directions: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def parse_bssplit(text: str, writes_only: bool) -> list[tuple[int, int]]:
+    """fio bssplit ('4k/50:64k/50', optionally 'reads,writes') -> [(bs, weight)] with weights summing to 10^6."""
+    parts = text.split(",")
+    chosen = parts[1] if writes_only and len(parts) > 1 and parts[1] else parts[0]
+    entries: list[tuple[int, float | None]] = []
+    for item in filter(None, chosen.split(":")):
+        bs_text, _, pct = item.partition("/")
+        try:
+            entries.append((parse_size(bs_text), float(pct) if pct else None))
+        except ValueError:
+            raise UsageError(f"bad bssplit entry {item!r} in {text!r}") from None
+    if not entries:
+        raise UsageError(f"empty bssplit {text!r}")
+    given = sum(p for _, p in entries if p is not None)
+    open_n = sum(1 for _, p in entries if p is None)
+    rest = max(0.0, 100.0 - given) / open_n if open_n else 0.0
+    weights = [(bs, p if p is not None else rest) for bs, p in entries]
+    total = sum(w for _, w in weights)
+    if total <= 0:
+        raise UsageError(f"bssplit {text!r} has no positive weight")
+    return [(bs, max(0, round(w / total * 1_000_000))) for bs, w in weights if w > 0]
+
+
+def _job_rate(text: str) -> int:
+    """Per-job IOPS from fio's rate_iops ('N' or 'reads,writes[,trims]'): the sum of the directions."""
+    try:
+        return sum(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise UsageError(f"bad rate_iops option {text!r}") from None
+
+
+def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
+    """Workload -> core workload dict (UsageError/TargetError for what the model cannot run)."""
+    w: Workload = point.workload
+    if w.rw not in _RW:
+        raise TargetError(f"the simulated drive cannot run rw={w.rw!r} (supported: {', '.join(_RW)})")
+    kind, random = _RW[w.rw]
+    notes: list[str] = []
+    dirs: tuple[str, ...]
+    if kind == "read":
+        rmix, dirs = 100, ("read",)
+    elif kind == "write":
+        rmix, dirs = 0, ("write",)
+    elif kind == "trim":
+        rmix, dirs = 0, ("trim",)
+    else:
+        rmix = 50 if w.rwmixread is None else int(w.rwmixread)
+        dirs = tuple(d for d, on in (("read", rmix > 0), ("write", rmix < 100)) if on)
+    bssplit = parse_bssplit(w.bssplit, writes_only=kind == "write") if w.bssplit else [(int(w.bs), 1)]
+    if w.random_distribution and w.random_distribution not in ("random", "uniform"):
+        notes.append(f"random_distribution={w.random_distribution} is modelled as uniform")
+    rate = int(w.rate_iops or 0)
+    if "rate_iops" in w.options:  # fio applies the option (per job, "reads,writes"), not the Workload field
+        rate = _job_rate(str(w.options["rate_iops"]))
+    poisson = str(w.options.get("rate_process", "linear")) == "poisson"
+    for key in sorted(set(w.options) - {"rate_iops", "rate_process"}):
+        notes.append(f"engine option {key}={w.options[key]} is not modelled")
+    start = int(w.offset)
+    if start >= capacity:
+        raise UsageError(f"offset {start} is beyond the simulated drive's capacity {capacity}")
+    length = capacity - start if w.size is None else min(int(w.size), capacity - start)
+    min_bs = min(bs for bs, _ in bssplit)
+    if max(bs for bs, _ in bssplit) > length:
+        raise UsageError(f"block size larger than the active range ({length} bytes)")
+    time_based = w.runtime_s is not None
+    io_bytes = 0 if time_based else int(w.io_bytes if w.io_bytes is not None else length)
+    core_wl: dict[str, Any] = {
+        "rmix": rmix, "random": int(random), "trim": int(kind == "trim"),
+        "range_start": start, "range_len": length, "align": min_bs,
+        "iodepth": int(w.iodepth), "numjobs": int(w.numjobs), "time_based": int(time_based),
+        "ramp_ns": round(w.ramp_s * 1e9), "runtime_ns": round((w.runtime_s or 0.0) * 1e9),
+        "io_bytes": io_bytes, "rate_iops": rate, "poisson": int(poisson),
+        "interval_ns": int(w.log_interval_ms or 0) * 1_000_000,
+        "hist_ns": int(w.hist_log_ms or 0) * 1_000_000,
+        "seed": (zlib.crc32(point.id.encode()) ^ (seed * 0x9E3779B1)) & 0xFFFFFFFFFFFF,
+        "bssplit": bssplit,
+    }
+    if w.iodepth < 1 or w.numjobs < 1:
+        raise UsageError("iodepth and numjobs must be at least 1")
+    return SimWorkload(core=core_wl, directions=dirs, notes=tuple(notes))
+
+
+def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int, counts: np.ndarray) -> LatencyStats:
+    mean = lat_sum / n
+    var = max(0.0, lat_sq / n - mean * mean)
+    pcts = {percentile_key(p): float(v) for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
+    return LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
+                        stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=tuple(hist.sparse(counts)))
+
+
+def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, extra: dict[str, Any]) -> Measurement:
+    """Measurement (fio's shape) from the core's finish() result."""
+    runtime_ns = max(1, int(result["t_end_ns"]) - int(result["t_meas_ns"]))
+    secs = runtime_ns / 1e9
+    directions: dict[str, DirectionStats] = {}
+    for name, (n, nbytes, lat_sum, lat_sq, lo, hi, hbytes) in zip(_DIRS, result["dirs"], strict=True):
+        if n <= 0:
+            continue
+        counts = np.frombuffer(hbytes, dtype=np.int64).copy()
+        clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, counts)
+        lat = _latency("lat", int(n), lat_sum, lat_sq, lo, hi, counts)
+        directions[name] = DirectionStats(iops=n / secs, bw_bytes=nbytes / secs, io_bytes=int(nbytes),
+                                          total_ios=int(n), runtime_ms=round(runtime_ns / 1e6),
+                                          clat=clat, lat=lat)
+    series: dict[str, list[float]] = {}
+    interval_ns = int(sw.core["interval_ns"])
+    rows = result["series"]
+    if interval_ns and rows:
+        whole = int(runtime_ns // interval_ns) if sw.core["time_based"] else len(rows)
+        rows = rows[: max(1, min(len(rows), whole))]
+        dt = interval_ns / 1e9
+        series["time_s"] = [(k + 1) * dt for k in range(len(rows))]
+        for i, name in enumerate(_DIRS):
+            if name not in sw.directions:
+                continue
+            series[f"{name}_iops"] = [r[i] / dt for r in rows]
+            series[f"{name}_bw_MBps"] = [r[3 + i] / dt / 1e6 for r in rows]
+            series[f"{name}_lat_mean_us"] = [(r[6 + i] / r[i] / 1000.0) if r[i] else 0.0 for r in rows]
+    return Measurement(engine="sim", engine_version=engine_version(), directions=directions, jobs=numjobs,
+                       runtime_ms=round(runtime_ns / 1e6), series=series, extra=extra)
+
+
+def engine_version() -> str:
+    """Version string recorded as the engine version."""
+    return f"ssdlab-sim {__version__}"
+
+
+HL_RING = 64  # intervals the core's histogram-log ring holds (see _core.c)
+
+
+def run_core(dev: Any, sw: SimWorkload, on_live: LiveCallback | None = None) -> dict[str, Any]:
+    """Drive the native core through one point, reporting live rates every LIVE_EVERY_S wall seconds.
+
+    With a histogram-log interval the result also holds `hist_rows`: [(interval, dir, counts bytes)].
+    """
+    c = sw.core
+    dev.begin(c)
+    step = max(10_000_000, (int(c["ramp_ns"]) + int(c["runtime_ns"])) // 40) if c["time_based"] else 100_000_000
+    hist_ns = int(c.get("hist_ns", 0))
+    if hist_ns:
+        step = max(1, min(step, hist_ns * HL_RING // 2))
+    rows: list[tuple[int, int, bytes]] = []
+    until = 0
+    last_wall = time.monotonic()
+    last = dev.progress()
+    while True:
+        until += step
+        finished = dev.advance(until)
+        if hist_ns:
+            rows += dev.hist_drain(max(0, (until - int(c["ramp_ns"])) // hist_ns))
+        if finished:
+            break
+        if on_live is not None and time.monotonic() - last_wall >= LIVE_EVERY_S:
+            now = dev.progress()
+            dt = (now[0] - last[0]) / 1e9
+            if dt > 0:
+                ios = (now[1] - last[1]) + (now[2] - last[2])
+                on_live(LiveSample(elapsed_s=now[0] / 1e9, read_iops=(now[1] - last[1]) / dt,
+                                   write_iops=(now[2] - last[2]) / dt, read_mbps=(now[3] - last[3]) / dt / 1e6,
+                                   write_mbps=(now[4] - last[4]) / dt / 1e6,
+                                   mean_lat_us=(now[5] - last[5]) / ios / 1000.0 if ios else 0.0))
+            last, last_wall = now, time.monotonic()
+    result: dict[str, Any] = dev.finish()
+    if hist_ns:
+        span = int(result["t_end_ns"]) - int(result["t_meas_ns"])
+        rows += dev.hist_drain(-(-span // hist_ns))
+        result["hist_rows"] = rows
+    return result
+
+
+def write_hist_log(point_dir: Path, sw: SimWorkload, rows: list[tuple[int, int, bytes]], interval_ms: int) -> list[str]:
+    """fio-format clat histogram log (`time_ms, ddir, bs, c0..c1855`, per-interval deltas); returns file names."""
+    from ssdlab.fio.logs import HIST_PREFIX
+
+    wanted = {_DIRS.index(d) for d in sw.directions}
+    bs = int(sw.core["bssplit"][0][0]) if len(sw.core["bssplit"]) == 1 else 0
+    lines = []
+    for k, ddir, counts in rows:
+        if ddir not in wanted:
+            continue
+        values = np.frombuffer(counts, dtype=np.int64)
+        lines.append(f"{(k + 1) * interval_ms}, {ddir}, {bs}, " + ", ".join(map(str, values.tolist())))
+    name = f"{HIST_PREFIX}_clat_hist.1.log"
+    atomic.write_text(point_dir / name, "\n".join(lines) + ("\n" if lines else ""))
+    return [name]
+
+
+def counter_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Counters accumulated during one point, with write amplification derived from them."""
+    keys = ("host_write_bytes", "host_read_bytes", "host_write_slots", "nand_write_slots", "gc_write_slots",
+            "gc_runs", "erases", "rmw_reads", "nand_reads", "map_misses", "map_writes", "buffer_merges",
+            "trimmed_slots")
+    d: dict[str, Any] = {k: int(after[k]) - int(before[k]) for k in keys}
+    host_slots = d["host_write_slots"]
+    d["wa_gc"] = d["nand_write_slots"] / host_slots if host_slots else None
+    return d
+
+
+class SimExecutor:
+    """Executor for `sim:` targets (same protocol as FioExecutor)."""
+
+    name = "sim"
+
+    def version(self) -> str:
+        """Engine version recorded in run.json."""
+        return engine_version()
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
+        from ssdlab.sim.target import SimTarget
+
+        if not isinstance(target, SimTarget):
+            raise TargetError(f"the sim executor needs a sim: target, not {target.kind}")
+        core()  # clear message when the extension is missing
+        if point.streams:
+            raise TargetError(f"point {point.id} runs {len(point.streams)} concurrent streams; the simulated "
+                              "drive runs one workload per point: use a file or block device target")
+        run_dir = point_dir.parent.parent
+        point_dir.mkdir(parents=True, exist_ok=True)
+        note = target.begin_session(run_dir)
+        capacity = target.capacity()
+        sw = translate(point, capacity, int(target.values["seed"]))
+        dev = target.device()
+        before = dev.counters()
+        wall0 = time.perf_counter()
+        result = run_core(dev, sw, on_live)
+        wall = time.perf_counter() - wall0
+        after = dev.counters()
+        delta = counter_delta(before, after)
+        runtime_s = max(1e-9, (int(result["t_end_ns"]) - int(result["t_meas_ns"])) / 1e9)
+        total_s = max(1e-9, int(result["t_end_ns"]) / 1e9)
+        iu = int(target.values["iu"])
+        host_bytes = delta["host_write_bytes"]
+        delta["wa_total"] = (delta["nand_write_slots"] * iu / host_bytes) if host_bytes else None
+        energy = float(result["energy_j"])
+        avg_power = float(target.values["idle_w"]) + energy / total_s
+        progress = dev.progress()  # every I/O of the point, ramp included
+        all_ios = int(progress[1]) + int(progress[2])
+        summary = {"wa_total": delta["wa_total"], "wa_gc": delta["wa_gc"], "avg_power_w": round(avg_power, 3),
+                   "gc_runs": delta["gc_runs"], "rmw_reads": delta["rmw_reads"],
+                   "simulated_ios_per_wall_s": round(all_ios / wall) if wall > 0 else None}
+        if note:
+            summary["state"] = note
+        if sw.notes:
+            summary["notes"] = list(sw.notes)
+        extra: dict[str, Any] = {"sim": summary}
+        if point.workload.hist_log_ms:
+            extra["hist_logs"] = write_hist_log(point_dir, sw, result.get("hist_rows", []),
+                                                int(point.workload.hist_log_ms))
+            extra["hist_log_ms"] = int(point.workload.hist_log_ms)
+        m = build_measurement(result, sw, int(point.workload.numjobs), extra)
+        doc = {
+            "model": "ssdlab simulated SSD", "note": "results come from a model, not a real drive",
+            "engine_version": engine_version(), "target": target.spec, "params": target.values,
+            "geometry": target.geometry(), "workload": sw.core | {"bssplit": [list(x) for x in sw.core["bssplit"]]},
+            "point": {"id": point.id, "label": point.label, "phase": point.phase},
+            "virtual_time_s": {"ramp": int(result["t_meas_ns"]) / 1e9, "measured": runtime_s, "total": total_s},
+            "counters": delta, "counters_lifetime": after, "energy_j": energy, "avg_power_w": avg_power,
+            "wall_s": round(wall, 4), "notes": list(sw.notes) + ([note] if note else []),
+        }
+        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float) + "\n")
+        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, capacity))
+        target.save_state(run_dir, point.id)
+        return m
+
+
+def command_text(point: TestPoint, spec: str, capacity: int) -> str:
+    """cmd.txt for a simulated point: what ran, and the equivalent fio job for a real drive."""
+    job = build_job(point, {"filename": "/dev/DEVICE", "ioengine": "libaio", "direct": 1, "size": capacity})
+    return (f"# simulated by ssdlab's SSD model (no fio process ran): target {spec}\n"
+            "# the equivalent fio job for a real drive: save the lines below as job.fio, replace /dev/DEVICE,\n"
+            "# and run `fio job.fio --output-format=json+`\n" + job.render())

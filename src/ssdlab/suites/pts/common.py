@@ -1,0 +1,614 @@
+"""Pieces shared by the SNIA PTS 2.0 suites: options, purge and WIPC points, the round structure, and the
+analysis of stored rounds (steady state per tracking variable, window averages) that next_points, conclude
+and the report all use. Pure: everything here reads a PlanContext and a stored Run, never a device.
+
+Point ids: <test>-0-purge, <test>-0-wipc, <test>-r<NN>-<stimulus key> (rounds from 1), wsat-s<NNNN>.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ssdlab import steady
+from ssdlab.errors import UsageError
+from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
+from ssdlab.steady import Determination
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption
+from ssdlab.units import format_bs, format_bytes, format_duration
+
+KiB = 1024
+SPEC_VERSION = "SNIA SSS PTS 2.0.2"
+SPEC_RUNTIME_S = 60.0  # every PTS test point runs 1 minute
+WIPC_BS = 128 * KiB
+WIPC_FACTOR = 2  # WIPC writes 2x the active range
+
+
+@dataclass(frozen=True)
+class SpecDefaults:
+    active_range_pct: float
+    write_cache: str  # "disabled" (WCD) | "enabled" (WCE)
+    threads: int
+    qd: int
+
+
+SPECS = {
+    "E": SpecDefaults(active_range_pct=100.0, write_cache="disabled", threads=4, qd=32),
+    "C": SpecDefaults(active_range_pct=75.0, write_cache="enabled", threads=2, qd=16),
+}
+
+# data pattern -> extra engine options (fio fills buffers with random data by default)
+DATA_PATTERNS: dict[str, dict[str, str]] = {
+    "random": {},
+    "random-refill": {"refill_buffers": "1"},
+    "zeros": {"zero_buffers": "1"},
+}
+
+
+def pts_options() -> list[SuiteOption]:
+    """The options every PTS suite accepts (values land in ctx.options)."""
+    return [
+        SuiteOption("spec", "str", "E", "PTS variant: E (enterprise: AR 100%%, write cache off, T4Q32) or "
+                    "C (client: AR 75%%, write cache on, T2Q16)", choices=("E", "C")),
+        SuiteOption("tq", "str", None, "threads x queue depth per thread, e.g. 4x32 (default from --spec)"),
+        SuiteOption("max-rounds", "int", 25, "rounds before a test stops without steady state (spec: 25)"),
+        SuiteOption("active-range", "float", None, "active range in percent of the capacity (default from --spec)"),
+        SuiteOption("until-steady", "flag", False, "keep running rounds past --max-rounds until steady state"),
+        SuiteOption("purge", "str", None, "purge method (e.g. nvme-format, nvme-sanitize, blkdiscard, punch, "
+                    "recreate); default: the best the target offers"),
+        SuiteOption("data-pattern", "str", "random", "data written: random (spec), random-refill, zeros",
+                    choices=tuple(DATA_PATTERNS)),
+        SuiteOption("pts-block-sizes", "str", None, "pts-iops only, for quick runs: comma list of KiB block sizes "
+                    "(e.g. 1024,64,4); the default is the spec's full list"),
+        SuiteOption("pts-mixes", "str", None, "pts-iops only, for quick runs: comma list of read/write mixes "
+                    "(e.g. 100/0,65/35,0/100); the default is the spec's full list"),
+        SuiteOption("wsat-fills", "float", 4.0, "pts-wsat: stop after writing this many times the capacity (4)"),
+        SuiteOption("wsat-hours", "float", 24.0, "pts-wsat: stop after this many hours of 1-minute samples (24)"),
+    ]
+
+
+@dataclass(frozen=True)
+class PtsSettings:
+    """The parsed options of one PTS run, everything the report header lists."""
+
+    spec: str
+    threads: int
+    qd: int
+    active_range_pct: float
+    active_range_bytes: int
+    write_cache: str
+    max_rounds: int
+    until_steady: bool
+    purge: str  # "" = best available, chosen by the target at run time
+    data_pattern: str
+    runtime_s: float
+    ramp_s: float
+    capacity: int
+    logical_block_size: int
+    target_kind: str
+    block_sizes: tuple[int, ...] | None = None  # pts-iops matrix override
+    mixes: tuple[int, ...] | None = None  # read percentages
+    wsat_fills: float = 4.0
+    wsat_hours: float = 24.0
+
+    @property
+    def toio(self) -> int:
+        return self.threads * self.qd
+
+    @property
+    def tq(self) -> str:
+        return f"T{self.threads}Q{self.qd}"
+
+    def pattern_options(self) -> dict[str, str]:
+        return dict(DATA_PATTERNS[self.data_pattern])
+
+    def scaled_reasons(self, run_options: dict[str, Any] | None = None,
+                       target: dict[str, Any] | None = None) -> list[str]:
+        """Why this run is not spec-compliant (empty: compliant as far as ssdlab can tell)."""
+        out = []
+        if self.runtime_s < SPEC_RUNTIME_S:
+            out.append(f"test points run {self.runtime_s:g} s instead of 60 s")
+        if self.target_kind == "file":
+            out.append("the target is a file on a filesystem, not a device")
+        elif self.target_kind not in ("block",):
+            out.append(f"the target is a {self.target_kind} target, not a device")
+        o = run_options or {}
+        t = target or {}
+        device = t.get("device_bytes")
+        if o.get("capacity") and (device is None or int(o["capacity"]) < int(device)):
+            out.append(f"--capacity limits the test to {format_bytes(int(o['capacity']))} of the target")
+        if o.get("footprint"):
+            out.append(f"--footprint {o['footprint']} limits the test to part of the target")
+        if self.data_pattern != "random":
+            out.append(f"data pattern {self.data_pattern} (the spec requires random data)")
+        if self.block_sizes is not None or self.mixes is not None:
+            out.append("the IOPS block-size x mix matrix was reduced (--pts-block-sizes / --pts-mixes)")
+        return out
+
+
+def _parse_tq(text: str) -> tuple[int, int]:
+    parts = text.lower().replace("t", "").replace("q", "x").split("x")
+    parts = [p for p in parts if p]
+    try:
+        threads, qd = (int(p) for p in parts)
+    except ValueError:
+        raise UsageError(f"--tq {text!r}: use THREADSxDEPTH, e.g. 4x32") from None
+    if not (1 <= threads <= 256 and 1 <= qd <= 4096):
+        raise UsageError(f"--tq {text!r} is out of range (threads 1-256, depth 1-4096)")
+    return threads, qd
+
+
+def _parse_list(text: str, what: str, conv: Callable[[str], int]) -> tuple[int, ...]:
+    try:
+        values = tuple(conv(p.strip()) for p in text.split(",") if p.strip())
+    except (ValueError, UsageError):
+        raise UsageError(f"--{what} {text!r}: not a comma-separated list") from None
+    if not values or len(set(values)) != len(values):
+        raise UsageError(f"--{what} {text!r}: give distinct values")
+    return values
+
+
+def _kib(text: str) -> int:
+    v = float(text)
+    b = round(v * KiB)
+    if b <= 0 or b != v * KiB:
+        raise ValueError(text)
+    return b
+
+
+def _mix(text: str) -> int:
+    r, _, w = text.partition("/")
+    read = int(r)
+    if not 0 <= read <= 100 or (w and int(w) != 100 - read):
+        raise ValueError(text)
+    return read
+
+
+def settings(ctx: PlanContext) -> PtsSettings:
+    """Validated settings from the context; bad values raise UsageError (one line)."""
+    o = ctx.options
+    spec = str(o.get("spec") or "E").upper()
+    if spec not in SPECS:
+        raise UsageError(f"--spec {spec!r}: use E or C")
+    d = SPECS[spec]
+    threads, qd = _parse_tq(str(o["tq"])) if o.get("tq") else (d.threads, d.qd)
+    ar = float(o["active_range"]) if o.get("active_range") is not None else d.active_range_pct
+    if not 0 < ar <= 100:
+        raise UsageError(f"--active-range {ar:g} must be in (0, 100] percent")
+    max_rounds = int(o.get("max_rounds") or 25)
+    if max_rounds < steady.WINDOW:
+        raise UsageError(f"--max-rounds {max_rounds} must be at least {steady.WINDOW} (the measurement window)")
+    if ctx.target_kind == "null":
+        raise UsageError("PTS suites need a target that stores data (a device, a file or a simulated SSD), "
+                         "not the null engine")
+    ar_bytes = int(ctx.capacity * ar / 100)
+    align = 1024 * KiB if ar_bytes >= 4 * 1024 * KiB else max(4096, ctx.logical_block_size)
+    ar_bytes -= ar_bytes % align
+    if ar_bytes <= 0:
+        raise UsageError(f"active range {ar:g}% of {format_bytes(ctx.capacity)} is empty")
+    pattern = str(o.get("data_pattern") or "random")
+    if pattern not in DATA_PATTERNS:
+        raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
+    bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
+    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", _mix) if o.get("pts_mixes") else None
+    fills = float(o.get("wsat_fills") or 4.0)
+    hours = float(o.get("wsat_hours") or 24.0)
+    if fills <= 0 or hours <= 0:
+        raise UsageError("--wsat-fills and --wsat-hours must be positive")
+    return PtsSettings(
+        spec=spec, threads=threads, qd=qd, active_range_pct=ar, active_range_bytes=ar_bytes,
+        write_cache=d.write_cache, max_rounds=max_rounds, until_steady=bool(o.get("until_steady")),
+        purge=str(o.get("purge") or ""), data_pattern=pattern,
+        runtime_s=ctx.runtime_s if ctx.runtime_s is not None else SPEC_RUNTIME_S, ramp_s=ctx.ramp_s or 0.0,
+        capacity=ctx.capacity, logical_block_size=ctx.logical_block_size, target_kind=ctx.target_kind,
+        block_sizes=bss, mixes=mixes, wsat_fills=fills, wsat_hours=hours,
+    )
+
+
+# ------------------------------------------------------------------ stimuli, tests, points
+
+def mix_label(read_pct: int) -> str:
+    """R/W mix as the spec writes it: '65/35'."""
+    return f"{read_pct}/{100 - read_pct}"
+
+
+def bs_label(bs: int) -> str:
+    """Block size in KiB as the spec writes it: '0.5 KiB', '4 KiB', '1024 KiB'."""
+    kib = bs / KiB
+    return f"{kib:g} KiB"
+
+
+@dataclass(frozen=True)
+class Stimulus:
+    """One test point of a round."""
+
+    key: str
+    access: str  # "RND" | "SEQ"
+    bs: int
+    read_pct: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.access} {bs_label(self.bs)} {mix_label(self.read_pct)}"
+
+    def rw(self) -> str:
+        prefix = "rand" if self.access == "RND" else ""
+        if self.read_pct == 100:
+            return prefix + "read"
+        if self.read_pct == 0:
+            return prefix + "write"
+        return "randrw" if self.access == "RND" else "rw"
+
+
+def stimulus(access: str, bs: int, read_pct: int) -> Stimulus:
+    """A stimulus with its stable key ('rnd4k-65-35', 'seq128k-100-0', 'rnd512-0-100')."""
+    return Stimulus(key=f"{access.lower()}{format_bs(bs).lower()}-{read_pct}-{100 - read_pct}", access=access,
+                    bs=bs, read_pct=read_pct)
+
+
+@dataclass(frozen=True)
+class Tracker:
+    """A steady-state tracking variable: a metric of one stimulus, one value per round."""
+
+    name: str
+    key: str  # stimulus key
+    metric: str  # a key of METRICS
+    unit: str
+
+
+@dataclass(frozen=True)
+class RoundTest:
+    """One PTS test run as purge -> WIPC -> rounds until steady state (IOPS, TP 128K/1024K, LAT)."""
+
+    name: str  # point id prefix: iops, tp128, tp1024, lat
+    title: str
+    stimuli: Callable[[PtsSettings], list[Stimulus]]
+    trackers: Callable[[PtsSettings], list[Tracker]]
+    metric: str  # the metric tabulated per stimulus
+    wipc_bs: int = WIPC_BS
+    fixed_tq: tuple[int, int] | None = None  # LAT: T1Q1
+    seq_single_stream: bool = True  # SEQ stimuli run as one stream at iodepth = TOIO
+
+    def tq(self, s: PtsSettings) -> tuple[int, int]:
+        return self.fixed_tq or (s.threads, s.qd)
+
+
+def purge_point(test: str, s: PtsSettings) -> TestPoint:
+    """The purge step (not I/O: the target does it); records the method and the write-cache request."""
+    return TestPoint(
+        id=f"{test}-0-purge", label=f"{test.upper()} purge ({s.purge or 'best available'})",
+        workload=Workload(rw="write", bs=max(4096, s.logical_block_size)), phase="purge", group=test,
+        tags={"test": test, "method": s.purge, "write_cache": s.write_cache},
+    )
+
+
+def wipc_point(test: str, s: PtsSettings, bs: int = WIPC_BS) -> TestPoint:
+    """Workload-independent preconditioning: 2x the active range of SEQ writes, one sequential stream
+    at the run's total outstanding I/O (T x Q)."""
+    return TestPoint(
+        id=f"{test}-0-wipc", label=f"{test.upper()} WIPC: SEQ {bs_label(bs)} W, 2x active range",
+        workload=Workload(rw="write", bs=bs, iodepth=s.toio, numjobs=1, io_bytes=WIPC_FACTOR * s.active_range_bytes,
+                          size=s.active_range_bytes, options=s.pattern_options()),
+        phase="precondition", group=test,
+        tags={"test": test, "amount_bytes": WIPC_FACTOR * s.active_range_bytes, "bs": bs},
+    )
+
+
+def round_point(test: RoundTest, s: PtsSettings, r: int, st: Stimulus) -> TestPoint:
+    """The point of stimulus `st` in round `r`."""
+    threads, qd = test.tq(s)
+    if st.access == "SEQ" and test.seq_single_stream:
+        threads, qd = 1, threads * qd
+    return TestPoint(
+        id=f"{test.name}-r{r:02d}-{st.key}", label=f"{test.title} R{r} {st.label}",
+        workload=Workload(rw=st.rw(), bs=st.bs, iodepth=qd, numjobs=threads,
+                          rwmixread=st.read_pct if st.rw() in ("randrw", "rw") else None,
+                          runtime_s=s.runtime_s, ramp_s=s.ramp_s, size=s.active_range_bytes,
+                          options=s.pattern_options()),
+        phase="measure", group=test.name,
+        tags={"test": test.name, "round": r, "key": st.key, "access": st.access, "bs": st.bs,
+              "read_pct": st.read_pct},
+    )
+
+
+def round_points(test: RoundTest, s: PtsSettings, r: int) -> list[TestPoint]:
+    return [round_point(test, s, r, st) for st in test.stimuli(s)]
+
+
+def setup_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
+    return [purge_point(test.name, s), wipc_point(test.name, s, test.wipc_bs)]
+
+
+def plan_round_test(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
+    """Worst case: purge, WIPC and max-rounds full rounds."""
+    pts = setup_points(test, s)
+    for r in range(1, s.max_rounds + 1):
+        pts.extend(round_points(test, s, r))
+    return pts
+
+
+# ------------------------------------------------------------------ metrics
+
+def _clats(pr: PointResult) -> list[LatencyStats]:
+    m = pr.measurement
+    if m is None:
+        return []
+    return [d.clat for d in m.directions.values() if d.total_ios > 0 and d.clat is not None and d.clat.n > 0]
+
+
+def art_us(pr: PointResult) -> float | None:
+    """Average response time (fio completion latency) over all I/Os of the point, µs."""
+    lats = _clats(pr)
+    n = sum(c.n for c in lats)
+    if not n:
+        return None
+    return sum(c.mean_ns * c.n for c in lats) / n / 1000.0
+
+
+def mrt_us(pr: PointResult) -> float | None:
+    """Maximum response time over all I/Os of the point, µs."""
+    lats = _clats(pr)
+    return max(c.max_ns for c in lats) / 1000.0 if lats else None
+
+
+def nines_us(pr: PointResult, p: float = 99.999) -> float | None:
+    """Response-time percentile over all I/Os (merged histogram bins when fio gave json+), µs."""
+    lats = _clats(pr)
+    if not lats:
+        return None
+    if all(c.bins for c in lats):
+        from ssdlab.fio import hist
+
+        counts = hist.counts_from_sparse(lats[0].bins)
+        for c in lats[1:]:
+            counts = counts + hist.counts_from_sparse(c.bins)
+        return float(hist.percentiles(counts, [p]).get(p, 0)) / 1000.0
+    values = [c.percentile(p) for c in lats]
+    known = [v for v in values if v is not None]
+    return max(known) / 1000.0 if len(known) == len(values) else None  # no bins: the worse direction
+
+
+def iops(pr: PointResult) -> float | None:
+    """Total IOPS (reads + writes)."""
+    return pr.measurement.total_iops if pr.measurement is not None and pr.measurement.directions else None
+
+
+def mbps(pr: PointResult) -> float | None:
+    """Throughput in decimal MB/s (10^6 bytes per second), reads + writes."""
+    m = pr.measurement
+    return m.total_bw_bytes / 1e6 if m is not None and m.directions else None
+
+
+METRICS: dict[str, tuple[str, str, Callable[[PointResult], float | None]]] = {
+    "iops": ("IOPS", "IOPS", iops),
+    "mbps": ("Throughput", "MB/s", mbps),
+    "art": ("ART", "µs", art_us),
+    "mrt": ("MRT", "µs", mrt_us),
+    "nines": ("5 nines (99.999 %)", "µs", nines_us),
+}
+
+
+def metric_value(metric: str, pr: PointResult | None) -> float | None:
+    """A metric of a stored point; None when the point is missing, skipped or measured nothing."""
+    if pr is None or pr.status != "ok":
+        return None
+    v = METRICS[metric][2](pr)
+    return v if v is not None and v > 0 and math.isfinite(v) else None
+
+
+# ------------------------------------------------------------------ analysis of stored rounds
+
+@dataclass(frozen=True)
+class TestState:
+    """What the stored points say about one round test."""
+
+    test: RoundTest
+    setup_done: bool
+    rounds_done: int  # complete rounds, 1..n
+    tracking: dict[str, list[float | None]]  # tracker name -> value per complete round
+    finished: bool
+    steady: bool
+    window_end: int | None  # round x of the window x-4..x (None: no window yet)
+    determinations: dict[str, Determination] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def window(self) -> list[int]:
+        if self.window_end is None:
+            return []
+        return list(range(self.window_end - steady.WINDOW + 1, self.window_end + 1))
+
+
+def _results(run: Run) -> dict[str, PointResult]:
+    return {p.point.id: p for p in run.points if p.status in ("ok", "skipped")}
+
+
+def _window_steady(values: Sequence[float | None], x: int) -> Determination | None:
+    """Determination of rounds x-4 ... x (values holds rounds 1..n); None when a round lacks a value."""
+    window = values[x - steady.WINDOW:x]
+    if any(v is None for v in window):
+        return None
+    return steady.determine([v for v in window if v is not None], list(range(x - steady.WINDOW + 1, x + 1)))
+
+
+def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
+    """Complete rounds, tracking values, and the steady-state decision after each complete round."""
+    res = _results(run)
+    setup_done = all(p.id in res for p in setup_points(test, s))
+    trackers = test.trackers(s)
+    stimuli = test.stimuli(s)
+    tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
+    r = 0
+    while setup_done:
+        ids = [f"{test.name}-r{r + 1:02d}-{st.key}" for st in stimuli]
+        if not all(i in res for i in ids):
+            break
+        r += 1
+        for t in trackers:
+            tracking[t.name].append(metric_value(t.metric, res.get(f"{test.name}-r{r:02d}-{t.key}")))
+        if r < steady.WINDOW:
+            continue
+        dets = {name: _window_steady(vals, r) for name, vals in tracking.items()}
+        ok = all(d is not None and d.steady for d in dets.values())
+        if ok or (r >= s.max_rounds and not s.until_steady):
+            clean = {k: d for k, d in dets.items() if d is not None}
+            note = f"steady state reached at round {r}" if ok else \
+                f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window"
+            return TestState(test, True, r, tracking, True, ok, r, clean, note)
+    window_end = r if r >= steady.WINDOW else None
+    dets2: dict[str, steady.Determination] = {}
+    if window_end is not None:
+        for name, vals in tracking.items():
+            d = _window_steady(vals, r)
+            if d is not None:
+                dets2[name] = d
+    note = "not finished: the run stopped before the test did" if setup_done or r else "not started"
+    return TestState(test, setup_done, r, tracking, False, False, window_end, dets2, note)
+
+
+def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[TestPoint]:
+    """Points still to run for one test: the unfinished round first, then the worst case after it."""
+    done = run.done_ids()
+    setup = [p for p in setup_points(test, s) if p.id not in done]
+    if setup:
+        return setup + [p for r in range(1, s.max_rounds + 1) for p in round_points(test, s, r)]
+    state = analyse(test, s, run)
+    if state.finished:
+        return []
+    r = state.rounds_done + 1
+    out = [p for p in round_points(test, s, r) if p.id not in done]
+    for later in range(r + 1, s.max_rounds + 1):
+        out.extend(round_points(test, s, later))
+    return out
+
+
+def window_average(test: RoundTest, state: TestState, run: Run, key: str, metric: str) -> float | None:
+    """Average of a stimulus's metric over the window rounds (None if any window round lacks it)."""
+    if not state.window:
+        return None
+    res = _results(run)
+    vals = [metric_value(metric, res.get(f"{test.name}-r{r:02d}-{key}")) for r in state.window]
+    known = [v for v in vals if v is not None]
+    return sum(known) / len(known) if known and len(known) == len(vals) else None
+
+
+def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> list[float | None]:
+    """A stimulus's metric in rounds 1..rounds."""
+    res = _results(run)
+    return [metric_value(metric, res.get(f"{test.name}-r{r:02d}-{key}")) for r in range(1, rounds + 1)]
+
+
+# ------------------------------------------------------------------ suite base
+
+class RoundSuite(Suite):
+    """A PTS suite made of one or more round tests run one after the other."""
+
+    writes = True
+    default_runtime_s = SPEC_RUNTIME_S
+    tests: tuple[RoundTest, ...] = ()
+
+    def suite_options(self) -> list[SuiteOption]:
+        return pts_options()
+
+    def settings(self, ctx: PlanContext) -> PtsSettings:
+        return settings(ctx)
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        s = self.settings(ctx)
+        reject_matrix_options(s, any(t.name == "iops" for t in self.tests))
+        for t in self.tests:
+            t.trackers(s)  # validates that a reduced matrix keeps every tracking point
+        return [p for t in self.tests for p in plan_round_test(t, s)]
+
+    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
+        s = self.settings(ctx)
+        for i, t in enumerate(self.tests):
+            rest = remaining_round_test(t, s, run)
+            if rest:
+                return rest + [p for later in self.tests[i + 1:] for p in plan_round_test(later, s)]
+        return []
+
+    def conclude(self, ctx: PlanContext, run: Run) -> Run:
+        """Record the steady-state determination of every test; warn when the run is scaled."""
+        s = self.settings(ctx)
+        for t in self.tests:
+            state = analyse(t, s, run)
+            run = run.with_event({
+                "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
+                "window": state.window, "note": state.note,
+                "determinations": {k: {"steady": d.steady, "range_pct": round(d.range_pct, 3),
+                                       "excursion_pct": round(d.excursion_pct, 3), "fit": d.formula()}
+                                   for k, d in state.determinations.items()},
+            })
+            if state.finished and not state.steady:
+                run = run.with_warning(f"{t.title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
+                                       f"{state.window[0]}-{state.window[-1]} are reported as the window")
+        return scaled_warning(run, s)
+
+    def plan_notes(self, ctx: PlanContext) -> list[str]:
+        s = self.settings(ctx)
+        notes = []
+        for t in self.tests:
+            n = len(t.stimuli(s))
+            per_round = n * (s.runtime_s + s.ramp_s)
+            notes.append(f"{t.title}: worst case {s.max_rounds} rounds x {n} points = {s.max_rounds} x "
+                         f"{format_duration(per_round)} = {format_duration(s.max_rounds * per_round)}, "
+                         f"stopping at the first round where steady state holds (from round {steady.WINDOW})"
+                         + ("; continues past the maximum until steady (--until-steady)" if s.until_steady else ""))
+            notes.append(f"  plus purge ({s.purge or 'best available method'}, write cache {s.write_cache}) and "
+                         f"WIPC: SEQ {bs_label(t.wipc_bs)} writes of {format_bytes(2 * s.active_range_bytes)} "
+                         f"(2x active range; at 1 GB/s that takes "
+                         f"{format_duration(2 * s.active_range_bytes / 1e9)})")
+        notes.extend(common_notes(s))
+        return notes
+
+
+def reject_matrix_options(s: PtsSettings, is_iops: bool) -> None:
+    """--pts-block-sizes/--pts-mixes shape the IOPS matrix only; elsewhere they are a mistake."""
+    if not is_iops and (s.block_sizes is not None or s.mixes is not None):
+        raise UsageError("--pts-block-sizes and --pts-mixes apply to pts-iops only")
+
+
+def common_notes(s: PtsSettings) -> list[str]:
+    """Set-up lines shared by all PTS plans."""
+    notes = [f"{SPEC_VERSION} PTS-{s.spec}: active range {s.active_range_pct:g}% "
+             f"({format_bytes(s.active_range_bytes)}), {s.tq} (TOIO {s.toio}), data {s.data_pattern}"]
+    reasons = s.scaled_reasons()
+    if reasons:
+        notes.append("SCALED RUN, not spec-compliant: " + "; ".join(reasons))
+    return notes
+
+
+def scaled_warning(run: Run, s: PtsSettings) -> Run:
+    """Add the plain 'not spec-compliant' warning to a scaled run."""
+    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
+    if reasons:
+        run = run.with_warning("scaled run, NOT SNIA PTS compliant: " + "; ".join(reasons))
+    return run
+
+
+def settings_from_run(run: Run) -> PtsSettings:
+    """Settings of a stored run (the report re-derives them from run.json, as resume does)."""
+    o = run.options
+    t = run.target
+    cap = int(t.get("capacity_bytes") or 0)
+    fp = None
+    for p in run.points:
+        fb = p.point.tags.get("footprint_bytes")
+        if fb:
+            fp = int(fb)
+            break
+    ctx = PlanContext(capacity=min(cap, fp) if fp else cap, logical_block_size=int(t.get("logical_block_size") or 512),
+                      target_kind=str(t.get("kind") or "file"), runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"),
+                      options=dict(o.get("suite_options") or {}))
+    return settings(ctx)
+
+
+def tests_of(suite_name: str) -> tuple[RoundTest, ...]:
+    """The round tests of a registered PTS suite (empty for WSAT)."""
+    from ssdlab.suites.base import all_suites
+
+    suite = all_suites().get(suite_name)
+    return tuple(getattr(suite, "tests", ()))

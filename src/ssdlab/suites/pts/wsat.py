@@ -1,0 +1,123 @@
+"""PTS 2.0 WSAT (write saturation): purge, no preconditioning, continuous RND 4 KiB writes in 1-minute
+samples from fresh-out-of-box until 4x the user capacity is written or 24 h have passed."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.pts.common import (
+    SPEC_RUNTIME_S,
+    KiB,
+    PtsSettings,
+    common_notes,
+    pts_options,
+    purge_point,
+    reject_matrix_options,
+    scaled_warning,
+    settings,
+)
+from ssdlab.units import format_bytes, format_duration
+
+WSAT_BS = 4 * KiB
+TEST = "wsat"
+
+
+def max_samples(s: PtsSettings) -> int:
+    """The time cap in samples: one sample stands for one minute of the spec (scaled with --runtime)."""
+    return max(1, math.ceil(s.wsat_hours * 60))
+
+
+def sample_point(s: PtsSettings, n: int) -> TestPoint:
+    """Sample n (from 1): RND 4 KiB 100 % writes over the active range for one point time."""
+    return TestPoint(
+        id=f"{TEST}-s{n:04d}", label=f"WSAT sample {n}",
+        workload=Workload(rw="randwrite", bs=WSAT_BS, iodepth=s.qd, numjobs=s.threads, runtime_s=s.runtime_s,
+                          size=s.active_range_bytes, options=s.pattern_options()),
+        phase="measure", group=TEST, tags={"test": TEST, "sample": n},
+    )
+
+
+@dataclass(frozen=True)
+class WsatState:
+    samples: list[PointResult]  # finished samples in order
+    written: list[int]  # cumulative bytes written after each sample
+    finished: bool
+    note: str
+
+
+def written_bytes(pr: PointResult) -> int:
+    m = pr.measurement
+    if m is None:
+        return 0
+    d = m.get("write")
+    return d.io_bytes if d is not None else 0
+
+
+def analyse(s: PtsSettings, run: Run) -> WsatState:
+    """Finished samples, cumulative bytes written, and whether a stop rule has fired."""
+    res = {p.point.id: p for p in run.points if p.status in ("ok", "skipped")}
+    samples: list[PointResult] = []
+    written: list[int] = []
+    total = 0
+    goal = s.wsat_fills * s.capacity
+    n = 1
+    while f"{TEST}-s{n:04d}" in res:
+        pr = res[f"{TEST}-s{n:04d}"]
+        samples.append(pr)
+        total += written_bytes(pr)
+        written.append(total)
+        if total >= goal:
+            return WsatState(samples, written, True, f"stopped after {n} samples: {format_bytes(total)} written "
+                                                      f"= {total / s.capacity:.2f}x the capacity")
+        if n >= max_samples(s):
+            return WsatState(samples, written, True, f"stopped at the time limit ({n} samples) with "
+                                                      f"{total / s.capacity:.2f}x the capacity written")
+        n += 1
+    return WsatState(samples, written, False, "not finished")
+
+
+class WsatSuite(Suite):
+    name = "pts-wsat"
+    summary = "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h"
+    writes = True
+    default_runtime_s = SPEC_RUNTIME_S
+
+    def suite_options(self) -> list[SuiteOption]:
+        return pts_options()
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        s = settings(ctx)
+        reject_matrix_options(s, False)
+        return [purge_point(TEST, s), *(sample_point(s, n) for n in range(1, max_samples(s) + 1))]
+
+    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
+        s = settings(ctx)
+        purge = purge_point(TEST, s)
+        if purge.id not in run.done_ids():
+            return self.plan(ctx)
+        state = analyse(s, run)
+        if state.finished:
+            return []
+        n = len(state.samples) + 1
+        return [sample_point(s, k) for k in range(n, max_samples(s) + 1)]
+
+    def conclude(self, ctx: PlanContext, run: Run) -> Run:
+        s = settings(ctx)
+        state = analyse(s, run)
+        run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
+                              "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+        return scaled_warning(run, s)
+
+    def plan_notes(self, ctx: PlanContext) -> list[str]:
+        s = settings(ctx)
+        n = max_samples(s)
+        return [f"WSAT: purge (write cache {s.write_cache}), no preconditioning, then up to {n} samples of "
+                f"{s.runtime_s:g} s ({format_duration(n * s.runtime_s)}) of RND 4 KiB writes at {s.tq}, stopping "
+                f"once {s.wsat_fills:g}x the capacity ({format_bytes(s.wsat_fills * s.capacity)}) is written",
+                *common_notes(s)]
+
+
+register(WsatSuite())

@@ -1,0 +1,95 @@
+"""A composite target: several devices driven together (ACT over all drives of a host).
+
+Suites that accept it (Suite.multi_target) issue multi-stream points; fio/job.build_job then writes one
+section per stream and per device from `device_fio_options()`. Capacity is the smallest member's (each
+device still uses its own full size in its sections), the logical block size the largest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ssdlab.errors import UsageError
+from ssdlab.fio.job import OptionValue
+from ssdlab.targets.base import Hazard, Target, TargetOptions
+
+
+@dataclass
+class MultiTarget(Target):
+    members: list[Target] = field(default_factory=list)
+
+    @classmethod
+    def from_targets(cls, targets: Sequence[Target], opts: TargetOptions) -> MultiTarget:
+        """Combine targets; refuses duplicates, fewer than two, and simulated members."""
+        members = list(targets)
+        if len(members) < 2:
+            raise UsageError("a multi-device run needs at least two --target options")
+        names = [t.name for t in members]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise UsageError(f"--target {dup[0]} is given more than once: each device may appear once")
+        engines = {t.engine() for t in members}
+        if engines != {"fio"}:
+            raise UsageError("several --target options work only with fio targets (files, block devices, null), "
+                             "not with simulated ones")
+        kinds = {t.kind for t in members}
+        if "null" in kinds and len(kinds) > 1:
+            raise UsageError("--target null cannot be combined with devices or files in one run")
+        kind = kinds.pop() if len(kinds) == 1 else "multi"
+        spec = " ".join(t.spec for t in members)
+        return cls(spec=spec, kind=kind, options=opts, members=members)
+
+    @property
+    def name(self) -> str:
+        return "+".join(t.name for t in self.members)
+
+    def capacity(self) -> int:
+        return min(t.capacity() for t in self.members)
+
+    def logical_block_size(self) -> int:
+        return max(t.logical_block_size() for t in self.members)
+
+    def info(self) -> dict[str, Any]:
+        infos = [t.info() for t in self.members]
+        return {
+            "spec": self.spec, "kind": self.kind, "name": self.name, "devices": infos,
+            "capacity_bytes": self.capacity(), "logical_block_size": self.logical_block_size(),
+            "physical_block_size": max(int(i.get("physical_block_size", 512)) for i in infos),
+            "identity": {"devices": ", ".join(str(i.get("name")) for i in infos)},
+            "write_safe": all(i.get("write_safe", True) for i in infos),
+            "safety": [s for i in infos for s in i.get("safety", [])],
+        }
+
+    def fio_options(self) -> dict[str, OptionValue]:
+        """The first device's options; multi-device points use device_fio_options() instead."""
+        return self.members[0].fio_options()
+
+    def device_fio_options(self) -> list[dict[str, OptionValue]]:
+        """fio options of every device, in --target order."""
+        return [t.fio_options() for t in self.members]
+
+    def hazards(self) -> list[Hazard]:
+        return [h for t in self.members for h in t.hazards()]
+
+    def destroys(self) -> str:
+        return "; ".join(t.destroys() for t in self.members)
+
+    def needs_write_consent(self) -> bool:
+        return any(t.needs_write_consent() for t in self.members)
+
+    def prepare(self, writes: bool) -> list[str]:
+        return [note for t in self.members for note in t.prepare(writes)]
+
+    def purge_methods(self) -> list[str]:
+        common = self.members[0].purge_methods()
+        for t in self.members[1:]:
+            common = [m for m in common if m in t.purge_methods()]
+        return common
+
+    def purge(self, method: str) -> str:
+        return "; ".join(t.purge(method) for t in self.members)
+
+    def engine(self) -> str:
+        return "fio"

@@ -1,0 +1,254 @@
+"""Purge (return a target to a fresh-out-of-box-like state) and device write-cache control.
+
+Block devices: NVMe format with user-data erase or sanitize (nvme-cli), or a discard of the whole device
+(blkdiscard). File targets: punch the file's blocks out, or delete and re-create it, then re-allocate it
+at full size without writing data (unwritten extents read as zeros, like deallocated LBAs on an SSD), or
+as a last resort lay it out again with random data. The chosen method is returned in the line the run records.
+
+The write cache is a device setting (NVMe feature 6, ATA `hdparm -W`), set and read back; when that is not
+possible it is recorded as unknown. It is never emulated by dropping direct I/O.
+
+Every external command goes through `RUNNER` (an argv list, no shell), so tests can substitute it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ssdlab.errors import TargetError, UsageError
+from ssdlab.units import format_bytes
+
+Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+
+FILE_METHODS = ("punch", "recreate", "rewrite")
+BLOCK_METHODS = ("nvme-sanitize", "nvme-format", "blkdiscard")
+SANITIZE_TIMEOUT_S = 6 * 3600.0
+
+_FALLOC_FL_KEEP_SIZE = 0x01
+_FALLOC_FL_PUNCH_HOLE = 0x02
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=SANITIZE_TIMEOUT_S)
+
+
+RUNNER: Runner = _run
+
+
+def _call(argv: list[str], what: str) -> str:
+    """Run a command; raise TargetError with its stderr when it fails; return its stdout."""
+    try:
+        proc = RUNNER(argv)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise TargetError(f"{what} failed: cannot run {argv[0]} ({exc})") from exc
+    if proc.returncode != 0:
+        msg = (proc.stderr or proc.stdout or "").strip().splitlines()
+        raise TargetError(f"{what} failed: `{' '.join(argv)}` exited {proc.returncode}"
+                          + (f": {msg[-1]}" if msg else ""))
+    return proc.stdout or ""
+
+
+def choose(method: str, available: list[str], target_name: str) -> str:
+    """The requested method if the target offers it; the best available one when none was requested."""
+    if not available:
+        raise TargetError(f"{target_name} offers no purge method (install nvme-cli / util-linux, or use a file)")
+    if not method:
+        return available[0]
+    if method not in available:
+        raise UsageError(f"--purge {method}: not available for {target_name}; available: {', '.join(available)}")
+    return method
+
+
+# ------------------------------------------------------------------ files
+
+def _punch(fd: int, length: int) -> None:
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
+    if libc.fallocate(fd, _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE, 0, length) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _allocate(fd: int, size: int) -> str:
+    """Allocate the file's blocks without writing data; returns how."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+        return "re-allocated as unwritten extents (reads return zeros, like deallocated LBAs)"
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
+        os.ftruncate(fd, size)
+        return "left sparse (the filesystem cannot preallocate)"
+
+
+def purge_file(path: Path, size: int, method: str, layout: Callable[[], list[str]]) -> str:
+    """Purge a file target with `method` (punch | recreate | rewrite); returns what was done."""
+    try:
+        if method == "punch":
+            with path.open("r+b") as fh:
+                _punch(fh.fileno(), max(size, path.stat().st_size))
+                how = _allocate(fh.fileno(), size)
+                os.fsync(fh.fileno())
+            return f"purge punch: punched out all {format_bytes(size)} of {path} (fallocate PUNCH_HOLE), {how}"
+        if method == "recreate":
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                how = _allocate(fd, size)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            return f"purge recreate: deleted and re-created {path} ({format_bytes(size)}), {how}"
+        if method == "rewrite":
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            notes = layout()
+            return f"purge rewrite: deleted {path} and laid it out again ({'; '.join(notes) or 'done'})"
+    except OSError as exc:
+        raise TargetError(f"purge {method} of {path} failed: {exc.strerror or exc}") from exc
+    raise UsageError(f"--purge {method}: not a file purge method ({', '.join(FILE_METHODS)})")
+
+
+def file_write_cache(enabled: bool) -> str:
+    """A file target cannot set the backing device's write cache: recorded as unknown."""
+    want = "enabled" if enabled else "disabled"
+    return (f"write cache: unknown (requested {want}; a file target does not change the backing device's "
+            "cache, and direct I/O stays on)")
+
+
+# ------------------------------------------------------------------ block devices
+
+_NVME_NS = re.compile(r"^nvme(\d+)n(\d+)$")
+
+
+def nvme_controller(dev: str) -> str | None:
+    """'/dev/nvme0' for a namespace node '/dev/nvme0n1' (None for partitions and other devices)."""
+    m = _NVME_NS.match(Path(dev).name)
+    return f"/dev/nvme{m.group(1)}" if m else None
+
+
+def _namespaces_of(ctrl: str) -> int:
+    sysdir = Path("/sys/class/nvme") / Path(ctrl).name
+    try:
+        return sum(1 for p in sysdir.iterdir() if re.match(r"^nvme\d+(c\d+)?n\d+$", p.name))
+    except OSError:
+        return 0
+
+
+def _sanitize_supported(ctrl: str) -> bool:
+    try:
+        doc = json.loads(_call(["nvme", "id-ctrl", ctrl, "--output-format=json"], "nvme id-ctrl"))
+    except (TargetError, json.JSONDecodeError):
+        return False
+    return bool(int(doc.get("sanicap", 0)) & 0x2)  # block erase
+
+
+def _discard_supported(sysdir: Path | None) -> bool:
+    if sysdir is None:
+        return False
+    try:
+        return int((sysdir / "queue" / "discard_max_bytes").read_text().strip() or 0) > 0
+    except (OSError, ValueError):
+        return False
+
+
+def block_methods(dev: str, sysdir: Path | None, limited: bool) -> list[str]:
+    """Purge methods for a block device, best first. A capacity-limited run only discards its own span:
+    format and sanitize would erase beyond it."""
+    out: list[str] = []
+    ctrl = nvme_controller(dev)
+    if ctrl and not limited and shutil.which("nvme"):
+        if _namespaces_of(ctrl) == 1 and _sanitize_supported(ctrl):
+            out.append("nvme-sanitize")  # whole controller: offered only with a single namespace
+        out.append("nvme-format")
+    if shutil.which("blkdiscard") and _discard_supported(sysdir):
+        out.append("blkdiscard")
+    return out
+
+
+def purge_block(dev: str, method: str, span: int, limited: bool) -> str:
+    """Purge a block device with `method`; returns what was done."""
+    ctrl = nvme_controller(dev)
+    if method == "nvme-format" and ctrl:
+        _call(["nvme", "format", dev, "--ses=1", "--force"], "nvme format")
+        return f"purge nvme-format: nvme format {dev} --ses=1 (user data erase)"
+    if method == "nvme-sanitize" and ctrl:
+        _call(["nvme", "sanitize", ctrl, "--sanact=2"], "nvme sanitize")
+        waited = _wait_sanitize(ctrl)
+        return f"purge nvme-sanitize: block erase of {ctrl}, completed after {waited:.0f} s"
+    if method == "blkdiscard":
+        argv = ["blkdiscard", "-o", "0", "-l", str(span), dev] if limited else ["blkdiscard", dev]
+        _call(argv, "blkdiscard")
+        scope = f"the first {format_bytes(span)}" if limited else "the whole device"
+        return f"purge blkdiscard: discarded {scope} of {dev}"
+    raise UsageError(f"--purge {method}: not a method for {dev} ({', '.join(BLOCK_METHODS)})")
+
+
+def _wait_sanitize(ctrl: str, poll_s: float = 5.0) -> float:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < SANITIZE_TIMEOUT_S:
+        try:
+            doc = json.loads(_call(["nvme", "sanitize-log", ctrl, "--output-format=json"], "nvme sanitize-log"))
+        except json.JSONDecodeError as exc:
+            raise TargetError(f"nvme sanitize-log of {ctrl}: unreadable output ({exc})") from exc
+        log = next(iter(doc.values())) if doc and all(isinstance(v, dict) for v in doc.values()) else doc
+        sstat = int(log.get("sstat", 0))
+        state = sstat & 0x7
+        if state == 1 and int(log.get("sprog", 65535)) == 65535:
+            return time.monotonic() - t0
+        if state == 3:
+            raise TargetError(f"nvme sanitize of {ctrl} failed (sanitize log sstat {sstat:#x})")
+        time.sleep(poll_s)
+    raise TargetError(f"nvme sanitize of {ctrl} did not finish within {SANITIZE_TIMEOUT_S / 3600:.0f} h")
+
+
+_VALUE = re.compile(r"[Cc]urrent value\s*:\s*(0x[0-9a-fA-F]+|\d+)")
+_HDPARM = re.compile(r"write-caching\s*=\s*(\d)")
+
+
+def set_block_write_cache(dev: str, enabled: bool) -> str:
+    """Set the device's volatile write cache and read it back; 'unknown' when neither tool can."""
+    want = "enabled" if enabled else "disabled"
+    bit = 1 if enabled else 0
+    if nvme_controller(dev) and shutil.which("nvme"):
+        try:
+            _call(["nvme", "set-feature", dev, "-f", "6", "-v", str(bit)], "nvme set-feature 6")
+            out = _call(["nvme", "get-feature", dev, "-f", "6"], "nvme get-feature 6")
+        except TargetError as exc:
+            return f"write cache: unknown (requested {want}; {exc})"
+        m = _VALUE.search(out)
+        if not m:
+            return f"write cache: unknown (requested {want}; nvme get-feature 6 printed no value)"
+        state = "enabled" if int(m.group(1), 0) & 1 else "disabled"
+        return f"write cache: {state} (requested {want}; nvme set-feature 6, read back {m.group(1)})"
+    if Path(dev).name.startswith("sd") and shutil.which("hdparm"):
+        try:
+            _call(["hdparm", f"-W{bit}", dev], "hdparm -W")
+            out = _call(["hdparm", "-W", dev], "hdparm -W")
+        except TargetError as exc:
+            return f"write cache: unknown (requested {want}; {exc})"
+        m = _HDPARM.search(out)
+        if not m:
+            return f"write cache: unknown (requested {want}; hdparm -W printed no state)"
+        state = "enabled" if m.group(1) == "1" else "disabled"
+        return f"write cache: {state} (requested {want}; hdparm -W{bit}, read back {m.group(1)})"
+    return (f"write cache: unknown (requested {want}; no nvme-cli/hdparm control for {dev}; "
+            "direct I/O stays on)")
+
+
+def write_cache_state(line: str) -> str:
+    """'enabled' | 'disabled' | 'unknown' from a recorded purge/write-cache line."""
+    m = re.search(r"write cache: (enabled|disabled|unknown)", line)
+    return m.group(1) if m else "unknown"

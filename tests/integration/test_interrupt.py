@@ -1,0 +1,213 @@
+"""Ctrl-C and fio failures keep every finished point; `ssdlab resume` completes the run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ssdlab.errors import ExitCode
+
+pytestmark = pytest.mark.integration
+
+
+def ssdlab(*args: str | Path) -> list[str]:
+    """argv that runs this checkout's ssdlab in a fresh interpreter."""
+    return [sys.executable, "-m", "ssdlab.cli", *map(str, args)]
+
+
+def load(out: Path) -> dict[str, Any]:
+    """run.json as plain data."""
+    data: dict[str, Any] = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    return data
+
+
+def ok_ids(run: dict[str, Any]) -> list[str]:
+    """Ids of the points measured successfully, in order."""
+    return [p["point"]["id"] for p in run["points"] if p["status"] == "ok"]
+
+
+def wait_for_points(out: Path, proc: subprocess.Popen[str], count: int, timeout: float = 90.0) -> None:
+    """Block until run.json lists `count` finished points (fail if the run ends or stalls first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"ssdlab ended early: {proc.communicate()}"
+        try:
+            if len(ok_ids(load(out))) >= count:
+                return
+        except (OSError, json.JSONDecodeError):
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"{count} points did not finish within {timeout} s")
+
+
+def digest(path: Path) -> str:
+    """sha256 of a file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fio_processes_for(out: Path) -> list[int]:
+    """pids of fio processes still running a job under `out`."""
+    pids = []
+    for proc_dir in Path("/proc").iterdir():
+        if not proc_dir.name.isdigit():
+            continue
+        try:
+            cmdline = (proc_dir / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline and Path(cmdline[0].decode(errors="replace")).name == "fio" and \
+                any(str(out).encode() in part for part in cmdline):
+            pids.append(int(proc_dir.name))
+    return pids
+
+
+def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    proc = subprocess.Popen(ssdlab("run", "quick", "--target", "null", "--runtime", "1", "--out", out,
+                                   "--no-report"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_points(out, proc, 2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == ExitCode.INTERRUPTED, stderr
+    assert "Traceback" not in stderr, stderr
+    assert f"ssdlab resume {out}" in stderr, stderr
+    assert fio_processes_for(out) == []  # fio was stopped with ssdlab
+
+    run = load(out)
+    assert run["status"] == "interrupted"
+    assert run["events"][-1]["kind"] == "interrupted"
+    kept = ok_ids(run)
+    assert len(kept) >= 2
+    assert kept == ["01-seq1m-q8t1-read", "02-seq1m-q1t1-read", "03-rnd4k-q32t1-read"][:len(kept)]
+    before = {pid: digest(out / "points" / pid / "fio.json") for pid in kept}
+    kept_records = {p["point"]["id"]: p for p in run["points"] if p["status"] == "ok"}
+
+    res = subprocess.run(ssdlab("resume", out, "--no-report", "--quiet"), capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert res.returncode == 0, res.stderr
+    run = load(out)
+    assert run["status"] == "complete"
+    assert len(ok_ids(run)) == 8
+    assert len({p["point"]["id"] for p in run["points"]}) == 8
+    assert [e["kind"] for e in run["events"]].count("resume") == 1
+    for pid in kept:  # finished points were neither re-run nor touched
+        assert digest(out / "points" / pid / "fio.json") == before[pid]
+        record = next(p for p in run["points"] if p["point"]["id"] == pid)
+        assert record == kept_records[pid]
+    for p in run["points"]:
+        assert (out / "points" / p["point"]["id"] / "fio.json").is_file()
+
+
+def test_fio_failure_marks_the_run_failed_and_keeps_finished_points(tmp_path: Path) -> None:
+    target_dir = tmp_path / "vanishing"
+    target_dir.mkdir()
+    out = tmp_path / "run"
+    spec = "file:vanishing/t.dat?size=16MiB"  # relative to the run's working directory
+    proc = subprocess.Popen(ssdlab("run", "four-corners", "--target", spec, "--runtime", "1", "--out", out,
+                                   "--no-report"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        wait_for_points(out, proc, 2)
+        # the target disappears: its directory becomes a plain file, so fio can neither open nor recreate it
+        shutil.rmtree(target_dir)
+        target_dir.write_text("not a directory", encoding="utf-8")
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    if proc.returncode == 0:
+        pytest.fail("run finished before the target could be removed")
+    assert proc.returncode == ExitCode.FIO_FAILED, stderr
+    assert "Traceback" not in stderr, stderr
+    error_lines = [ln for ln in stderr.splitlines() if ln.startswith("ssdlab: error:")]
+    assert len(error_lines) == 1
+    assert error_lines[0].startswith("ssdlab: error: fio failed: ")
+    assert "Not a directory" in error_lines[0] or "t.dat" in error_lines[0], error_lines[0]
+
+    run = load(out)
+    assert run["status"] == "failed"
+    assert run["events"][-1]["kind"] == "failed"
+    statuses = [p["status"] for p in run["points"]]
+    assert statuses[:2] == ["ok", "ok"]
+    assert statuses[-1] == "failed"
+    failed = run["points"][-1]
+    assert failed["reason"].startswith("fio failed")
+    assert (out / "points" / failed["point"]["id"] / "stderr.txt").is_file()
+    for pid in ok_ids(run):
+        assert (out / "points" / pid / "fio.json").is_file()
+
+    assert run["options"]["target_specs"] == [f"file:{target_dir / 't.dat'}?size=16MiB"]  # made absolute
+
+    # put the directory back: resume (from another directory) re-runs the failed point and completes
+    target_dir.unlink()
+    target_dir.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    res = subprocess.run(ssdlab("resume", out, "--no-report", "--quiet"), capture_output=True, text=True,
+                         timeout=120, check=False, cwd=elsewhere)
+    assert res.returncode == 0, res.stderr
+    run = load(out)
+    assert run["status"] == "complete"
+    assert len(ok_ids(run)) == 4
+    retried = next(p for p in run["points"] if p["point"]["id"] == failed["point"]["id"])
+    assert retried["status"] == "ok"
+    assert retried["attempt"] == 2
+    assert (target_dir / "t.dat").stat().st_size == 16 * 1024**2
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path: Path) -> None:
+    """Service managers and CI timeouts send SIGTERM: the run is saved as interrupted, fio is stopped."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen(ssdlab("run", "quick", "--target", "null", "--runtime", "1", "--out", out,
+                                   "--no-report", "--quiet"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_points(out, proc, 1)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == ExitCode.INTERRUPTED, stderr
+    assert fio_processes_for(out) == []
+    run = load(out)
+    assert run["status"] == "interrupted"
+    assert len(ok_ids(run)) >= 1
+
+
+def test_a_stop_request_ends_a_long_fio_point_promptly(tmp_path: Path) -> None:
+    """The runner forwards a stop request to fio and does not report the cut-short point as a result."""
+    from ssdlab.fio import runner
+    from ssdlab.fio.job import build_job
+    from ssdlab.model import TestPoint, Workload
+    from ssdlab.targets import parse_target
+
+    point = TestPoint(id="long", label="long", workload=Workload(rw="randread", bs=4096, runtime_s=60))
+    job = build_job(point, parse_target("null").fio_options())
+    start_time = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run_job(job, tmp_path / "long", on_status=lambda doc: runner.request_stop())
+    finally:
+        runner.clear_stop_request()
+    assert time.monotonic() - start_time < 20
+    assert not (tmp_path / "long" / "fio.json").exists()
+    assert fio_processes_for(tmp_path) == []

@@ -1,0 +1,118 @@
+"""Resume after kill -9 (several times, at different points) and after Ctrl-C: no finished point is lost,
+the killed point runs again and is recorded as repeated, and the run completes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+CLI = [sys.executable, "-m", "ssdlab.cli"]
+
+
+def _points(run_dir: Path) -> list[dict[str, Any]]:
+    try:
+        return list(json.loads((run_dir / "run.json").read_text())["points"])
+    except (OSError, ValueError, KeyError):
+        return []
+
+
+def _start(args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # its own process group: fio dies with it, as on power loss
+
+
+def _stop_after(proc: subprocess.Popen[bytes], run_dir: Path, n_points: int, sig: int) -> int:
+    """Wait until `n_points` are recorded, let the next point start, then signal the whole process group."""
+    deadline = time.monotonic() + 120
+    while len(_points(run_dir)) < n_points:
+        assert proc.poll() is None, "the run ended before the planned interruption"
+        assert time.monotonic() < deadline, "no progress"
+        time.sleep(0.05)
+    time.sleep(0.15)  # inside the next point (its fio job is running)
+    os.killpg(proc.pid, sig)
+    return proc.wait(timeout=60)
+
+
+def _fio_pids(run_dir: Path) -> list[int]:
+    """fio processes working on this run's points (children of the killed ssdlab processes)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"fio") and any(str(run_dir).encode() in a for a in argv):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _settle(run_dir: Path) -> list[int]:
+    """fio processes of the killed run still alive after a grace period (fio's forked job processes can
+    outlive a killed ssdlab and hang); `ssdlab resume` must stop them."""
+    deadline = time.monotonic() + 3
+    while _fio_pids(run_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _fio_pids(run_dir)
+
+
+def _ok(points: list[dict[str, Any]]) -> dict[str, str]:
+    return {p["point"]["id"]: p["started"] for p in points if p["status"] == "ok"}
+
+
+def test_resume_after_kill9_and_ctrl_c(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    target = f"file:{tmp_path / 'dut.dat'}?size=32MiB"
+    proc = _start(["run", "pts-tp", "--target", target, "--out", str(run_dir), "--runtime", "0.3",
+                   "--max-rounds", "5", "--tq", "1x8", "-q", "--no-report"])
+    kept: dict[str, str] = {}
+    snapshots: list[dict[str, str]] = []  # finished points at each interruption
+    orphans: list[int] = []  # fio processes that outlived a killed ssdlab
+    plan = [(1, signal.SIGKILL), (7, signal.SIGKILL), (15, signal.SIGINT)]  # in WIPC/round 1, mid test 1, test 2
+    for i, (n, sig) in enumerate(plan):
+        rc = _stop_after(proc, run_dir, n, sig)
+        assert rc == (-signal.SIGKILL if sig == signal.SIGKILL else 130), f"interruption {i}: exit {rc}"
+        orphans.extend(_settle(run_dir))
+        before = _ok(_points(run_dir))
+        assert kept.items() <= before.items()  # nothing finished earlier was lost or re-run
+        kept = before
+        snapshots.append(before)
+        status = json.loads((run_dir / "run.json").read_text())["status"]
+        assert status == ("running" if sig == signal.SIGKILL else "interrupted"), f"interruption {i}: {status}"
+        if i < len(plan) - 1:
+            proc = _start(["resume", str(run_dir), "-q", "--no-report"])
+    final = subprocess.run([*CLI, "resume", str(run_dir), "-q"], capture_output=True, text=True, timeout=300,
+                           check=False)
+    assert final.returncode == 0, final.stderr
+    doc = json.loads((run_dir / "run.json").read_text())
+    assert doc["status"] == "complete"
+    done = _ok(doc["points"])
+    assert kept.items() <= done.items()  # every point finished before an interruption kept its first run
+    ids = [p["point"]["id"] for p in doc["points"]]
+    assert len(ids) == len(set(ids)) == 2 * (2 + 5 * 2)
+    resumes = [e for e in doc["events"] if e.get("kind") == "resume"]
+    assert [e["previous_status"] for e in resumes] == ["running", "running", "interrupted"]
+    assert any(e["repeated"] for e in resumes), "a point killed mid-run must be recorded as repeated"
+    for event, snapshot in zip(resumes, snapshots, strict=True):
+        for pid in event["repeated"]:
+            assert pid not in snapshot  # it had not finished when the run was stopped ...
+            assert pid in done  # ... and it ran again in full
+            assert (run_dir / "points" / pid / "fio.json").is_file()
+    assert any(e.get("kind") == "interrupted" for e in doc["events"])
+    stopped = {pid for e in resumes for pid in e["stopped_fio_pids"]}
+    assert set(orphans) <= stopped  # resume stopped every orphan of the killed runs ...
+    assert not _fio_pids(run_dir)  # ... and nothing of this run is left running
+    html = (run_dir / "report.html").read_text()
+    assert "PTS run record: interruptions and resumes" in html
+    assert "killed or crashed" in html

@@ -1,0 +1,189 @@
+"""The run loop with a stand-in executor: saved after every point, interruption and failure handling."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ssdlab import orchestrate, store
+from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
+from ssdlab.executor import LiveCallback
+from ssdlab.fio import runner
+from ssdlab.model import DirectionStats, Measurement, Run, TestPoint, Workload
+from ssdlab.progress import QuietProgress
+from ssdlab.suites.base import PlanContext, Suite
+from ssdlab.targets import NullTarget, TargetOptions
+from ssdlab.targets.base import Target
+
+
+class ThreePoints(Suite):
+    """Three read points (never registered)."""
+
+    name = "three"
+    writes = False
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        """p1, p2, p3."""
+        return [TestPoint(id=f"p{i}", label=f"P{i}", workload=Workload(rw="read", bs=4096, runtime_s=1))
+                for i in (1, 2, 3)]
+
+
+@dataclass
+class FakeExecutor:
+    """Returns a fixed measurement; `fail` maps a point id to the exception raised there."""
+
+    run_dir: Path
+    fail: dict[str, BaseException] = field(default_factory=dict)
+    saved_before: list[int] = field(default_factory=list)
+    name: str = "fake"
+
+    def version(self) -> str:
+        """A made-up engine version."""
+        return "0"
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Record how many points run.json held when this point started; raise or measure."""
+        saved = json.loads((self.run_dir / "run.json").read_text(encoding="utf-8"))
+        self.saved_before.append(len(saved["points"]))
+        if point.id in self.fail:
+            raise self.fail[point.id]
+        d = DirectionStats(iops=1000.0, bw_bytes=4096e3, io_bytes=4096 * 1000, total_ios=1000, runtime_ms=1000)
+        return Measurement(engine="fake", engine_version="0", directions={"read": d})
+
+
+class PrepareFails(NullTarget):
+    """A null target whose preparation raises `error`."""
+
+    error: BaseException = KeyboardInterrupt()
+
+    def prepare(self, writes: bool) -> list[str]:
+        """Raise the configured error."""
+        raise self.error
+
+
+def start(tmp_path: Path, executor_fail: dict[str, BaseException] | None = None,
+          target: NullTarget | None = None) -> tuple[Path, Run, Callable[[], Run], FakeExecutor]:
+    """A new run dir + run; returns a callable that drives it."""
+    run_dir = store.create_run_dir(tmp_path / "run")
+    suite = ThreePoints()
+    tgt = target or NullTarget(spec="null", kind="null", options=TargetOptions())
+    executor = FakeExecutor(run_dir, dict(executor_fail or {}))
+    run = orchestrate.new_run(suite, tgt, executor, {"suite": "three"}, run_dir)
+    ctx = PlanContext(capacity=tgt.capacity())
+
+    def go() -> Run:
+        return orchestrate.drive(run_dir, run, suite, ctx, tgt, executor, QuietProgress())
+
+    return run_dir, run, go, executor
+
+
+def test_run_json_is_saved_after_every_point(tmp_path: Path) -> None:
+    run_dir, _, go, executor = start(tmp_path)
+    run = go()
+    assert run.status == "complete"
+    assert executor.saved_before == [0, 1, 2]
+    assert store.load_run(run_dir) == run
+    assert all(p.measurement is not None and "wall_s" in p.measurement.extra for p in run.points)
+
+
+def test_ctrl_c_keeps_finished_points(tmp_path: Path) -> None:
+    run_dir, _, go, _ = start(tmp_path, {"p3": KeyboardInterrupt()})
+    with pytest.raises(RunInterrupted, match="ssdlab resume"):
+        go()
+    saved = store.load_run(run_dir)
+    assert saved.status == "interrupted"
+    assert [p.point.id for p in saved.points] == ["p1", "p2"]
+    assert saved.events[-1]["kind"] == "interrupted"
+
+
+def test_fio_failure_records_the_failed_point(tmp_path: Path) -> None:
+    run_dir, _, go, _ = start(tmp_path, {"p2": FioFailedError("fio failed: boom")})
+    with pytest.raises(FioFailedError):
+        go()
+    saved = store.load_run(run_dir)
+    assert saved.status == "failed"
+    assert [(p.point.id, p.status) for p in saved.points] == [("p1", "ok"), ("p2", "failed")]
+    assert saved.points[1].reason == "fio failed: boom"
+
+
+def test_other_errors_also_mark_the_run_failed(tmp_path: Path) -> None:
+    run_dir, _, go, _ = start(tmp_path, {"p2": TargetError("device vanished")})
+    with pytest.raises(TargetError):
+        go()
+    saved = store.load_run(run_dir)
+    assert saved.status == "failed"
+    assert [p.point.id for p in saved.points] == ["p1"]
+    assert saved.events[-1]["text"] == "device vanished"
+
+
+def test_ctrl_c_while_preparing_the_target_marks_the_run_interrupted(tmp_path: Path) -> None:
+    target = PrepareFails(spec="null", kind="null", options=TargetOptions())
+    run_dir, _, go, _ = start(tmp_path, target=target)
+    with pytest.raises(RunInterrupted):
+        go()
+    assert store.load_run(run_dir).status == "interrupted"
+
+
+def test_resume_runs_only_what_is_left(tmp_path: Path) -> None:
+    run_dir, _, go, executor = start(tmp_path, {"p2": KeyboardInterrupt()})
+    with pytest.raises(RunInterrupted):
+        go()
+    saved = store.load_run(run_dir)
+    executor.fail.clear()
+    executor.saved_before.clear()
+    target = NullTarget(spec="null", kind="null", options=TargetOptions())
+    run = orchestrate.drive(run_dir, saved, ThreePoints(), PlanContext(capacity=target.capacity()), target,
+                            executor, QuietProgress())
+    assert run.status == "complete"
+    assert executor.saved_before == [1, 2]  # p2 and p3 only
+    assert [p.point.id for p in run.points] == ["p1", "p2", "p3"]
+
+
+def test_points_the_target_cannot_do_are_skipped_with_a_reason() -> None:
+    point = TestPoint(id="x", label="x", workload=Workload(rw="randread", bs=1000))
+    block_like = NullTarget(spec="null", kind="file", options=TargetOptions())
+    assert "not a multiple" in orchestrate.skip_reason(point, block_like)
+    assert orchestrate.skip_reason(point, NullTarget(spec="null", kind="null", options=TargetOptions())) == ""
+
+
+def test_cpu_bound_points_get_a_warning() -> None:
+    point = TestPoint(id="x", label="x", workload=Workload(rw="randread", bs=4096))
+    d = DirectionStats(iops=1.0, bw_bytes=1.0, io_bytes=1, total_ios=1, runtime_ms=1)
+    busy = Measurement(engine="fio", engine_version="3.33", directions={"read": d}, usr_cpu=60, sys_cpu=39)
+    assert any("CPU" in w for w in orchestrate.measurement_warnings(point, busy, "file"))
+    assert orchestrate.measurement_warnings(point, busy, "null") == []
+    idle = Measurement(engine="fio", engine_version="3.33", directions={})
+    assert orchestrate.measurement_warnings(point, idle, "file") == ["no I/O completed"]
+
+
+@dataclass
+class SwallowingExecutor(FakeExecutor):
+    """Simulates a signal whose KeyboardInterrupt was lost in a finalizer: only the stop request remains."""
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Measure normally, but request a stop during p2."""
+        if point.id == "p2":
+            runner.request_stop()
+        return super().run_point(point, target, point_dir, on_live)
+
+
+def test_a_lost_keyboard_interrupt_still_stops_the_run_before_the_next_point(tmp_path: Path) -> None:
+    run_dir = store.create_run_dir(tmp_path / "run")
+    suite, target = ThreePoints(), NullTarget(spec="null", kind="null", options=TargetOptions())
+    executor = SwallowingExecutor(run_dir)
+    run = orchestrate.new_run(suite, target, executor, {"suite": "three"}, run_dir)
+    try:
+        with pytest.raises(RunInterrupted):
+            orchestrate.drive(run_dir, run, suite, PlanContext(capacity=target.capacity()), target, executor,
+                              QuietProgress())
+    finally:
+        runner.clear_stop_request()
+    saved = store.load_run(run_dir)
+    assert saved.status == "interrupted"
+    assert [p.point.id for p in saved.points] == ["p1", "p2"]

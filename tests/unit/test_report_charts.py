@@ -1,0 +1,63 @@
+"""Chart helpers: bare inline SVG, no URLs besides namespaces, missing values never drawn as zero."""
+
+from __future__ import annotations
+
+import re
+
+from ssdlab.report import charts
+
+_URL = re.compile(r"https?://[^\s\"'<>]+")
+
+
+def urls_outside_xmlns(svg: str) -> list[str]:
+    """URLs in an SVG that are not xmlns namespace declarations."""
+    return _URL.findall(re.sub(r"""\sxmlns(?::\w+)?=["'][^"']*["']""", "", svg))
+
+
+def test_every_helper_returns_bare_svg_without_metadata_urls() -> None:
+    outputs = [
+        charts.bar_chart(["a", "b"], {"read": [1.0, 2.0], "write": [3.0, None]}, title="t", ylabel="MB/s"),
+        charts.hbar_chart(["x", "y"], [5.0, 7.0], title="h", xlabel="IOPS"),
+        charts.line_chart([charts.Series("s", [1, 2, 3], [1.0, None, 3.0])], ref_lines=[charts.RefLine(2.0, "avg")],
+                          logy=True, xticks=[1, 2, 3], xticklabels=["a", "b", "c"]),
+        charts.bar3d_chart(["4K", "8K"], ["0/100", "100/0"], [[1.0, 2.0], [None, 4.0]], zlabel="IOPS"),
+        charts.histogram_chart([1.0, 2.0, 2.5, 3.0], bins=3),
+        charts.grouped_hbar_chart(["SEQ1M", "RND4K"], {"Read": [10.0, 2.0], "Write": [8.0, None]}),
+        charts.percentile_chart([("p", {50.0: 10.0, 99.0: 40.0})]),
+    ]
+    for svg in outputs:
+        assert svg.startswith("<svg")
+        assert svg.rstrip().endswith("</svg>")
+        assert "<metadata>" not in svg
+        assert "<?xml" not in svg
+        assert urls_outside_xmlns(svg) == []
+
+
+def test_grouped_hbar_marks_missing_values_instead_of_zero() -> None:
+    svg = charts.grouped_hbar_chart(["SEQ1M Q8T1", "RND4K Q1T1"], {"Read": [3500.0, 60.0], "Write": [None, 150.0]},
+                                    missing={"Write": ["skipped", None]})
+    assert ">skipped<" in svg
+    assert ">3500<" in svg  # measured values are annotated with their value
+    assert "3.5k" in svg or "3500" in svg
+    assert "SEQ1M Q8T1" in svg
+
+
+def test_percentile_chart_uses_nines_ticks_and_drops_nonpositive_values() -> None:
+    svg = charts.percentile_chart([("a", {50.0: 0.0, 99.0: 12.0, 99.99: 400.0}), ("b", {50.0: None, 99.0: 5.0})])
+    for label in ("p99", "p99.99"):
+        assert f">{label}<" in svg
+    assert ">p50<" not in svg  # no line has a positive p50, so there is no p50 tick
+    assert abs(charts.nines(99.0) - 2.0) < 1e-9
+    assert abs(charts.nines(99.99) - 4.0) < 1e-9
+
+
+def test_dollar_in_labels_is_shown_literally() -> None:
+    assert charts.plain_label("$5 drive") == r"\$5 drive"
+    svg = charts.grouped_hbar_chart(["cost $1 $2"], {"Read": [1.0]})
+    assert "cost $1 $2" in svg
+
+
+def test_same_data_gives_identical_svg() -> None:
+    a = charts.grouped_hbar_chart(["x"], {"Read": [1.0], "Write": [2.0]}, title="t")
+    b = charts.grouped_hbar_chart(["x"], {"Read": [1.0], "Write": [2.0]}, title="t")
+    assert a == b

@@ -1,0 +1,204 @@
+"""The native core: FTL invariants, timing identities, state images, workload controls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ssdlab.fio import hist
+from ssdlab.sim import core
+from ssdlab.sim.validate import Bench, desnoyers_wa
+
+SMALL = "256MiB"
+
+
+def small(**kw: Any) -> Bench:
+    return Bench("tlc-4k", capacity=kw.pop("capacity", SMALL), **kw)
+
+
+def test_plat_idx_matches_fio_scheme() -> None:
+    rng = np.random.default_rng(1)
+    values = [0, 1, 63, 64, 127, 128, 129, 255, 256, 1000, 2**20, 2**33, 2**34, 2**40]
+    values += [int(v) for v in rng.integers(0, 2**35, 2000)]
+    for v in values:
+        assert core().plat_idx(v) == hist.value_to_idx(v)
+
+
+def test_fob_then_fill_maps_everything_with_wa_one() -> None:
+    b = small()
+    c = b.dev.counters()
+    assert c["mapped_slots"] == 0
+    b.fill()
+    c = b.dev.counters()
+    assert c["mapped_slots"] == c["user_slots"]
+    assert c["gc_runs"] == 0
+    assert c["nand_write_slots"] == c["user_slots"]
+
+
+def test_sequential_writes_do_not_amplify() -> None:
+    b = small()
+    b.fill()
+    _, s = b.run(random=False, bs=128 * 1024, qd=8, io_bytes=2 * b.user)
+    assert s["wa_gc"] == pytest.approx(1.0, abs=0.02)
+
+
+def test_random_writes_amplify_near_the_formula() -> None:
+    s = small(op=28).steady_random_write()
+    assert 0.9 * desnoyers_wa(28) <= s["wa_gc"] <= 1.01 * desnoyers_wa(28)
+
+
+def test_reset_returns_to_fob() -> None:
+    b = small()
+    b.fill()
+    b.dev.reset()
+    c = b.dev.counters()
+    assert c["mapped_slots"] == 0
+    assert c["free_blocks"] == c["blocks"]
+
+
+def test_save_load_roundtrip_continues_identically() -> None:
+    a = small()
+    a.fill()
+    a.run(io_bytes=a.user // 2)
+    image = a.dev.save()
+    b = small()
+    b.dev.load(image)
+    b.seed = a.seed
+    ra, _ = a.run(rmix=50, qd=16, runtime_s=0.2)
+    rb, _ = b.run(rmix=50, qd=16, runtime_s=0.2)
+    assert ra["dirs"] == rb["dirs"]
+    assert a.dev.counters() == b.dev.counters()
+
+
+def test_load_rejects_other_geometry() -> None:
+    a = small()
+    image = a.dev.save()
+    b = small(capacity="512MiB")
+    with pytest.raises(ValueError, match="geometry"):
+        b.dev.load(image)
+
+
+def test_histogram_counts_equal_ios_and_littles_law() -> None:
+    b = small()
+    b.fill()
+    r, s = b.run(rmix=100, qd=16, jobs=2, runtime_s=0.3)
+    n, _, lat_sum, _, lo, hi, hbytes = r["dirs"][0]
+    counts = np.frombuffer(hbytes, dtype=np.int64)
+    assert int(counts.sum()) == n
+    assert lo <= lat_sum / n <= hi
+    assert s["iops"] * s["mean_lat_s"] == pytest.approx(32, rel=0.02)
+
+
+def test_qd1_read_is_firmware_plus_tr_plus_transfers() -> None:
+    b = small()
+    b.fill()
+    _, s = b.run(rmix=100, qd=1, runtime_s=0.1)
+    v = b.values
+    expected = v["fw_us"] + v["tr"] + 4096 / v["ch_mbps"] + 4096 / v["host_mbps"]
+    assert s["mean_lat_s"] * 1e6 == pytest.approx(expected, rel=0.01)
+
+
+def test_unmapped_reads_skip_nand() -> None:
+    b = small()  # fresh out of box: nothing mapped
+    _, s = b.run(rmix=100, qd=1, runtime_s=0.05)
+    assert s["mean_lat_s"] * 1e6 < b.values["tr"]
+
+
+def test_partial_map_cache_costs_reads() -> None:
+    full, part = small(), small(map_cache=0.01)
+    for b in (full, part):
+        b.fill()
+    _, s_full = full.run(rmix=100, qd=1, runtime_s=0.1)
+    _, s_part = part.run(rmix=100, qd=1, runtime_s=0.1)
+    assert s_part["mean_lat_s"] > 1.5 * s_full["mean_lat_s"]
+    assert part.dev.counters()["map_misses"] > 0
+    assert full.dev.counters()["map_misses"] == 0
+
+
+def test_sub_iu_writes_read_modify_write() -> None:
+    b = Bench("qlc-64k", capacity="256MiB")
+    b.fill()
+    _, s = b.run(bs=4096, qd=8, io_bytes=b.user // 16)
+    c = b.dev.counters()
+    assert c["rmw_reads"] > 0
+    assert s["wa_total"] >= 16 * 0.98
+
+
+def test_sequential_sub_iu_writes_coalesce_in_the_buffer() -> None:
+    b = Bench("qlc-64k", capacity="256MiB")
+    b.fill()
+    _, s = b.run(bs=4096, qd=1, random=False, io_bytes=b.user // 4)
+    assert s["wa_total"] < 1.2
+    assert b.dev.counters()["buffer_merges"] > 0
+
+
+def test_slow_path_only_hits_unaligned_writes() -> None:
+    fast, slow = small(), small(slowpath_us=50)
+    for b in (fast, slow):
+        b.fill()
+    _, a = fast.run(qd=1, runtime_s=0.05)
+    _, c = slow.run(qd=1, runtime_s=0.05)
+    assert c["mean_lat_s"] == pytest.approx(a["mean_lat_s"], rel=0.05)  # aligned 4K: no slow path
+
+
+def test_rate_iops_caps_throughput() -> None:
+    b = small()
+    b.fill()
+    b.seed += 1
+    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": 0, "range_len": b.user, "align": 4096,
+          "iodepth": 4, "numjobs": 2, "time_based": 1, "ramp_ns": 0, "runtime_ns": 500_000_000, "io_bytes": 0,
+          "rate_iops": 1000, "interval_ns": 0, "seed": 3, "bssplit": [(4096, 1)]}
+    b.dev.begin(wl)
+    while not b.dev.advance(2**62):
+        pass
+    r = b.dev.finish()
+    assert r["dirs"][0][0] == pytest.approx(2 * 1000 * 0.5, rel=0.02)
+
+
+def test_trim_unmaps() -> None:
+    b = small()
+    b.fill()
+    wl = {"rmix": 0, "random": 0, "trim": 1, "range_start": 0, "range_len": b.user // 2, "align": 65536,
+          "iodepth": 1, "numjobs": 1, "time_based": 0, "ramp_ns": 0, "runtime_ns": 0, "io_bytes": b.user // 2,
+          "rate_iops": 0, "interval_ns": 0, "seed": 1, "bssplit": [(65536, 1)]}
+    b.dev.begin(wl)
+    while not b.dev.advance(2**62):
+        pass
+    r = b.dev.finish()
+    c = b.dev.counters()
+    assert r["dirs"][2][0] == b.user // 2 // 65536
+    assert c["mapped_slots"] == c["user_slots"] // 2
+
+
+def test_bssplit_mixes_sizes() -> None:
+    b = small()
+    b.fill()
+    b.seed += 1
+    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": 0, "range_len": b.user, "align": 4096,
+          "iodepth": 8, "numjobs": 1, "time_based": 1, "ramp_ns": 0, "runtime_ns": 200_000_000, "io_bytes": 0,
+          "rate_iops": 0, "interval_ns": 0, "seed": 3, "bssplit": [(4096, 750_000), (65536, 250_000)]}
+    b.dev.begin(wl)
+    while not b.dev.advance(2**62):
+        pass
+    n, nbytes = b.dev.finish()["dirs"][0][:2]
+    mean_bs = nbytes / n
+    assert mean_bs == pytest.approx(0.75 * 4096 + 0.25 * 65536, rel=0.05)
+
+
+def test_power_cap_limits_average_power() -> None:
+    b = small(power=12, window_s=0.2)
+    b.fill()
+    b.run(io_bytes=b.user)
+    _, s = b.run(runtime_s=1.0, ramp_s=0.5)
+    assert s["power_w"] == pytest.approx(12, rel=0.05)
+
+
+def test_workload_outside_drive_is_rejected() -> None:
+    b = small()
+    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": b.user, "range_len": 4096, "align": 4096,
+          "iodepth": 1, "numjobs": 1, "time_based": 0, "ramp_ns": 0, "runtime_ns": 0, "io_bytes": 4096,
+          "rate_iops": 0, "interval_ns": 0, "seed": 1, "bssplit": [(4096, 1)]}
+    with pytest.raises(ValueError, match="outside"):
+        b.dev.begin(wl)

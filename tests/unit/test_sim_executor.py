@@ -1,0 +1,171 @@
+"""SimExecutor: Workload translation, fio-shaped Measurement, artefacts and drive-state persistence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ssdlab.errors import TargetError, UsageError
+from ssdlab.fio import hist
+from ssdlab.model import TestPoint, Workload
+from ssdlab.sim.executor import SimExecutor, parse_bssplit, translate
+from ssdlab.sim.target import STATE_FILE, SimTarget
+from ssdlab.targets import parse_target
+from ssdlab.targets.base import TargetOptions
+
+SPEC = "sim:tlc-4k?capacity=256MiB"
+SERIES_KEYS = {"time_s", "write_iops", "write_bw_MBps", "write_lat_mean_us"}
+
+
+def target(spec: str = SPEC) -> SimTarget:
+    t = parse_target(spec)
+    assert isinstance(t, SimTarget)
+    return t
+
+
+def point(pid: str = "p1", **kw: object) -> TestPoint:
+    defaults: dict[str, object] = {"rw": "randwrite", "bs": 4096, "iodepth": 8, "runtime_s": 0.2}
+    defaults.update(kw)
+    return TestPoint(id=pid, label=pid, workload=Workload(**defaults))  # type: ignore[arg-type]
+
+
+def run(t: SimTarget, p: TestPoint, run_dir: Path):  # type: ignore[no-untyped-def]
+    return SimExecutor().run_point(p, t, run_dir / "points" / p.id)
+
+
+def test_translate_rw_mix_and_range() -> None:
+    sw = translate(point(rw="randrw", rwmixread=70, offset=4096, size=1 << 20), 1 << 28, 1)
+    assert sw.core["rmix"] == 70
+    assert sw.core["random"] == 1
+    assert sw.core["range_start"] == 4096
+    assert sw.core["range_len"] == 1 << 20
+    assert sw.directions == ("read", "write")
+    sw = translate(point(rw="write", runtime_s=None, io_bytes=1 << 20), 1 << 28, 1)
+    assert sw.core["time_based"] == 0
+    assert sw.core["io_bytes"] == 1 << 20
+
+
+def test_translate_rejects_unknown_rw() -> None:
+    with pytest.raises(TargetError, match="trimwrite"):
+        translate(point(rw="trimwrite"), 1 << 28, 1)
+
+
+def test_parse_bssplit() -> None:
+    assert parse_bssplit("4k/50:64k/50", False) == [(4096, 500000), (65536, 500000)]
+    assert parse_bssplit("4k/20:8k", False) == [(4096, 200000), (8192, 800000)]
+    assert parse_bssplit("4k/100,64k/100", True) == [(65536, 1000000)]
+    with pytest.raises(UsageError):
+        parse_bssplit("4x/50", False)
+
+
+def test_measurement_has_fio_shape(tmp_path: Path) -> None:
+    t = target()
+    t.prepare(True)
+    m = run(t, point(log_interval_ms=50), tmp_path)
+    assert m.engine == "sim"
+    w = m.directions["write"]
+    assert w.total_ios > 0
+    assert w.runtime_ms == 200
+    assert w.iops == pytest.approx(w.total_ios / 0.2)
+    assert w.io_bytes == w.total_ios * 4096
+    assert w.clat is not None
+    assert sum(c for _, c in w.clat.bins) == w.total_ios
+    p99 = w.clat.percentile(99)
+    assert p99 is not None
+    assert p99 == hist.percentiles(hist.counts_from_sparse(w.clat.bins), [99])[99]
+    assert set(m.series) == SERIES_KEYS
+    assert len(m.series["time_s"]) == 4
+    assert m.extra["sim"]["wa_gc"] is not None
+
+
+def test_artefacts_written(tmp_path: Path) -> None:
+    t = target()
+    run(t, point(), tmp_path)
+    pdir = tmp_path / "points" / "p1"
+    doc = json.loads((pdir / "sim.json").read_text())
+    assert doc["params"]["capacity"] == 256 * 1024**2
+    assert doc["counters"]["host_write_bytes"] > 0
+    assert "rw=randwrite" in (pdir / "cmd.txt").read_text()
+    assert (tmp_path / STATE_FILE).exists()
+
+
+def test_state_persists_for_a_resumed_run(tmp_path: Path) -> None:
+    first = target()
+    first.prepare(True)
+    run(first, point("a", runtime_s=None, io_bytes=64 << 20), tmp_path)
+    expected = first.device().counters()
+    resumed = target()  # a fresh target object, as after `ssdlab resume`
+    resumed.prepare(True)
+    note = resumed.begin_session(tmp_path)
+    assert "reloaded" in note
+    assert resumed.device().counters() == expected
+
+
+def test_same_point_same_result(tmp_path: Path) -> None:
+    a = run(target(), point(rw="randrw"), tmp_path / "a")
+    b = run(target(), point(rw="randrw"), tmp_path / "b")
+    assert a.directions == b.directions
+
+
+def test_purge_resets_and_capacity_option(tmp_path: Path) -> None:
+    t = SimTarget.from_spec("tlc-4k", {"capacity": "256MiB"}, TargetOptions(capacity=64 << 20))
+    assert t.capacity() == 64 << 20
+    assert t.purge_methods() == ["sim-reset"]
+    t.prepare(True)
+    assert t.device().counters()["mapped_slots"] > 0
+    assert "fresh-out-of-box" in t.purge("sim-reset")
+    assert t.device().counters()["mapped_slots"] == 0
+    with pytest.raises(TargetError):
+        t.purge("nvme-format")
+
+
+def test_info_states_model() -> None:
+    info = target().info()
+    assert info["kind"] == "sim"
+    assert "model" in info["note"]
+    assert info["sim"]["params"]["iu"] == 4096
+    assert target().hazards() == []
+
+
+def test_histogram_log_matches_point_bins(tmp_path: Path) -> None:
+    from ssdlab import histlog
+
+    t = target()
+    t.prepare(True)
+    m = run(t, point(rw="randrw", rwmixread=70, runtime_s=0.5, hist_log_ms=100), tmp_path)
+    assert m.extra["hist_log_ms"] == 100
+    files = m.extra["hist_logs"]
+    assert files == ["hist_clat_hist.1.log"]
+    times, ddirs, counts = histlog.read_log(tmp_path / "points" / "p1" / files[0])
+    assert sorted(set(times.tolist())) == [100, 200, 300, 400, 500]
+    assert counts.shape[1] == hist.PLAT_NR
+    for ddir, name in ((0, "read"), (1, "write")):
+        stats = m.directions[name].clat
+        assert stats is not None
+        total = counts[ddirs == ddir].sum(axis=0)
+        assert np.array_equal(total, hist.counts_from_sparse(stats.bins))
+
+
+def test_streams_are_refused(tmp_path: Path) -> None:
+    p = TestPoint(id="s", label="s", workload=Workload(rw="randread", bs=4096, runtime_s=0.1),
+                  streams=(Workload(rw="randread", bs=4096), Workload(rw="randwrite", bs=4096)))
+    with pytest.raises(TargetError, match="concurrent streams"):
+        run(target(), p, tmp_path)
+
+
+def test_write_cache_line() -> None:
+    assert target().set_write_cache(False).startswith("write cache: ")
+
+
+def test_rate_options_as_fio_applies_them(tmp_path: Path) -> None:
+    # curves put the total in Workload.rate_iops but fio runs the per-job, per-direction option
+    opts = {"rate_iops": "300,100", "rate_process": "poisson"}
+    p = point(rw="randrw", rwmixread=75, numjobs=2, runtime_s=2.0, rate_iops=800, options=opts)
+    t = target()
+    t.prepare(True)
+    m = run(t, p, tmp_path)
+    assert m.total_iops == pytest.approx(800, rel=0.08)
+    assert translate(p, 1 << 28, 1).notes == ()
