@@ -56,10 +56,13 @@ EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands
               "ssdlab.commands.plot")
 
 
-def _add_target_args(p: argparse.ArgumentParser, *, required: bool = True) -> None:
+DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
+
+
+def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> None:
     p.add_argument("--target", "-t", required=required, action="append",
                    help="null | file:PATH?size=4GiB | PATH | /dev/DEVICE | sim:PRESET "
-                        "(repeat for suites that drive several devices)")
+                        "(repeat for suites that drive several devices; default: " + DEFAULT_TARGET + ")")
     p.add_argument("--size", type=_size_arg, help="size of a file target to create (default 1GiB)")
     p.add_argument("--capacity", type=_size_arg, help="use only this many bytes of the target")
     p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
@@ -89,12 +92,14 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
             if opt.name in seen:
                 continue
             seen.add(opt.name)
-            kwargs: dict[str, Any] = {"dest": "sopt_" + opt.key, "default": None, "help": opt.help}
+            kwargs: dict[str, Any] = {"dest": "sopt_" + opt.key, "default": None,
+                                      "help": opt.help.replace("%", "%%")}  # argparse formats help with %
             if opt.kind == "flag":
                 kwargs["action"] = "store_const"
                 kwargs["const"] = True
             else:
                 kwargs["type"] = {"int": int, "float": float, "size": _size_arg}.get(opt.kind, str)
+                kwargs["metavar"] = opt.name.upper().replace("-", "_")
                 if opt.choices:
                     kwargs["choices"] = list(opt.choices)
                 if opt.repeat:
@@ -181,6 +186,8 @@ def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
 def _target(args: argparse.Namespace, suite: Any) -> Any:
     opts = target_options(getattr(args, "size", None), getattr(args, "capacity", None),
                           getattr(args, "ioengine", None))
+    if not args.target:
+        args.target = [DEFAULT_TARGET]
     return make_target(args.target, suite, opts)
 
 
@@ -227,9 +234,11 @@ def _check_times(args: argparse.Namespace) -> None:
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
     from ssdlab.suites.base import all_suites
 
-    for name, suite in sorted(all_suites().items()):
+    suites = sorted(all_suites().items())
+    width = max(len(name) for name, _ in suites)
+    for name, suite in suites:
         mark = "writes" if suite.writes else "read-only"
-        env.out(f"{name:<16} {mark:<9} {suite.summary}")
+        env.out(f"{name:<{width}}  {mark:<9}  {suite.summary}")
     return 0
 
 
@@ -357,9 +366,11 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
         "footprint": args.footprint, "misalign": args.misalign,
     }
-    run = orchestrate.new_run(suite, target, executor, options, run_dir)
-    env.err(f"results: {run_dir}")
-    run = orchestrate.drive(run_dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
+    with store.locked(run_dir):
+        run = orchestrate.new_run(suite, target, executor, options, run_dir)
+        env.err(f"results: {run_dir}")
+        run = orchestrate.drive(run_dir, run, suite, ctx, target, executor,
+                                make_progress(env.stderr, args.quiet))
     return _finish(run, run_dir, args, env)
 
 
@@ -396,15 +407,24 @@ def _stop_orphan_fio(run_dir: Path) -> list[int]:
 
 
 def cmd_resume(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import orchestrate, store
-    from ssdlab.executor import executor_for
-    from ssdlab.progress import make_progress
-    from ssdlab.suites import get_suite
+    from ssdlab import store
 
     run = store.load_run(args.dir)
     if run.status == "complete":
         env.err(f"{args.dir} is already complete; nothing to resume")
         return _finish(run, args.dir, args, env)
+    with store.locked(args.dir):
+        run = _resume_locked(args, env, store.load_run(args.dir))
+    return _finish(run, args.dir, args, env)
+
+
+def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
+    """The resume proper, under the run directory's lock (so no other process owns its fio)."""
+    from ssdlab import orchestrate, store
+    from ssdlab.executor import executor_for
+    from ssdlab.progress import make_progress
+    from ssdlab.suites import get_suite
+
     o = run.options
     suite = get_suite(run.suite)
     target = make_target(o["target_specs"], suite, target_options(o.get("size"), o.get("capacity"),
@@ -423,8 +443,7 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
     run = run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
                           "points_done": len(run.ok_points()), "repeated": unfinished, "resumed_at": resumed_at,
                           "stopped_fio_pids": orphans})
-    run = orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
-    return _finish(run, args.dir, args, env)
+    return orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:

@@ -44,7 +44,9 @@ class LatencyStats:
         if self.bins:
             from ssdlab.fio import hist
 
-            return float(hist.percentiles(hist.counts_from_sparse(self.bins), [p]).get(p, 0))
+            counts = hist.counts_from_sparse(self.bins)
+            # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
+            return float(hist.percentiles(counts, [p], total=self.n or None).get(p, 0))
         return self.percentiles_ns.get(percentile_key(p))
 
 

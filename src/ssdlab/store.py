@@ -9,14 +9,18 @@ DIR/report.html                  the rendered report (re-render any time with `s
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import fcntl
 import json
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ssdlab import atomic
 from ssdlab.errors import ResultsDirError, StoredResultsError
-from ssdlab.model import Run, run_from_dict, to_dict
+from ssdlab.model import PointResult, Run, run_from_dict, to_dict
 
 RUN_FILE = "run.json"
 
@@ -52,12 +56,51 @@ def create_run_dir(path: Path, force: bool = False) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def locked(run_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a run directory, so two ssdlab processes never drive the same run."""
+    try:
+        fh = (run_dir / ".lock").open("w", encoding="utf-8")
+    except OSError as exc:
+        raise ResultsDirError(f"cannot lock {run_dir} ({exc.strerror or exc}): check its permissions") from exc
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ResultsDirError(f"another ssdlab process is running in {run_dir}: wait for it or stop it "
+                                  "first") from None
+        yield
+
+
 def point_dir(run_dir: Path, point_id: str) -> Path:
     return run_dir / "points" / point_id
 
 
+_POINTS_SLOT = "\u0000ssdlab-points\u0000"
+
+
+def _point_json(result: PointResult) -> str:
+    """JSON text of one point result, computed once: results are immutable, and a long run (a PTS run has
+    ~1400 points with latency bins) would otherwise re-serialise every earlier point after each new one."""
+    cached: str | None = result.__dict__.get("_json_text")
+    if cached is None:
+        cached = json.dumps(to_dict(result), indent=1)
+        object.__setattr__(result, "_json_text", cached)  # a memo, not state: to_dict ignores it
+    return cached
+
+
+def run_json(run: Run) -> str:
+    """run.json text: the run's own fields, then its points (each serialised once and reused)."""
+    head = to_dict(dataclasses.replace(run, points=()))
+    head["points"] = _POINTS_SLOT
+    text = json.dumps(head, indent=1)
+    points = "[" + ",\n".join(_point_json(p) for p in run.points) + "]"
+    return text.replace(json.dumps(_POINTS_SLOT), points, 1) + "\n"
+
+
 def save_run(run_dir: Path, run: Run) -> None:
-    atomic.write_text(run_dir / RUN_FILE, json.dumps(to_dict(run), indent=1, sort_keys=False) + "\n")
+    """Write run.json atomically (temp file + rename): a crash leaves the previous complete version."""
+    atomic.write_text(run_dir / RUN_FILE, run_json(run))
 
 
 def load_run(run_dir: Path) -> Run:

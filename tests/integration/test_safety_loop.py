@@ -237,7 +237,8 @@ def test_info_says_why_a_device_is_not_writable(loops: LoopFactory) -> None:
     assert res.code == 0, res.err
     assert f"writable:  NO: {mounted.dev} is mounted on {mounted.mountpoint}" in res.out
     res = run_cli("info", signed.dev)
-    assert f"writable:  NO: {signed.dev} carries a ext4 signature (override with --destructive)" in res.out
+    assert (f"writable:  NO: {signed.dev} is not blank: it carries an existing ext4 signature "
+            "(override with --destructive)") in res.out
     assert "capacity:  64 MiB" in res.out
     res = run_cli("info", clean.dev)
     assert "writable:  yes" in res.out
@@ -257,7 +258,7 @@ def test_plan_prints_what_will_be_overwritten(loops: LoopFactory) -> None:
     assert res.code == 0, res.err
     assert f"will overwrite: ALL DATA on {signed.dev} (Linux loop device" in res.out
     assert "the whole device" in res.out
-    assert f"! {signed.dev} carries a ext4 signature (needs --destructive)" in res.out
+    assert f"! {signed.dev} is not blank: it carries an existing ext4 signature (needs --destructive)" in res.out
     res = run_cli("plan", "quick", "--target", mounted.dev, "--runtime", "1", "--capacity", "16MiB")
     assert res.code == 0, res.err
     assert f"is mounted on {mounted.mountpoint} (blocks any write)" in res.out

@@ -15,6 +15,7 @@ EXPECTED_RND4K = """\
 [03-rnd4k-q32t1-read]
 group_reporting=1
 percentile_list=1:5:10:25:50:75:90:95:99:99.5:99.9:99.99:99.999
+thread=1
 filename=/dev/nvme0n1
 ioengine=libaio
 direct=1

@@ -169,3 +169,9 @@ def test_rate_options_as_fio_applies_them(tmp_path: Path) -> None:
     m = run(t, p, tmp_path)
     assert m.total_iops == pytest.approx(800, rel=0.08)
     assert translate(p, 1 << 28, 1).notes == ()
+
+
+def test_unmodelled_options_are_noted() -> None:
+    sw = translate(point(random_distribution="zipf:1.2", options={"blockalign": "512"}), 1 << 28, 1)
+    assert any("zipf" in n for n in sw.notes)
+    assert any("blockalign" in n for n in sw.notes)

@@ -23,7 +23,7 @@ MiB = 1024**2
     ("/dev/nvme0n1", ("", "/dev/nvme0n1", {})),
     ("relative/path.dat", ("", "relative/path.dat", {})),
     ("sim:pm9a3?seed=3&x=1", ("sim", "pm9a3", {"seed": "3", "x": "1"})),
-])
+], ids=["null", "null-size", "file", "dev", "relative", "scheme-with-params"])
 def test_split_spec(text: str, parsed: tuple[str, str, dict[str, str]]) -> None:
     assert split_spec(text) == parsed
 
@@ -32,7 +32,7 @@ def test_null_target() -> None:
     t = parse_target("null?size=2GiB", TargetOptions(capacity=512 * MiB))
     assert isinstance(t, NullTarget)
     assert t.capacity() == 512 * MiB
-    assert t.fio_options() == {"ioengine": "null", "size": 512 * MiB, "thread": 1}
+    assert t.fio_options() == {"ioengine": "null", "size": 512 * MiB}
     assert t.hazards() == []
     assert not t.needs_write_consent()
 

@@ -129,6 +129,16 @@ def _seconds(value: float) -> str:
     return f"{round(value * 1000)}ms"
 
 
+def common_options() -> dict[str, OptionValue]:
+    """Options every job file gets: one report per group, ssdlab's percentile list, and threads instead of
+    forked job processes, so that the parent-death signal that stops fio when ssdlab dies stops every job."""
+    return {
+        "group_reporting": 1,
+        "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
+        "thread": 1,
+    }
+
+
 def build_job(point: TestPoint, target_options: Mapping[str, OptionValue],
               devices: Sequence[Mapping[str, OptionValue]] | None = None) -> FioJob:
     """The job file for one point: target options (filename, engine, direct) + workload options.
@@ -139,10 +149,7 @@ def build_job(point: TestPoint, target_options: Mapping[str, OptionValue],
     """
     if point.streams:
         return _stream_job(point, list(devices) if devices else [target_options])
-    base: dict[str, OptionValue] = {
-        "group_reporting": 1,
-        "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
-    }
+    base = common_options()
     base.update(target_options)
     wl = workload_options(point.workload)
     # the target bounds the active range: keep the smaller of target size and workload size
@@ -165,10 +172,7 @@ def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> F
 
     names = list(point.tags.get("stream_names") or [])
     names += [f"s{i}" for i in range(len(names), len(point.streams))]
-    glob: dict[str, OptionValue] = {
-        "group_reporting": 1,
-        "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
-    }
+    glob = common_options()
     sections = []
     for di, dev in enumerate(devices):
         for name, stream in zip(names, point.streams, strict=False):

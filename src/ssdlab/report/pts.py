@@ -46,8 +46,8 @@ esc = html.escape
 
 
 def applies(run: Run) -> bool:
-    """PTS sections apply to every run of a pts-* suite."""
-    return run.suite.startswith("pts-")
+    """PTS sections apply to every run of the PTS suites (pts, pts-iops, pts-tp, pts-lat, pts-wsat)."""
+    return run.suite == "pts" or run.suite.startswith("pts-")
 
 
 # ------------------------------------------------------------------ small HTML helpers
@@ -103,7 +103,8 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
         ("Report", f"ssdlab {run.ssdlab_version}, run {run.run_id}, created {run.created}, status {run.status}"),
         ("Device under test", f"{run.target.get('name')} ({run.target.get('kind')}); model "
                               f"{ident.get('model', 'unknown')}, serial {ident.get('serial', 'unknown')}, firmware "
-                              f"{ident.get('firmware', 'unknown')}"),
+                              f"{ident.get('firmware', 'unknown')}"
+                              + (f", interface {ident['transport']}" if ident.get("transport") else "")),
         ("Capacity", f"{format_bytes(s.capacity)} used of the target ({s.capacity} bytes)"),
         ("Test platform", f"{h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}, "
                           f"{format_bytes(int(h.get('memory_bytes') or 0))} RAM, {h.get('os', '?')}, kernel "
@@ -476,7 +477,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
-    if run.suite == "pts-wsat":
+    if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
         out.extend(wsat_sections(run, s, files))
         st = wsat_mod.analyse(s, run)
         summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ssdlab import __version__, atomic
-from ssdlab.errors import TargetError, UsageError
+from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.executor import LiveCallback, LiveSample
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
@@ -146,7 +146,9 @@ def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, ext
             continue
         counts = np.frombuffer(hbytes, dtype=np.int64).copy()
         clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, counts)
-        lat = _latency("lat", int(n), lat_sum, lat_sq, lo, hi, counts)
+        # like fio's json+ lat_ns: summary statistics only (submission latency is zero in the model)
+        lat = LatencyStats(kind="lat", n=clat.n, min_ns=clat.min_ns, max_ns=clat.max_ns, mean_ns=clat.mean_ns,
+                           stddev_ns=clat.stddev_ns, percentiles_ns={})
         directions[name] = DirectionStats(iops=n / secs, bw_bytes=nbytes / secs, io_bytes=int(nbytes),
                                           total_ios=int(n), runtime_ms=round(runtime_ns / 1e6),
                                           clat=clat, lat=lat)
@@ -272,7 +274,10 @@ class SimExecutor:
         dev = target.device()
         before = dev.counters()
         wall0 = time.perf_counter()
-        result = run_core(dev, sw, on_live)
+        try:
+            result = run_core(dev, sw, on_live)
+        except (RuntimeError, ValueError) as exc:  # the model could not run the point: fail it like fio would
+            raise FioFailedError(f"the simulated drive failed on point {point.id}: {exc}") from exc
         wall = time.perf_counter() - wall0
         after = dev.counters()
         delta = counter_delta(before, after)

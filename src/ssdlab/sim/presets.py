@@ -49,7 +49,7 @@ PARAMS: tuple[Param, ...] = (
     Param("ctrl_kiops", "float", "controller command ceiling, thousand commands/s (0: none)", 0.0, 100000.0),
     Param("slowpath_us", "float", "firmware slow path per IU-unaligned write, µs (S3500-style)", 0.0, 100000.0),
     Param("gc", "choice", "GC victim policy", choices=("greedy", "fifo")),
-    Param("gc_free", "int", "free superblocks below which GC runs", 1, 64),
+    Param("gc_free", "int", "GC runs while at most this many superblocks are free", 1, 64),
     Param("buffer", "size", "DRAM write buffer (power-loss protected)", 64 * 1024, 4 * 1024**3),
     Param("map_cache", "float", "fraction of the mapping table held in DRAM (1 = full map)", 0.0001, 1.0),
     Param("power", "float", "power cap in W averaged over window_s (0: uncapped)", 0.0, 1000.0),

@@ -14,10 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from ssdlab.fio import hist
-
 
 @dataclass(frozen=True)
 class StabilityStats:
@@ -54,7 +50,8 @@ def total_iops_series(series: Mapping[str, Sequence[float]]) -> list[float]:
 
 
 def complete_seconds(values: Sequence[float], times: Sequence[float]) -> tuple[list[float], list[float]]:
-    """Per-second values without the final interval (fio logs it for only some jobs, or partially)."""
+    """Per-second values without the final interval: fio closes it early at the end of the run, so it covers
+    less than a full interval (read_series already drops a tail that only some jobs logged)."""
     n = min(len(values), len(times)) if times else len(values)
     keep = n - 1 if n > 2 else n
     return list(values[:keep]), list(times[:keep]) if times else [float(i + 1) for i in range(keep)]
@@ -62,17 +59,13 @@ def complete_seconds(values: Sequence[float], times: Sequence[float]) -> tuple[l
 
 def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms: int = 1000,
                              percentile: float = 99.0) -> dict[str, list[tuple[float, float]]]:
-    """{'read'|'write'|'all': [(time_s, p_us), ...]} from fio clat histogram logs, all jobs summed per interval.
-
-    Uses ssdlab.histlog (the streaming parser) when present; otherwise reads the logs directly.
-    """
+    """{'read'|'write'|'all': [(time_s, p_us), ...]} from fio clat histogram logs, all jobs summed per interval
+    (ssdlab.histlog's streaming parser, fio's percentile rule)."""
     paths = [point_dir / name for name in files if (point_dir / name).is_file()]
     if not paths:
         return {}
-    try:
-        from ssdlab import histlog
-    except ImportError:
-        return _fallback_percentiles(paths, interval_ms, percentile)
+    from ssdlab import histlog
+
     out: dict[str, list[tuple[float, float]]] = {}
     for iv in histlog.iter_intervals(paths, interval_ms, mode="fio", directions=("read", "write", "all"),
                                      log_ms=interval_ms):
@@ -83,53 +76,3 @@ def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms:
     return out
 
 
-def _fallback_percentiles(paths: Sequence[Path], interval_ms: int, percentile: float,
-                          ) -> dict[str, list[tuple[float, float]]]:
-    """The same result without ssdlab.histlog: full lines parsed with numpy, one interval per log row."""
-    slots: dict[str, dict[int, np.ndarray]] = {"read": {}, "write": {}}
-    for path in paths:
-        for t_ms, ddir, counts in _read_hist_log(path):
-            d = {0: "read", 1: "write"}.get(ddir)
-            if d is None:
-                continue
-            slot = max(1, round(t_ms / interval_ms))  # jobs log a few ms apart: file them under one interval
-            if slot in slots[d]:
-                slots[d][slot] += counts
-            else:
-                slots[d][slot] = counts
-    out: dict[str, list[tuple[float, float]]] = {}
-    combined: dict[int, np.ndarray] = {}
-    for d, by_slot in slots.items():
-        rows = []
-        for slot in sorted(by_slot):
-            counts = by_slot[slot]
-            combined[slot] = combined[slot] + counts if slot in combined else counts.copy()
-            if counts.sum() > 0:
-                rows.append((slot * interval_ms / 1000.0, hist.percentiles(counts, [percentile])[percentile] / 1000.0))
-        if rows:
-            out[d] = rows
-    all_rows = []
-    for slot in sorted(combined):
-        counts = combined[slot]
-        if counts.sum() > 0:
-            all_rows.append((slot * interval_ms / 1000.0,
-                             hist.percentiles(counts, [percentile])[percentile] / 1000.0))
-    if all_rows:
-        out["all"] = all_rows
-    return out
-
-
-def _read_hist_log(path: Path) -> list[tuple[int, int, np.ndarray]]:
-    """(time_ms, ddir, dense counts) per line of one fio clat histogram log."""
-    rows = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        parts = line.split(",")
-        if len(parts) < 3 + hist.PLAT_NR:
-            continue
-        try:
-            t_ms, ddir = int(parts[0]), int(parts[1])
-            counts = np.array(parts[-hist.PLAT_NR:], dtype=np.int64)
-        except ValueError:
-            continue
-        rows.append((t_ms, ddir, counts))
-    return rows

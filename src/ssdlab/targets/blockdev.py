@@ -107,7 +107,7 @@ class BlockTarget(Target):
             found.append(Hazard(f"{self.path} has partitions: {', '.join(parts)}"))
         sig = sysfs.signature(self.real_path)
         if sig:
-            found.append(Hazard(f"{self.path} carries a {sig}"))
+            found.append(Hazard(f"{self.path} is not blank: it carries an existing {sig}"))
         return found
 
     def needs_write_consent(self) -> bool:

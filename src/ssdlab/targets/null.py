@@ -39,7 +39,7 @@ class NullTarget(Target):
         }
 
     def fio_options(self) -> dict[str, OptionValue]:
-        return {"ioengine": "null", "size": self.size, "thread": 1}
+        return {"ioengine": "null", "size": self.size}
 
     def destroys(self) -> str:
         return "nothing (null engine)"

@@ -249,6 +249,6 @@ def set_block_write_cache(dev: str, enabled: bool) -> str:
 
 
 def write_cache_state(line: str) -> str:
-    """'enabled' | 'disabled' | 'unknown' from a recorded purge/write-cache line."""
-    m = re.search(r"write cache: (enabled|disabled|unknown)", line)
+    """'enabled' | 'disabled' | 'not applicable' | 'unknown' from a recorded purge/write-cache line."""
+    m = re.search(r"write cache: (enabled|disabled|not applicable|unknown)", line)
     return m.group(1) if m else "unknown"

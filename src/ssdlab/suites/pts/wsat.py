@@ -79,6 +79,36 @@ def analyse(s: PtsSettings, run: Run) -> WsatState:
     return WsatState(samples, written, False, "not finished")
 
 
+def wsat_plan(s: PtsSettings) -> list[TestPoint]:
+    """Purge, then every sample up to the time cap (the worst case)."""
+    return [purge_point(TEST, s), *(sample_point(s, n) for n in range(1, max_samples(s) + 1))]
+
+
+def wsat_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
+    """What WSAT still has to run, given the stored samples and the stop rules."""
+    if purge_point(TEST, s).id not in run.done_ids():
+        return wsat_plan(s)
+    state = analyse(s, run)
+    if state.finished:
+        return []
+    return [sample_point(s, k) for k in range(len(state.samples) + 1, max_samples(s) + 1)]
+
+
+def wsat_conclude(s: PtsSettings, run: Run) -> Run:
+    """Record how WSAT ended (samples, bytes written, stop rule)."""
+    state = analyse(s, run)
+    return run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
+                           "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+
+
+def wsat_notes(s: PtsSettings) -> list[str]:
+    """The plan lines describing WSAT's procedure and stop rules."""
+    n = max_samples(s)
+    return [f"WSAT: purge (write cache {s.write_cache}), no preconditioning, then up to {n} samples of "
+            f"{s.runtime_s:g} s ({format_duration(n * s.runtime_s)}) of RND 4 KiB writes at {s.tq}, stopping "
+            f"once {s.wsat_fills:g}x the capacity ({format_bytes(s.wsat_fills * s.capacity)}) is written"]
+
+
 class WsatSuite(Suite):
     name = "pts-wsat"
     summary = "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h"
@@ -91,33 +121,18 @@ class WsatSuite(Suite):
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         s = settings(ctx)
         reject_matrix_options(s, False)
-        return [purge_point(TEST, s), *(sample_point(s, n) for n in range(1, max_samples(s) + 1))]
+        return wsat_plan(s)
 
     def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
-        s = settings(ctx)
-        purge = purge_point(TEST, s)
-        if purge.id not in run.done_ids():
-            return self.plan(ctx)
-        state = analyse(s, run)
-        if state.finished:
-            return []
-        n = len(state.samples) + 1
-        return [sample_point(s, k) for k in range(n, max_samples(s) + 1)]
+        return wsat_remaining(settings(ctx), run)
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
         s = settings(ctx)
-        state = analyse(s, run)
-        run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
-                              "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
-        return scaled_warning(run, s)
+        return scaled_warning(wsat_conclude(s, run), s)
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
         s = settings(ctx)
-        n = max_samples(s)
-        return [f"WSAT: purge (write cache {s.write_cache}), no preconditioning, then up to {n} samples of "
-                f"{s.runtime_s:g} s ({format_duration(n * s.runtime_s)}) of RND 4 KiB writes at {s.tq}, stopping "
-                f"once {s.wsat_fills:g}x the capacity ({format_bytes(s.wsat_fills * s.capacity)}) is written",
-                *common_notes(s)]
+        return [*wsat_notes(s), *common_notes(s)]
 
 
 register(WsatSuite())

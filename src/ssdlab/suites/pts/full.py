@@ -1,0 +1,36 @@
+"""`pts`: the whole SNIA PTS 2.0 set in one run and one report: IOPS, Throughput (128 KiB and 1024 KiB),
+Latency and WSAT, each with its own purge (and preconditioning where the spec asks for it)."""
+
+from __future__ import annotations
+
+from ssdlab.model import Run, TestPoint
+from ssdlab.suites.base import PlanContext, register
+from ssdlab.suites.pts.common import RoundSuite, scaled_warning
+from ssdlab.suites.pts.tests import IOPS, LAT, TP128, TP1024
+from ssdlab.suites.pts.wsat import wsat_conclude, wsat_notes, wsat_plan, wsat_remaining
+
+
+class FullPtsSuite(RoundSuite):
+    name = "pts"
+    summary = "SNIA PTS 2.0, all tests in one run and report: IOPS, Throughput 128K/1M, Latency, then WSAT"
+    tests = (IOPS, TP128, TP1024, LAT)
+    includes_wsat = True
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        return [*super().plan(ctx), *wsat_plan(self.settings(ctx))]
+
+    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
+        rounds = super().next_points(ctx, run)
+        s = self.settings(ctx)
+        return [*rounds, *wsat_plan(s)] if rounds else wsat_remaining(s, run)
+
+    def conclude(self, ctx: PlanContext, run: Run) -> Run:
+        s = self.settings(ctx)
+        return scaled_warning(wsat_conclude(s, super().conclude(ctx, run)), s)
+
+    def plan_notes(self, ctx: PlanContext) -> list[str]:
+        notes = super().plan_notes(ctx)
+        return [*notes[:-1], *wsat_notes(self.settings(ctx)), notes[-1]] if notes else notes
+
+
+register(FullPtsSuite())
