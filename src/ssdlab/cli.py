@@ -323,7 +323,7 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
             env.err(f"verdict: {verdict.get('text', '')}")
     if not args.no_report:
         report = _render(run_dir)
-        env.out(str(report))
+        env.out(str(report.resolve()))
     else:
         env.out(str(run_dir))
     return verdict_exit_code(run)
@@ -447,7 +447,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
-    env.out(str(_render(args.dir)))
+    env.out(str(_render(args.dir).resolve()))
     return 0
 
 

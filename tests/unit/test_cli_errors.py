@@ -84,9 +84,16 @@ def test_unknown_suite(cli: CliRunner) -> None:
     assert "quick" in line
 
 
-@pytest.mark.parametrize("args", [["run"], ["frobnicate"], ["plan", "quick"], ["run", "quick", "--bogus"]])
+@pytest.mark.parametrize("args", [["run"], ["frobnicate"], ["plan"], ["run", "quick", "--bogus"]])
 def test_bad_usage(cli: CliRunner, args: list[str]) -> None:
     assert_one_line_error(cli, args, ExitCode.USAGE, "--help")
+
+
+def test_the_default_target_is_the_simulated_drive(cli: CliRunner) -> None:
+    res = cli("plan", "quick")
+    assert res.code == 0
+    assert "target sim:tlc-4k (sim," in res.out
+    assert "will overwrite: nothing real" in res.out
 
 
 def test_runtime_out_of_range(cli: CliRunner) -> None:

@@ -14,13 +14,18 @@ def _fmt(v: float | None, digits: int = 1) -> str:
     return "" if v is None else f"{v:,.{digits}f}"
 
 
-def results_table(run: Run) -> Table:
-    table = Table(title=f"{run.suite} on {run.target.get('name', '?')}", show_lines=False)
+MAX_ROWS = 40  # a PTS run has hundreds of points: the terminal shows the last ones, the report has them all
+
+
+def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
+    measured = [r for r in run.points if r.point.phase == "measure"]
+    shown = measured[-max_rows:]
+    caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
+               if len(shown) < len(measured) else None)
+    table = Table(title=f"{run.suite} on {run.target.get('name', '?')}", show_lines=False, caption=caption)
     for col in ("Point", "MB/s", "IOPS", "mean µs", "p99 µs", "p99.99 µs", "CPU %"):
         table.add_column(col, justify="left" if col == "Point" else "right")
-    for r in run.points:
-        if r.point.phase != "measure":
-            continue
+    for r in shown:
         m = r.measurement
         if r.status != "ok" or m is None:
             table.add_row(r.point.label, r.status, r.reason[:40], "", "", "", "")
