@@ -68,8 +68,13 @@ def fio_version(binary: str | None = None) -> str:
     return text.removeprefix("fio-") or "unknown"
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Ask the kernel to kill fio if ssdlab dies (kill -9), so an orphan never keeps writing."""
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _child_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """In fio's process: take Ctrl-C/SIGTERM again (blocked around the fork) and ask the kernel to kill
+    fio if ssdlab dies (kill -9), so an orphan never keeps writing."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -88,16 +93,25 @@ def run_job(job: FioJob, point_dir: Path, *, status_interval: float | None = 1.0
     argv.append(str(job_path.resolve()))
     atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
     stderr_path = point_dir / "stderr.txt"
+    # Ctrl-C/SIGTERM are held back while forking: a KeyboardInterrupt raised inside Popen's at-fork hooks
+    # would be printed as "Exception ignored" and could leave fio running unobserved. A signal that arrives
+    # meanwhile is delivered when the mask is restored, inside the try below, where fio is stopped cleanly.
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         with stderr_path.open("w", encoding="utf-8") as err_fh:
             # stderr goes straight to a file: a chatty fio can never block on a full pipe
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_fh, text=True, cwd=point_dir,
-                                    start_new_session=True, preexec_fn=_die_with_parent)
+                                    start_new_session=True, preexec_fn=_child_setup)
     except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        raise
     final = ""
     _stop_state["proc"] = proc
     try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         if stop_requested():  # the request came while fio was being started
             request_stop()
         final = _read_stream(proc, on_status)
