@@ -5,7 +5,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh --dev
 # packages the integration tests use (loop devices, mkfs, mount); installed only when missing
 if [ "$(id -u)" -eq 0 ] && ! command -v mkfs.ext4 >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq e2fsprogs >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq e2fsprogs >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy
