@@ -149,13 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target")
     p.add_argument("--json", action="store_true")
     for modname in EXTENSIONS:
-        try:
-            module = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:
-            if exc.name != modname:
-                raise
-            continue
-        EXTENSION_COMMANDS.update(module.add_commands(sub))
+        EXTENSION_COMMANDS.update(importlib.import_module(modname).add_commands(sub))
     return parser
 
 

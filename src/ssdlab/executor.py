@@ -68,8 +68,8 @@ class FioExecutor:
         from ssdlab.fio.parse import parse_measurement, status_totals
         from ssdlab.fio.runner import run_job
 
-        devices = getattr(target, "device_fio_options", None)  # multi-device targets (ACT over several drives)
-        job = build_job(point, target.fio_options(), devices() if point.streams and devices else None)
+        # streams run on every device of the target (ACT over several drives); other points on the target itself
+        job = build_job(point, target.fio_options(), target.device_fio_options() if point.streams else None)
         previous: dict[str, float] = {}
 
         def on_status(doc: dict[str, Any]) -> None:

@@ -26,11 +26,7 @@ def load_builtin() -> None:
         return
     _loaded = True
     for name in BUILTIN_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
+        importlib.import_module(name)
 
 
 def get_suite(name: str) -> Suite:

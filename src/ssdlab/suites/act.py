@@ -607,8 +607,4 @@ def _who_lags(stream: str, cpu_pct: float) -> str:
 register(ActSuite())
 
 # the report section lives with the suite family and registers when the suite loads
-try:
-    importlib.import_module("ssdlab.report.act")
-except ModuleNotFoundError as _exc:  # pragma: no cover - only while the report module is absent
-    if _exc.name != "ssdlab.report.act":
-        raise
+importlib.import_module("ssdlab.report.act")

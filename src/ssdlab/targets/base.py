@@ -49,6 +49,10 @@ class Target(ABC):
         """Options that point fio at this target (filename, engine, direct, size)."""
         return {}
 
+    def device_fio_options(self) -> list[dict[str, OptionValue]]:
+        """fio options of each device behind the target (one; a multi-device target lists each member)."""
+        return [self.fio_options()]
+
     def hazards(self) -> list[Hazard]:
         """Why writing would destroy data someone may want (empty: nothing beyond the target itself)."""
         return []

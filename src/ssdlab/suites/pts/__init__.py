@@ -4,12 +4,5 @@ and pts (all of them in one run). Importing this package registers them and thei
 
 from __future__ import annotations
 
-import importlib
-
+from ssdlab.report import pts as _report  # noqa: F401  (registers the PTS report sections)
 from ssdlab.suites.pts import full, tests, wsat  # noqa: F401  (registers the suites)
-
-try:
-    importlib.import_module("ssdlab.report.pts")  # registers the PTS report sections
-except ModuleNotFoundError as exc:
-    if exc.name != "ssdlab.report.pts":
-        raise
