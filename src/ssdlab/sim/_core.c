@@ -1266,7 +1266,9 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
                 double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
                 gap = (int64_t)(-log(u) * (double)d->rate_ns);
             }
-            d->job_next[job] = max64(d->job_next[job], t) + gap;
+            /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
+               full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
+            d->job_next[job] += gap;
         }
         /* the I/O */
         int64_t bs = d->bs_val[0];
