@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -47,10 +48,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-def _size_arg(text: str) -> int:
-    return parse_size(text)
-
-
 # Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
 EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
               "ssdlab.commands.plot")
@@ -63,8 +60,8 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
     p.add_argument("--target", "-t", required=required, action="append",
                    help="null | file:PATH?size=4GiB | PATH | /dev/DEVICE | sim:PRESET "
                         "(repeat for suites that drive several devices; default: " + DEFAULT_TARGET + ")")
-    p.add_argument("--size", type=_size_arg, help="size of a file target to create (default 1GiB)")
-    p.add_argument("--capacity", type=_size_arg, help="use only this many bytes of the target")
+    p.add_argument("--size", type=parse_size, help="size of a file target to create (default 1GiB)")
+    p.add_argument("--capacity", type=parse_size, help="use only this many bytes of the target")
     p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
                    help="fio I/O engine for file and block targets (default libaio)")
 
@@ -76,7 +73,7 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ramp", type=float, metavar="SECONDS", help="ramp time before measuring each point")
     p.add_argument("--footprint", metavar="N|N%",
                    help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
-    p.add_argument("--misalign", type=_size_arg, metavar="BYTES",
+    p.add_argument("--misalign", type=parse_size, metavar="BYTES",
                    help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
     _add_suite_options(p)
 
@@ -98,7 +95,7 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
                 kwargs["action"] = "store_const"
                 kwargs["const"] = True
             else:
-                kwargs["type"] = {"int": int, "float": float, "size": _size_arg}.get(opt.kind, str)
+                kwargs["type"] = {"int": int, "float": float, "size": parse_size}.get(opt.kind, str)
                 kwargs["metavar"] = opt.name.upper().replace("-", "_")
                 if opt.choices:
                     kwargs["choices"] = list(opt.choices)
@@ -238,13 +235,12 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab.suites import get_suite
+    from ssdlab.suites.base import apply_common
 
     _check_times(args)
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
-    from ssdlab.suites.base import apply_common
-
     points = [apply_common(ctx, p) for p in suite.plan(ctx)]
     eta = suite.eta_seconds(ctx)
     hazards = target.hazards() if suite.writes else []
@@ -312,7 +308,7 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
 
     if not args.quiet:
         print_results(run, env.stderr)
-        verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+        verdict = last_verdict(run)
         if verdict is not None:
             env.err(f"verdict: {verdict.get('text', '')}")
     if not args.no_report:
@@ -323,15 +319,16 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     return verdict_exit_code(run)
 
 
-def verdict_exit_code(run: Any) -> int:
-    """1 (NEGATIVE) when the suite's conclude() recorded a failed verdict, else 0.
+def last_verdict(run: Any) -> Mapping[str, Any] | None:
+    """The verdict a suite's conclude() recorded, as an event {"kind": "verdict", "passed": bool, "text": ...};
+    the last one counts (None when the suite gives none)."""
+    return next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
 
-    A suite records it as an event {"kind": "verdict", "passed": bool, "text": ...}; the last one counts.
-    """
-    for event in reversed(run.events):
-        if event.get("kind") == "verdict":
-            return 0 if event.get("passed") else int(ExitCode.NEGATIVE)
-    return 0
+
+def verdict_exit_code(run: Any) -> int:
+    """1 (NEGATIVE) when the suite's conclude() recorded a failed verdict, else 0."""
+    verdict = last_verdict(run)
+    return 0 if verdict is None or verdict.get("passed") else int(ExitCode.NEGATIVE)
 
 
 def _render(run_dir: Path) -> Path:
@@ -379,9 +376,6 @@ def _recorded_specs(specs: Sequence[str], target: Any) -> list[str]:
 def _stop_orphan_fio(run_dir: Path) -> list[int]:
     """Kill fio processes left running on this run's points by a killed ssdlab (fio's forked job processes
     survive it and can hang); only processes whose command line names a job file under run_dir/points/."""
-    import os
-    import signal
-
     marker = str(run_dir.resolve() / "points").encode()
     stopped = []
     for proc in Path("/proc").iterdir():

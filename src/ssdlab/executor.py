@@ -65,8 +65,10 @@ class FioExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
         from ssdlab.fio.job import build_job
-        from ssdlab.fio.parse import parse_measurement, status_totals
+        from ssdlab.fio.logs import hist_log_files, read_series
+        from ssdlab.fio.parse import last_document, measurement_from_document, measurements_by_job, status_totals
         from ssdlab.fio.runner import run_job
+        from ssdlab.model import to_dict
 
         # streams run on every device of the target (ACT over several drives); other points on the target itself
         job = build_job(point, target.fio_options(), target.device_fio_options() if point.streams else None)
@@ -91,28 +93,19 @@ class FioExecutor:
 
         text = run_job(job, point_dir, status_interval=self.status_interval, on_status=on_status,
                        binary=self.binary)
-        m = parse_measurement(text)
+        doc = last_document(text)  # parsed once, for the totals and for the per-stream results
+        m = measurement_from_document(doc)
         w = point.workload
-        if w.log_interval_ms or w.hist_log_ms:
-            from ssdlab.fio.logs import hist_log_files, read_series
-
-            series = read_series(point_dir, w.log_interval_ms) if w.log_interval_ms else {}
-            extra = dict(m.extra)
-            if w.hist_log_ms:
-                extra["hist_logs"] = hist_log_files(point_dir)
-                extra["hist_log_ms"] = w.hist_log_ms
-            m = dataclasses.replace(m, series=series, extra=extra)
+        extra = dict(m.extra)
+        if w.log_interval_ms:
+            m = dataclasses.replace(m, series=read_series(point_dir, w.log_interval_ms))
+        if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
+            extra["hist_logs"] = hist_log_files(point_dir)
+        if w.hist_log_ms:
+            extra["hist_log_ms"] = w.hist_log_ms
         if point.streams:  # per-stream results (one reporting group per stream and device)
-            from ssdlab.fio.logs import HIST_PREFIX
-            from ssdlab.fio.parse import measurements_by_job
-            from ssdlab.model import to_dict
-
-            extra = dict(m.extra)
-            extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(text).items()}
-            if any(s.hist_log_ms for s in point.streams):
-                extra["hist_logs"] = sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}_*_clat_hist.*log"))
-            m = dataclasses.replace(m, extra=extra)
-        return m
+            extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(doc).items()}
+        return dataclasses.replace(m, extra=extra)
 
 
 def executor_for(target: Target) -> Executor:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -44,6 +44,7 @@ from ssdlab.fio import hist
 HEADER_COLS = 3
 Mode = Literal["fio", "weighted"]
 DIR_NAMES = {0: "read", 1: "write", 2: "trim"}
+DIR_CODES = {name: code for code, name in DIR_NAMES.items()}
 ALL = "all"
 DEFAULT_CHUNK_BYTES = 4 << 20
 
@@ -466,8 +467,7 @@ def _dirs_for(ddirs: I64, directions: Sequence[str]) -> list[tuple[str, npt.NDAr
         if name == ALL:
             out.append((name, None))
         else:
-            code = {v: k for k, v in DIR_NAMES.items()}[name]
-            out.append((name, ddirs == code))
+            out.append((name, ddirs == DIR_CODES[name]))
     return out
 
 
@@ -695,11 +695,8 @@ class _WeightedAggregator(_Aggregator):
         jj = j - j0
         ddir_e = ch.ddirs[row[src]]
         hn = h[src]
-        for d, _ in _dirs_for(ch.ddirs, self.directions):
-            if d == ALL:
-                sel: npt.NDArray[np.bool_] | None = None
-            else:
-                sel = ddir_e == {v: kk for kk, v in DIR_NAMES.items()}[d]
+        for d in self.directions:
+            sel = None if d == ALL else ddir_e == DIR_CODES[d]
             sj, sc, sw, sn = (jj, cj, w, hn) if sel is None else (jj[sel], cj[sel], w[sel], hn[sel])
             key = sj * nb + sc
             dense = np.bincount(key, weights=sw, minlength=span * nb).reshape(span, nb)
@@ -733,6 +730,7 @@ class _WeightedAggregator(_Aggregator):
                     p.hi[d] = int(hi[kk])
                 p.samples[d] = p.samples.get(d, 0) + round(samples[kk])
 
+
 def total_histogram(paths: Iterable[Path | str], direction: str = ALL) -> tuple[I64, int]:
     """All rows of `paths` (one direction or all) summed into one histogram; returns (counts, coarseness)."""
     total: I64 | None = None
@@ -744,7 +742,7 @@ def total_histogram(paths: Iterable[Path | str], direction: str = ALL) -> tuple[
             if direction == ALL:
                 cols, cnts = ch.col, ch.count
             else:
-                sel = ch.ddirs[ch.row] == {v: k for k, v in DIR_NAMES.items()}[direction]
+                sel = ch.ddirs[ch.row] == DIR_CODES[direction]
                 cols, cnts = ch.col[sel], ch.count[sel]
             part = np.bincount(cols, weights=cnts.astype(np.float64), minlength=reader.nbins)
             part_i = np.rint(part).astype(np.int64)
@@ -823,13 +821,3 @@ def interval_exceedance(paths: Sequence[Path | str], interval_ms: float, thresho
         out.append((iv.end_ms, iv.samples, iv.exceedance(thresholds_ns)))
     return out
 
-
-def as_mapping(intervals: Iterable[Interval], ps: Sequence[float]) -> list[Mapping[str, float | int | str]]:
-    """Intervals as plain dicts (end_ms, direction, samples, p<..>) for JSON and tests."""
-    out: list[Mapping[str, float | int | str]] = []
-    for iv in intervals:
-        row: dict[str, float | int | str] = {"end_ms": iv.end_ms, "direction": iv.direction, "samples": iv.samples}
-        for p, v in iv.percentiles(ps).items():
-            row[f"p{p:g}"] = v
-        out.append(row)
-    return out

@@ -41,13 +41,18 @@ class LatencyStats:
 
     def percentile(self, p: float) -> float | None:
         """Percentile from bins (fio's rule) when present, else fio's reported value when listed."""
+        return self.percentiles([p])[p]
+
+    def percentiles(self, ps: Sequence[float]) -> dict[float, float | None]:
+        """Several percentiles at once (the bins are expanded once): the one way to read them from bins."""
         if self.bins:
             from ssdlab.fio import hist
 
             counts = hist.counts_from_sparse(self.bins)
             # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
-            return float(hist.percentiles(counts, [p], total=self.n or None).get(p, 0))
-        return self.percentiles_ns.get(percentile_key(p))
+            found = hist.percentiles(counts, ps, total=self.n or None)
+            return {p: float(found.get(p, 0)) for p in ps}
+        return {p: self.percentiles_ns.get(percentile_key(p)) for p in ps}
 
 
 @dataclass(frozen=True)
@@ -202,8 +207,17 @@ class Run:
     def ok_points(self) -> list[PointResult]:
         return [p for p in self.points if p.status == "ok"]
 
+    def finished_by_id(self) -> dict[str, PointResult]:
+        """Finished (ok or skipped) results by point id, built once per Run: adaptive suites and reports
+        look points up for every stimulus and round, which would otherwise rescan all points each time."""
+        index: dict[str, PointResult] | None = self.__dict__.get("_finished_index")
+        if index is None:
+            index = {p.point.id: p for p in self.points if p.status in ("ok", "skipped")}
+            object.__setattr__(self, "_finished_index", index)  # a memo of immutable data, not state
+        return index
+
     def done_ids(self) -> set[str]:
-        return {p.point.id for p in self.points if p.status in ("ok", "skipped")}
+        return set(self.finished_by_id())
 
     def result(self, point_id: str) -> PointResult | None:
         for p in self.points:

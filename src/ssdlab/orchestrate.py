@@ -99,12 +99,12 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
             index = len(run.done_ids()) + 1
             eta = sum(p.est_seconds + suite.point_overhead_s for p in remaining)
             progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
+            attempt = _attempt(run, point)
             try:
-                result = _run_one(run_dir, point, target, executor, progress, attempt=_attempt(run, point))
+                result = _run_one(run_dir, point, target, executor, progress, attempt=attempt)
             except FioFailedError as exc:
                 run = run.with_point(PointResult(point=point, status="failed", started=store.now_iso(),
-                                                 finished=store.now_iso(), reason=str(exc),
-                                                 attempt=_attempt(run, point)))
+                                                 finished=store.now_iso(), reason=str(exc), attempt=attempt))
                 raise
             run = run.with_point(result)
             store.save_run(run_dir, run)

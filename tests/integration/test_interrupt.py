@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from conftest import fio_pids
 from ssdlab.errors import ExitCode
 
 pytestmark = pytest.mark.integration
@@ -54,39 +55,29 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def fio_processes_for(out: Path) -> list[int]:
-    """pids of fio processes still running a job under `out`."""
-    pids = []
-    for proc_dir in Path("/proc").iterdir():
-        if not proc_dir.name.isdigit():
-            continue
-        try:
-            cmdline = (proc_dir / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if cmdline and Path(cmdline[0].decode(errors="replace")).name == "fio" and \
-                any(str(out).encode() in part for part in cmdline):
-            pids.append(int(proc_dir.name))
-    return pids
-
-
-def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
-    out = tmp_path / "run"
+def interrupt_run(out: Path, sig: int, after_points: int, *flags: str) -> tuple[int, str]:
+    """Run the quick suite on null into `out`, send `sig` once `after_points` finished; (exit code, stderr)."""
     proc = subprocess.Popen(ssdlab("run", "quick", "--target", "null", "--runtime", "1", "--out", out,
-                                   "--no-report"),
+                                   "--no-report", *flags),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for_points(out, proc, 2)
-        proc.send_signal(signal.SIGINT)
+        wait_for_points(out, proc, after_points)
+        proc.send_signal(sig)
         _, stderr = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == ExitCode.INTERRUPTED, stderr
+    return proc.returncode, stderr
+
+
+def test_ctrl_c_keeps_finished_points_and_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    returncode, stderr = interrupt_run(out, signal.SIGINT, 2)
+    assert returncode == ExitCode.INTERRUPTED, stderr
     assert "Traceback" not in stderr, stderr
     assert f"ssdlab resume {out}" in stderr, stderr
-    assert fio_processes_for(out) == []  # fio was stopped with ssdlab
+    assert fio_pids(out) == []  # fio was stopped with ssdlab
 
     run = load(out)
     assert run["status"] == "interrupted"
@@ -175,19 +166,9 @@ def test_fio_failure_marks_the_run_failed_and_keeps_finished_points(tmp_path: Pa
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path: Path) -> None:
     """Service managers and CI timeouts send SIGTERM: the run is saved as interrupted, fio is stopped."""
     out = tmp_path / "run"
-    proc = subprocess.Popen(ssdlab("run", "quick", "--target", "null", "--runtime", "1", "--out", out,
-                                   "--no-report", "--quiet"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        wait_for_points(out, proc, 1)
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == ExitCode.INTERRUPTED, stderr
-    assert fio_processes_for(out) == []
+    returncode, stderr = interrupt_run(out, signal.SIGTERM, 1, "--quiet")
+    assert returncode == ExitCode.INTERRUPTED, stderr
+    assert fio_pids(out) == []
     run = load(out)
     assert run["status"] == "interrupted"
     assert len(ok_ids(run)) >= 1
@@ -210,4 +191,4 @@ def test_a_stop_request_ends_a_long_fio_point_promptly(tmp_path: Path) -> None:
         runner.clear_stop_request()
     assert time.monotonic() - start_time < 20
     assert not (tmp_path / "long" / "fio.json").exists()
-    assert fio_processes_for(tmp_path) == []
+    assert fio_pids(tmp_path) == []

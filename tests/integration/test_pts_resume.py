@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from conftest import fio_pids
+
 pytestmark = pytest.mark.integration
 
 CLI = [sys.executable, "-m", "ssdlab.cli"]
@@ -43,28 +45,13 @@ def _stop_after(proc: subprocess.Popen[bytes], run_dir: Path, n_points: int, sig
     return proc.wait(timeout=60)
 
 
-def _fio_pids(run_dir: Path) -> list[int]:
-    """fio processes working on this run's points (children of the killed ssdlab processes)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"fio") and any(str(run_dir).encode() in a for a in argv):
-            pids.append(int(proc.name))
-    return pids
-
-
 def _settle(run_dir: Path) -> list[int]:
     """fio processes of the killed run still alive after a grace period (fio's forked job processes can
     outlive a killed ssdlab and hang); `ssdlab resume` must stop them."""
     deadline = time.monotonic() + 3
-    while _fio_pids(run_dir) and time.monotonic() < deadline:
+    while fio_pids(run_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _fio_pids(run_dir)
+    return fio_pids(run_dir)
 
 
 def _ok(points: list[dict[str, Any]]) -> dict[str, str]:
@@ -112,7 +99,7 @@ def test_resume_after_kill9_and_ctrl_c(tmp_path: Path) -> None:
     assert any(e.get("kind") == "interrupted" for e in doc["events"])
     stopped = {pid for e in resumes for pid in e["stopped_fio_pids"]}
     assert set(orphans) <= stopped  # resume stopped every orphan of the killed runs ...
-    assert not _fio_pids(run_dir)  # ... and nothing of this run is left running
+    assert not fio_pids(run_dir)  # ... and nothing of this run is left running
     html = (run_dir / "report.html").read_text()
     assert "PTS run record: interruptions and resumes" in html
     assert "killed or crashed" in html

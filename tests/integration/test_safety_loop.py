@@ -122,30 +122,28 @@ def refused(res: CliResult, *fragments: str) -> str:
     return line
 
 
+def run_is_refused(loop: Loop, out: Path, flags: list[str], *fragments: str) -> None:
+    """A quick run on `loop` with `flags` is refused (see `refused`), creates no `out` and writes nothing."""
+    before = loop.digest()
+    res = run_cli("run", "quick", "--target", loop.dev, "--runtime", "1", "--out", out, *flags,
+                  traceback=False)
+    refused(res, loop.dev, *fragments)
+    assert not out.exists()
+    assert loop.digest() == before
+
+
 @pytest.mark.parametrize("flags", [[], ["--yes"], ["--destructive", "--yes"]])
 def test_mounted_device_is_always_refused_and_left_untouched(loops: LoopFactory, tmp_path: Path,
                                                           flags: list[str]) -> None:
     loop = loops.create("mounted", 64 * MiB, mount=True)
-    before = loop.digest()
-    out = tmp_path / "out"
-    res = run_cli("run", "quick", "--target", loop.dev, "--runtime", "1", "--out", out, *flags,
-                  traceback=False)
-    refused(res, loop.dev, f"is mounted on {loop.mountpoint}")
-    assert not out.exists()
-    assert loop.digest() == before
+    run_is_refused(loop, tmp_path / "out", flags, f"is mounted on {loop.mountpoint}")
 
 
 @pytest.mark.parametrize("flags", [[], ["--yes"]])
 def test_signed_device_is_refused_without_destructive_and_left_untouched(loops: LoopFactory, tmp_path: Path,
                                                                       flags: list[str]) -> None:
     loop = loops.create("signed", 64 * MiB, ext4=True)
-    before = loop.digest()
-    out = tmp_path / "out"
-    res = run_cli("run", "quick", "--target", loop.dev, "--runtime", "1", "--out", out, *flags,
-                  traceback=False)
-    refused(res, loop.dev, "ext4 signature", "--destructive")
-    assert not out.exists()
-    assert loop.digest() == before
+    run_is_refused(loop, tmp_path / "out", flags, "ext4 signature", "--destructive")
 
 
 def test_signed_device_runs_with_destructive_and_yes(loops: LoopFactory, tmp_path: Path) -> None:

@@ -67,12 +67,13 @@ class PrepareFails(NullTarget):
 
 
 def start(tmp_path: Path, executor_fail: dict[str, BaseException] | None = None,
-          target: NullTarget | None = None) -> tuple[Path, Run, Callable[[], Run], FakeExecutor]:
+          target: NullTarget | None = None, executor_type: type[FakeExecutor] = FakeExecutor,
+          ) -> tuple[Path, Run, Callable[[], Run], FakeExecutor]:
     """A new run dir + run; returns a callable that drives it."""
     run_dir = store.create_run_dir(tmp_path / "run")
     suite = ThreePoints()
     tgt = target or NullTarget(spec="null", kind="null", options=TargetOptions())
-    executor = FakeExecutor(run_dir, dict(executor_fail or {}))
+    executor = executor_type(run_dir, dict(executor_fail or {}))
     run = orchestrate.new_run(suite, tgt, executor, {"suite": "three"}, run_dir)
     ctx = PlanContext(capacity=tgt.capacity())
 
@@ -80,6 +81,15 @@ def start(tmp_path: Path, executor_fail: dict[str, BaseException] | None = None,
         return orchestrate.drive(run_dir, run, suite, ctx, tgt, executor, QuietProgress())
 
     return run_dir, run, go, executor
+
+
+def stopped(tmp_path: Path, raises: type[BaseException], executor_fail: dict[str, BaseException] | None = None,
+            target: NullTarget | None = None, match: str | None = None) -> Run:
+    """Drive a new run that must stop with `raises`; return the run as saved in run.json."""
+    run_dir, _, go, _ = start(tmp_path, executor_fail, target)
+    with pytest.raises(raises, match=match):
+        go()
+    return store.load_run(run_dir)
 
 
 def test_run_json_is_saved_after_every_point(tmp_path: Path) -> None:
@@ -92,30 +102,21 @@ def test_run_json_is_saved_after_every_point(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_keeps_finished_points(tmp_path: Path) -> None:
-    run_dir, _, go, _ = start(tmp_path, {"p3": KeyboardInterrupt()})
-    with pytest.raises(RunInterrupted, match="ssdlab resume"):
-        go()
-    saved = store.load_run(run_dir)
+    saved = stopped(tmp_path, RunInterrupted, {"p3": KeyboardInterrupt()}, match="ssdlab resume")
     assert saved.status == "interrupted"
     assert [p.point.id for p in saved.points] == ["p1", "p2"]
     assert saved.events[-1]["kind"] == "interrupted"
 
 
 def test_fio_failure_records_the_failed_point(tmp_path: Path) -> None:
-    run_dir, _, go, _ = start(tmp_path, {"p2": FioFailedError("fio failed: boom")})
-    with pytest.raises(FioFailedError):
-        go()
-    saved = store.load_run(run_dir)
+    saved = stopped(tmp_path, FioFailedError, {"p2": FioFailedError("fio failed: boom")})
     assert saved.status == "failed"
     assert [(p.point.id, p.status) for p in saved.points] == [("p1", "ok"), ("p2", "failed")]
     assert saved.points[1].reason == "fio failed: boom"
 
 
 def test_other_errors_also_mark_the_run_failed(tmp_path: Path) -> None:
-    run_dir, _, go, _ = start(tmp_path, {"p2": TargetError("device vanished")})
-    with pytest.raises(TargetError):
-        go()
-    saved = store.load_run(run_dir)
+    saved = stopped(tmp_path, TargetError, {"p2": TargetError("device vanished")})
     assert saved.status == "failed"
     assert [p.point.id for p in saved.points] == ["p1"]
     assert saved.events[-1]["text"] == "device vanished"
@@ -123,10 +124,7 @@ def test_other_errors_also_mark_the_run_failed(tmp_path: Path) -> None:
 
 def test_ctrl_c_while_preparing_the_target_marks_the_run_interrupted(tmp_path: Path) -> None:
     target = PrepareFails(spec="null", kind="null", options=TargetOptions())
-    run_dir, _, go, _ = start(tmp_path, target=target)
-    with pytest.raises(RunInterrupted):
-        go()
-    assert store.load_run(run_dir).status == "interrupted"
+    assert stopped(tmp_path, RunInterrupted, target=target).status == "interrupted"
 
 
 def test_resume_runs_only_what_is_left(tmp_path: Path) -> None:
@@ -174,14 +172,10 @@ class SwallowingExecutor(FakeExecutor):
 
 
 def test_a_lost_keyboard_interrupt_still_stops_the_run_before_the_next_point(tmp_path: Path) -> None:
-    run_dir = store.create_run_dir(tmp_path / "run")
-    suite, target = ThreePoints(), NullTarget(spec="null", kind="null", options=TargetOptions())
-    executor = SwallowingExecutor(run_dir)
-    run = orchestrate.new_run(suite, target, executor, {"suite": "three"}, run_dir)
+    run_dir, _, go, _ = start(tmp_path, executor_type=SwallowingExecutor)
     try:
         with pytest.raises(RunInterrupted):
-            orchestrate.drive(run_dir, run, suite, PlanContext(capacity=target.capacity()), target, executor,
-                              QuietProgress())
+            go()
     finally:
         runner.clear_stop_request()
     saved = store.load_run(run_dir)

@@ -18,6 +18,23 @@ def small(**kw: Any) -> Bench:
     return Bench("tlc-4k", capacity=kw.pop("capacity", SMALL), **kw)
 
 
+def raw_workload(b: Bench, **kw: Any) -> dict[str, Any]:
+    """A core workload dict over the whole drive (4K random reads, QD1) with `kw` changed."""
+    wl: dict[str, Any] = {"rmix": 100, "random": 1, "trim": 0, "range_start": 0, "range_len": b.user,
+                          "align": 4096, "iodepth": 1, "numjobs": 1, "time_based": 0, "ramp_ns": 0, "runtime_ns": 0,
+                          "io_bytes": 0, "rate_iops": 0, "interval_ns": 0, "seed": 3, "bssplit": [(4096, 1)]}
+    return wl | kw
+
+
+def run_raw(b: Bench, **kw: Any) -> dict[str, Any]:
+    """Run one point with raw_workload(b, **kw) to its end; the core's finish() result."""
+    b.dev.begin(raw_workload(b, **kw))
+    while not b.dev.advance(2**62):
+        pass
+    result: dict[str, Any] = b.dev.finish()
+    return result
+
+
 def test_plat_idx_matches_fio_scheme() -> None:
     rng = np.random.default_rng(1)
     values = [0, 1, 63, 64, 127, 128, 129, 255, 256, 1000, 2**20, 2**33, 2**34, 2**40]
@@ -146,27 +163,15 @@ def test_slow_path_only_hits_unaligned_writes() -> None:
 def test_rate_iops_caps_throughput() -> None:
     b = small()
     b.fill()
-    b.seed += 1
-    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": 0, "range_len": b.user, "align": 4096,
-          "iodepth": 4, "numjobs": 2, "time_based": 1, "ramp_ns": 0, "runtime_ns": 500_000_000, "io_bytes": 0,
-          "rate_iops": 1000, "interval_ns": 0, "seed": 3, "bssplit": [(4096, 1)]}
-    b.dev.begin(wl)
-    while not b.dev.advance(2**62):
-        pass
-    r = b.dev.finish()
+    r = run_raw(b, iodepth=4, numjobs=2, time_based=1, runtime_ns=500_000_000, rate_iops=1000)
     assert r["dirs"][0][0] == pytest.approx(2 * 1000 * 0.5, rel=0.02)
 
 
 def test_trim_unmaps() -> None:
     b = small()
     b.fill()
-    wl = {"rmix": 0, "random": 0, "trim": 1, "range_start": 0, "range_len": b.user // 2, "align": 65536,
-          "iodepth": 1, "numjobs": 1, "time_based": 0, "ramp_ns": 0, "runtime_ns": 0, "io_bytes": b.user // 2,
-          "rate_iops": 0, "interval_ns": 0, "seed": 1, "bssplit": [(65536, 1)]}
-    b.dev.begin(wl)
-    while not b.dev.advance(2**62):
-        pass
-    r = b.dev.finish()
+    r = run_raw(b, rmix=0, random=0, trim=1, range_len=b.user // 2, align=65536, io_bytes=b.user // 2, seed=1,
+                bssplit=[(65536, 1)])
     c = b.dev.counters()
     assert r["dirs"][2][0] == b.user // 2 // 65536
     assert c["mapped_slots"] == c["user_slots"] // 2
@@ -175,14 +180,8 @@ def test_trim_unmaps() -> None:
 def test_bssplit_mixes_sizes() -> None:
     b = small()
     b.fill()
-    b.seed += 1
-    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": 0, "range_len": b.user, "align": 4096,
-          "iodepth": 8, "numjobs": 1, "time_based": 1, "ramp_ns": 0, "runtime_ns": 200_000_000, "io_bytes": 0,
-          "rate_iops": 0, "interval_ns": 0, "seed": 3, "bssplit": [(4096, 750_000), (65536, 250_000)]}
-    b.dev.begin(wl)
-    while not b.dev.advance(2**62):
-        pass
-    n, nbytes = b.dev.finish()["dirs"][0][:2]
+    n, nbytes = run_raw(b, iodepth=8, time_based=1, runtime_ns=200_000_000,
+                        bssplit=[(4096, 750_000), (65536, 250_000)])["dirs"][0][:2]
     mean_bs = nbytes / n
     assert mean_bs == pytest.approx(0.75 * 4096 + 0.25 * 65536, rel=0.05)
 
@@ -197,8 +196,5 @@ def test_power_cap_limits_average_power() -> None:
 
 def test_workload_outside_drive_is_rejected() -> None:
     b = small()
-    wl = {"rmix": 100, "random": 1, "trim": 0, "range_start": b.user, "range_len": 4096, "align": 4096,
-          "iodepth": 1, "numjobs": 1, "time_based": 0, "ramp_ns": 0, "runtime_ns": 0, "io_bytes": 4096,
-          "rate_iops": 0, "interval_ns": 0, "seed": 1, "bssplit": [(4096, 1)]}
     with pytest.raises(ValueError, match="outside"):
-        b.dev.begin(wl)
+        b.dev.begin(raw_workload(b, range_start=b.user, range_len=4096, io_bytes=4096, seed=1))

@@ -5,8 +5,6 @@ parameter (or another metric, e.g. --x iops --y p99_us) of a stored run, drawn w
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,18 +29,12 @@ def add_commands(sub: Any) -> dict[str, Any]:
     return {"plot": cmd_plot}
 
 
-def _is_metric(name: str) -> bool:
-    from ssdlab.report.characterization import _PCT_RE, METRICS
-
-    return name in METRICS or bool(_PCT_RE.match(name))
-
-
 def plot_data(run: Any, x: str, y: str, series: str | None, phase: str = "measure",
               ) -> dict[str, list[tuple[float, float]]]:
     """{series label: [(x, y), ...] sorted by x} from the ok points of a stored run."""
-    from ssdlab.report.characterization import axis_value, fmt_axis, metric_value
+    from ssdlab.report.characterization import axis_value, fmt_axis, is_metric, metric_value
 
-    if not _is_metric(y):
+    if not is_metric(y):
         raise UsageError(f"--y {y!r} is not a metric; use one of iops, bw_MBps, lat_mean_us, p99_us, "
                          "read_p99.9_us, usr_cpu, ... (see `ssdlab plot --help`)")
     out: dict[str, list[tuple[float, float]]] = {}
@@ -50,7 +42,7 @@ def plot_data(run: Any, x: str, y: str, series: str | None, phase: str = "measur
     for r in run.points:
         if r.status != "ok" or (phase != "all" and r.point.phase != phase):
             continue
-        xv = metric_value(r, x) if _is_metric(x) else axis_value(r.point, x)
+        xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
         if xv is None:
             continue
         seen_x = True
@@ -69,24 +61,6 @@ def plot_data(run: Any, x: str, y: str, series: str | None, phase: str = "measur
     if not out:
         raise UsageError(f"no point of {run.run_id} has {y}")
     return {k: sorted(v) for k, v in out.items()}
-
-
-@contextlib.contextmanager
-def _capture_png(path: Path) -> Iterator[None]:
-    """Have the shared chart helper save its figure as PNG (it renders SVG by itself)."""
-    from ssdlab.report import charts
-
-    original = charts.fig_to_svg
-
-    def to_png(fig: Any) -> str:
-        fig.savefig(path, format="png", bbox_inches="tight", dpi=120)
-        return original(fig)
-
-    charts.fig_to_svg = to_png
-    try:
-        yield
-    finally:
-        charts.fig_to_svg = original
 
 
 def cmd_plot(args: argparse.Namespace, env: Any) -> int:
@@ -111,10 +85,10 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
         ticks = {"xticks": xs, "xticklabels": [format_bs(int(v)) for v in xs]}
     kwargs: dict[str, Any] = dict(title=f"{run.suite.split('/')[-1]}: {args.y} vs {args.x}", xlabel=args.x,
                                   ylabel=args.y, logx=args.logx or args.x == "bs", logy=args.logy, **ticks)
+    fig = charts.line_figure(series, **kwargs)
     if suffix == ".png":
-        with _capture_png(out):
-            charts.line_chart(series, **kwargs)
+        atomic.write_bytes(out, charts.fig_to_png(fig))
     else:
-        atomic.write_text(out, charts.line_chart(series, **kwargs) + "\n")
+        atomic.write_text(out, charts.fig_to_svg(fig) + "\n")
     env.out(str(out))
     return 0

@@ -151,13 +151,17 @@ def build_job(point: TestPoint, target_options: Mapping[str, OptionValue],
         return _stream_job(point, list(devices) if devices else [target_options])
     base = common_options()
     base.update(target_options)
-    wl = workload_options(point.workload)
-    # the target bounds the active range: keep the smaller of target size and workload size
-    if "size" in target_options and point.workload.size is not None:
-        wl["size"] = min(int(target_options["size"]), point.workload.size)
-    base.update(wl)
+    base.update(_workload_on(point.workload, target_options))
     name = re.sub(r"[^A-Za-z0-9_.\-]", "_", point.id)[:60] or "point"
     return FioJob(jobs=(FioSection(name, base),))
+
+
+def _workload_on(w: Workload, device: Mapping[str, OptionValue]) -> dict[str, OptionValue]:
+    """Workload options on one device: the device bounds the active range (the smaller size wins)."""
+    wl = workload_options(w)
+    if "size" in device and w.size is not None:
+        wl["size"] = min(int(device["size"]), w.size)
+    return wl
 
 
 def stream_section_name(stream: str, device: int) -> str:
@@ -179,9 +183,7 @@ def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> F
             section = stream_section_name(name, di)
             opts: dict[str, OptionValue] = {"new_group": 1}
             opts.update(dev)
-            wl = workload_options(stream)
-            if "size" in dev and stream.size is not None:
-                wl["size"] = min(int(dev["size"]), stream.size)
+            wl = _workload_on(stream, dev)
             if stream.hist_log_ms:
                 wl["write_hist_log"] = f"{HIST_PREFIX}_{section}"
             opts.update(wl)

@@ -74,4 +74,6 @@ def read_series(point_dir: Path, interval_ms: int) -> dict[str, list[float]]:
 
 
 def hist_log_files(point_dir: Path) -> list[str]:
-    return sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}_clat_hist.*log"))
+    """Histogram logs in point_dir: a plain point's `hist_clat_hist.N.log` and each stream's
+    `hist_<stream>-d<device>_clat_hist.N.log`."""
+    return sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}*_clat_hist.*log"))

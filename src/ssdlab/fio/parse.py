@@ -78,17 +78,17 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
     lo = min(float(b.get("min", 0)) * s for b, s in blocks)
     hi = max(float(b.get("max", 0)) * s for b, s in blocks)
     counts = None
-    with_bins = []
+    binned = 0
     for b, s in blocks:
         raw = b.get("bins")
         if isinstance(raw, Mapping) and raw and s == 1.0:
-            c = hist.counts_from_bins({k: int(v) for k, v in raw.items()})
+            c = hist.counts_from_bins(raw)
             counts = c if counts is None else counts + c
-            with_bins.append(b)
+            binned += 1
     pcts: dict[str, float] = {}
     if counts is not None:
         # fio's rule uses the sample count N; in status documents the bins may hold one sample more than N
-        total = min(n, int(counts.sum())) if len(blocks) == len(with_bins) else None
+        total = min(n, int(counts.sum())) if binned == len(blocks) else None
         for p, v in hist.percentiles(counts, _requested(blocks[0][0]), total=total).items():
             pcts[percentile_key(p)] = float(v)
     elif len(blocks) == 1:  # no bins: fio's own percentiles are only valid for a single job/group
@@ -186,18 +186,10 @@ def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def measurements_by_job(text: str) -> dict[str, Measurement]:
-    """One Measurement per job name of fio's final document (e.g. each stream section of a multi-stream point)."""
-    doc = last_document(text)
-    names: list[str] = []
+def measurements_by_job(doc: Mapping[str, Any]) -> dict[str, Measurement]:
+    """One Measurement per job name of a fio document (e.g. each stream section of a multi-stream point)."""
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
     for j in _jobs(doc):
-        name = str(j.get("jobname", ""))
-        if name not in names:
-            names.append(name)
-    out: dict[str, Measurement] = {}
-    for name in names:
-        sub = dict(doc)
-        key = "jobs" if "jobs" in doc else "client_stats"
-        sub[key] = [j for j in _jobs(doc) if str(j.get("jobname", "")) == name]
-        out[name] = measurement_from_document(sub)
-    return out
+        by_name.setdefault(str(j.get("jobname", "")), []).append(j)
+    key = "jobs" if "jobs" in doc else "client_stats"
+    return {name: measurement_from_document({**doc, key: jobs}) for name, jobs in by_name.items()}

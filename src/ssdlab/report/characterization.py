@@ -11,7 +11,7 @@ Views (chosen by the `view` tag the suite put on each point):
 Long phases (precondition points with per-second series) are drawn GFIO-style: IOPS and MB/s scatter over
 time, with the total data written.
 
-`metric_value` and `axis_value` are also what `ssdlab plot` uses.
+`metric_value`, `is_metric` and `axis_value` are also what `ssdlab plot` uses.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ssdlab.fio import hist
 from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run, TestPoint
 from ssdlab.report import charts
 from ssdlab.report.charts import RefLine, Series
-from ssdlab.report.sections import Section, register
+from ssdlab.report.sections import Section, figure, register, table
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 FAMILY = "characterization"
@@ -41,6 +41,11 @@ METRICS = ("iops", "read_iops", "write_iops", "bw_MBps", "read_bw_MBps", "write_
 AXES = ("bs", "iodepth", "numjobs", "outstanding", "rwmixread", "rw", "rate", "rate_pct", "target_iops",
         "matrix", "bssplit", "label")
 _PCT_RE = re.compile(r"^(?:(read|write)_)?p(\d+(?:[._]\d+)?)_us$")
+
+
+def is_metric(name: str) -> bool:
+    """A name metric_value knows: one of METRICS or any [read_|write_]pNN_us percentile."""
+    return name in METRICS or bool(_PCT_RE.match(name))
 
 
 def _dirs(r: PointResult, which: str | None) -> list[DirectionStats]:
@@ -142,17 +147,6 @@ def _num(v: float | None, digits: int = 1) -> str:
     return f"{v:.{digits}f}"
 
 
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table class='data'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _fig(svg: str, caption: str = "") -> str:
-    cap = f"<figcaption>{_esc(caption)}</figcaption>" if caption else ""
-    return f"<figure class='chart'>{svg}{cap}</figure>"
-
-
 def _p(text: str) -> str:
     return f"<p>{_esc(text)}</p>"
 
@@ -196,7 +190,7 @@ def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> str:
                 _num(metric_value(r, "p99.9_us")), _num(metric_value(r, "p99.99_us")),
                 _num(metric_value(r, "cpu")), r.status if r.status == "ok" else f"{r.status}: {r.reason}"]
         rows.append(row)
-    return _table(headers, rows)
+    return table(headers, rows)
 
 
 def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float], list[float | None]]:
@@ -205,7 +199,7 @@ def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float]
     for r in results:
         if r.status != "ok":
             continue
-        xv = axis_value(r.point, x) if x not in METRICS else metric_value(r, x)
+        xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
         if xv is None:
             continue
         try:
@@ -242,9 +236,9 @@ def _bs_sweep(results: list[PointResult]) -> list[Section]:
         for name, rs in groups.items():
             xs, ys = _values(rs, "bs", metric)
             series.append(Series(name, xs, ys))
-        parts.append(_fig(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
-                                            ylabel=ylabel, logx=True, logy=logy, xticks=ticks,
-                                            xticklabels=labels)))
+        parts.append(figure(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
+                                              ylabel=ylabel, logx=True, logy=logy, xticks=ticks,
+                                              xticklabels=labels)))
     for name, rs in groups.items():
         w = rs[0].point.workload
         parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} Q{w.iodepth}T{w.numjobs}</h3>")
@@ -267,9 +261,9 @@ def _qd_sweep(results: list[PointResult]) -> list[Section]:
                 ordered = sorted(trs, key=lambda r: r.point.workload.outstanding)
                 xs, ys = _values(ordered, "outstanding", metric)
                 series.append(Series(f"T{t}", xs, ys))
-            parts.append(_fig(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
-                                                xlabel="outstanding I/O (threads × QD)", ylabel=ylabel,
-                                                logx=True, logy=logy)))
+            parts.append(figure(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
+                                                  xlabel="outstanding I/O (threads × QD)", ylabel=ylabel,
+                                                  logx=True, logy=logy)))
         parts.append(_perf_table(rs, ["numjobs", "iodepth", "outstanding"]))
         parts.append(_skipped_html(rs))
     return [Section("IOPS and latency vs outstanding I/O", "".join(parts), "qd-sweep")]
@@ -293,15 +287,15 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
             continue
         parts.append(_p("Statistics over every logged second after the ramp except the last, which fio logs for "
                         "only some jobs or for part of a second."))
-        parts.append(_table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
-                            [[st.samples, _num(st.mean, 0), _num(st.stdev, 0), f"{st.cov_pct:.2f}",
-                              _num(st.minimum, 0), _num(st.p1, 0), _num(st.maximum, 0)]]))
-        parts.append(_fig(charts.line_chart(
+        parts.append(table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
+                           [[st.samples, _num(st.mean, 0), _num(st.stdev, 0), f"{st.cov_pct:.2f}",
+                             _num(st.minimum, 0), _num(st.p1, 0), _num(st.maximum, 0)]]))
+        parts.append(figure(charts.line_chart(
             [Series("IOPS (read+write)", t, total, style="-")], title="IOPS per second", xlabel="time (s)",
             ylabel="IOPS", ref_lines=[RefLine(st.mean, f"mean {st.mean:,.0f}")])))
-        parts.append(_fig(charts.histogram_chart(total, bins=min(40, max(5, st.samples // 3)),
-                                                 title="Distribution of per-second IOPS", xlabel="IOPS",
-                                                 ylabel="seconds")))
+        parts.append(figure(charts.histogram_chart(total, bins=min(40, max(5, st.samples // 3)),
+                                                   title="Distribution of per-second IOPS", xlabel="IOPS",
+                                                   ylabel="seconds")))
         lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
                       for d in ("read", "write") if f"{d}_lat_mean_us" in series]
         files = list(m.extra.get("hist_logs", []))
@@ -311,8 +305,8 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
             if d in p99:
                 lat_series.append(Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-"))
         if lat_series:
-            parts.append(_fig(charts.line_chart(lat_series, title="Latency per second (mean and p99)",
-                                                xlabel="time (s)", ylabel="µs", logy=True)))
+            parts.append(figure(charts.line_chart(lat_series, title="Latency per second (mean and p99)",
+                                                  xlabel="time (s)", ylabel="µs", logy=True)))
         if not p99:
             parts.append(_p("per-second p99: no histogram logs were recorded for this point"))
         else:
@@ -321,8 +315,8 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
                 vals = [v for _, v in p99.get(d, [])]
                 if vals:
                     rows.append([d, len(vals), _num(sorted(vals)[len(vals) // 2]), _num(max(vals))])
-            parts.append(_table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"],
-                                rows))
+            parts.append(table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"],
+                               rows))
     return [Section("Stability: per-second IOPS, CoV and p99", "".join(parts), "stability")]
 
 
@@ -369,9 +363,9 @@ def _lat_curve(results: list[PointResult]) -> list[Section]:
                                         f"({pts[i][0]:,.0f} IOPS, p99 {pts[i][1]:,.0f} µs); best IOPS within the "
                                         f"limit {max(ok) if ok else 0:,.0f}")
             refs = [RefLine(limit, f"limit {limit:g} µs")] if metric == "p99_us" else []
-            parts.append(_fig(charts.line_chart(series, title=f"{size} {mix}% read: {label} latency vs IOPS",
-                                                xlabel="IOPS", ylabel=f"{label} latency (µs)", logy=True,
-                                                ref_lines=refs, size=(6.0, 3.2))))
+            parts.append(figure(charts.line_chart(series, title=f"{size} {mix}% read: {label} latency vs IOPS",
+                                                  xlabel="IOPS", ylabel=f"{label} latency (µs)", logy=True,
+                                                  ref_lines=refs, size=(6.0, 3.2))))
         parts.append("<ul>" + "".join(f"<li>{_esc(c)}</li>" for c in callouts) + "</ul>")
         parts.append(_perf_table(rs, ["numjobs", "iodepth"]))
         parts.append(_skipped_html(rs))
@@ -400,8 +394,8 @@ def _iorate_html(results: list[PointResult]) -> str:
         for r in maxes:
             series.append(Series("uncapped max (mean)", [metric_value(r, "iops") or 0.0],
                                  [metric_value(r, "lat_mean_us")], style="s", color="#000000"))
-        parts.append(_fig(charts.line_chart(series, title=f"{name}: latency vs achieved IOPS", xlabel="IOPS",
-                                            ylabel="latency (µs)", logy=True)))
+        parts.append(figure(charts.line_chart(series, title=f"{name}: latency vs achieved IOPS", xlabel="IOPS",
+                                              ylabel="latency (µs)", logy=True)))
         rows = []
         for r in rs:
             t = r.point.tags
@@ -414,8 +408,8 @@ def _iorate_html(results: list[PointResult]) -> str:
                          _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
                          _num(metric_value(r, "p99.9_us")),
                          r.status if r.status == "ok" else f"{r.status}: {r.reason}"])
-        parts.append(_table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS",
-                             "mean µs", "p99 µs", "p99.9 µs", "status"], rows))
+        parts.append(table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS",
+                            "mean µs", "p99 µs", "p99.9 µs", "status"], rows))
         if maxes:
             per_job = [r.point.tags for r in curve_pts[:1]]
             if per_job:
@@ -433,7 +427,7 @@ def _iorate(results: list[PointResult]) -> list[Section]:
 def translation_table(record: dict[str, Any]) -> str:
     """HTML of an application model's published values and their fio translation."""
     pub = record.get("published", {})
-    parts = [_table(["published", "value"], [
+    parts = [table(["published", "value"], [
         ["model", record.get("model", "")], ["source", record.get("source", "")],
         ["read %", pub.get("read_pct")], ["random %", pub.get("random_pct")],
         ["dedupratio", pub.get("dedupratio")], ["compratio", pub.get("compratio")]])]
@@ -444,8 +438,8 @@ def translation_table(record: dict[str, Any]) -> str:
         for size in sorted(set(published) | set(fio), key=lambda s: _bs_sort(s)):
             rows.append([d, size, published.get(size, "–"), fio.get(size, "–")])
         rows.append([d, "sum", info.get("listed_sum"), sum(fio.values())])
-    parts.append(_table(["direction", "block size", "published % of I/Os", "fio bssplit %"], rows))
-    parts.append(_table(["fio option", "value"], [[k, v] for k, v in record.get("fio", {}).items()]))
+    parts.append(table(["direction", "block size", "published % of I/Os", "fio bssplit %"], rows))
+    parts.append(table(["fio option", "value"], [[k, v] for k, v in record.get("fio", {}).items()]))
     notes = record.get("notes", [])
     if notes:
         parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")
@@ -476,9 +470,9 @@ def _app(results: list[PointResult]) -> list[Section]:
             ordered = sorted(rs, key=lambda r: r.point.workload.outstanding)
             for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True)):
                 xs, ys = _values(ordered, "outstanding", metric)
-                parts.append(_fig(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
-                                                    xlabel="outstanding I/O", ylabel=ylabel, logx=True,
-                                                    logy=logy)))
+                parts.append(figure(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
+                                                      xlabel="outstanding I/O", ylabel=ylabel, logx=True,
+                                                      logy=logy)))
             parts.append(_perf_table(ordered, ["numjobs", "iodepth"]))
             parts.append(_skipped_html(ordered))
     title = f"Application model: {record.get('model')}" if isinstance(record, dict) else "Application model"
@@ -501,14 +495,14 @@ def _generic(results: list[PointResult]) -> list[Section]:
                 ordered = sorted(grs, key=lambda r: float(axis_value(r.point, x) or 0))
                 xs, ys = _values(ordered, x, "iops")
                 series.append(Series(label or name, xs, ys))
-            parts.append(_fig(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
-                                                logx=x in ("bs", "iodepth", "numjobs"))))
+            parts.append(figure(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
+                                                  logx=x in ("bs", "iodepth", "numjobs"))))
         else:
             ok = [r for r in rs if r.status == "ok"]
             cats = [" ".join(fmt_axis(a, axis_value(r.point, a)) for a in swept) or r.point.label for r in ok]
             if ok:
-                parts.append(_fig(charts.bar_chart(cats, {"IOPS": [metric_value(r, "iops") for r in ok]},
-                                                   title=f"{name}: IOPS", ylabel="IOPS")))
+                parts.append(figure(charts.bar_chart(cats, {"IOPS": [metric_value(r, "iops") for r in ok]},
+                                                     title=f"{name}: IOPS", ylabel="IOPS")))
         parts.append(_perf_table(rs, swept or ["label"]))
         parts.append(_skipped_html(rs))
     return [Section("Test matrix", "".join(parts), "matrix")]
@@ -530,22 +524,22 @@ def _long_phases(results: list[PointResult]) -> list[Section]:
                                       strict=False)]
         bw = [a + b for a, b in zip(s.get("read_bw_MBps", [0.0] * len(t)), s.get("write_bw_MBps", [0.0] * len(t)),
                                     strict=False)]
-        iops, t_iops = stability.complete_seconds(iops, t)  # the last interval is logged by some jobs only
+        iops, t_iops = stability.complete_seconds(iops, t)  # fio's final interval is cut short
         bw, t_bw = stability.complete_seconds(bw, t)
         written = sum(d.io_bytes for n, d in m.directions.items() if n == "write")
         dur = t[-1] if t else (r.point.workload.runtime_s or m.runtime_ms / 1000.0 / max(1, m.jobs))
         rows.append([r.point.label, "ok", format_duration(dur), format_bytes(written),
                      _num(sum(iops) / len(iops), 0) if iops else "–", _num(sum(bw) / len(bw)) if bw else "–"])
         if t:
-            parts.append(_fig(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
-                                                title=f"{r.point.group}: IOPS per second "
-                                                      f"(total written {format_bytes(written)})",
-                                                xlabel="time (s)", ylabel="IOPS")))
-            parts.append(_fig(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
-                                                title=f"{r.point.group}: bandwidth per second",
-                                                xlabel="time (s)", ylabel="MB/s")))
-    table = _table(["phase", "status", "duration", "data written", "mean IOPS", "mean MB/s"], rows)
-    return [Section("Long phases (GFIO-style per-second view)", table + "".join(parts), "long-phases")]
+            parts.append(figure(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
+                                                  title=f"{r.point.group}: IOPS per second "
+                                                        f"(total written {format_bytes(written)})",
+                                                  xlabel="time (s)", ylabel="IOPS")))
+            parts.append(figure(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
+                                                  title=f"{r.point.group}: bandwidth per second",
+                                                  xlabel="time (s)", ylabel="MB/s")))
+    summary = table(["phase", "status", "duration", "data written", "mean IOPS", "mean MB/s"], rows)
+    return [Section("Long phases (GFIO-style per-second view)", summary + "".join(parts), "long-phases")]
 
 
 def _applies(run: Run) -> bool:

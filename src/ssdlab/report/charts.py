@@ -1,18 +1,20 @@
 """Chart helpers shared by every report section: matplotlib figures rendered to inline SVG strings.
 
-Every function returns an `<svg ...>` fragment (no XML prolog, no external references) ready to embed
-in report.html. Figures are closed after rendering; output is deterministic for the same data.
+Every *_chart function returns an `<svg ...>` fragment (no XML prolog, no external references) ready to embed
+in report.html. Figures are closed after rendering; output is deterministic for the same data. line_figure
+returns the figure itself, for a caller that renders it as PNG (fig_to_png) or SVG (fig_to_svg).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec
 
 import matplotlib
 
@@ -29,6 +31,8 @@ plt.rcParams.update({
     "grid.alpha": 0.3,
     "figure.dpi": 96,
 })
+
+P = ParamSpec("P")
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
@@ -70,6 +74,16 @@ def fig_to_svg(fig: Any) -> str:
     # the RDF metadata block only carries vocabulary URLs (dc/cc/rdf); drop it so the report names no URL
     # besides the xmlns namespace declarations
     return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S).strip()
+
+
+def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
+    """Render and close a figure; return PNG bytes (for `ssdlab plot --out FILE.png`)."""
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi)
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
 
 
 def _axes(title: str, size: tuple[float, float] = (7.5, 3.6)) -> tuple[Any, Any]:
@@ -122,11 +136,11 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
     return fig_to_svg(fig)
 
 
-def line_chart(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
-               logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
-               xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
-               size: tuple[float, float] = (7.5, 3.6)) -> str:
-    """Lines/scatter of several series with optional horizontal reference lines."""
+def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
+                logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
+                xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
+                size: tuple[float, float] = (7.5, 3.6)) -> Any:
+    """Lines/scatter of several series with optional horizontal reference lines (line_chart draws it as SVG)."""
     fig, ax = _axes(title, size)
     for i, s in enumerate(series):
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
@@ -151,7 +165,20 @@ def line_chart(series: Sequence[Series], *, title: str = "", xlabel: str = "", y
     ax.set_ylabel(ylabel)
     if len(series) + len(ref_lines) > 1:
         ax.legend(fontsize=7, loc="best")
-    return fig_to_svg(fig)
+    return fig
+
+
+def _as_svg(build: Callable[P, Any]) -> Callable[P, str]:
+    """A figure builder turned into a chart helper that returns the figure as inline SVG."""
+
+    @functools.wraps(build)
+    def chart(*args: P.args, **kwargs: P.kwargs) -> str:
+        return fig_to_svg(build(*args, **kwargs))
+
+    return chart
+
+
+line_chart = _as_svg(line_figure)
 
 
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
@@ -193,6 +220,7 @@ def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "",
 
 
 def _short(v: float) -> str:
+    """Bar annotation: the value itself below 10,000 (3500, 61.2), then 15k, 2.50M. Axis ticks use _tick."""
     a = abs(v)
     if a >= 1e6:
         return f"{v / 1e6:.2f}M"

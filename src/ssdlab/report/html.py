@@ -9,6 +9,7 @@ fragments are the only markup inserted as-is (both are produced by ssdlab code, 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -23,7 +24,8 @@ from markupsafe import Markup
 from ssdlab import atomic
 from ssdlab.fio import hist
 from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
-from ssdlab.report import charts
+from ssdlab.report import charts, sections
+from ssdlab.report.sections import Section
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
@@ -106,14 +108,6 @@ class ArtefactGroup:
 class Figure:
     title: str
     svg: Markup
-    caption: str = ""
-
-
-@dataclass(frozen=True)
-class SectionView:
-    anchor: str
-    title: str
-    html: Markup
 
 
 @dataclass
@@ -130,7 +124,7 @@ class ReportView:
     bar_note: str
     latency_figures: list[Figure]
     latency_note: str
-    sections: list[SectionView]
+    sections: list[Section]  # html marked trusted(), anchors unique
     artefacts: list[ArtefactGroup]
     toc: list[tuple[str, str]] = field(default_factory=list)
     percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
@@ -142,6 +136,7 @@ class ReportView:
 def trusted(fragment: str) -> Markup:
     """Mark markup produced by ssdlab code (matplotlib SVG, suite section builders) as safe to insert."""
     return Markup(fragment)  # noqa: S704 - never called on run data; builders escape their own text
+
 
 def fmt_num(v: float | None, digits: int = 0) -> str:
     """Thousands-separated number; '' for None."""
@@ -192,9 +187,9 @@ def _seconds_between(a: str, b: str) -> float | None:
 
 
 def latency_percentiles(lat: LatencyStats, ps: Sequence[float]) -> dict[float, float | None]:
-    """Percentiles (ns) of one distribution: from the json+ bins (fio's rule, one pass) or fio's own list."""
+    """LatencyStats.percentile for several ps at once (the bins are expanded once, not once per p)."""
     if lat.bins:
-        found = hist.percentiles(hist.counts_from_sparse(lat.bins), list(ps))
+        found = hist.percentiles(hist.counts_from_sparse(lat.bins), list(ps), total=lat.n or None)
         return {p: (float(found[p]) if p in found else None) for p in ps}
     return {p: lat.percentile(p) for p in ps}
 
@@ -410,12 +405,13 @@ def _points_summary(run: Run) -> str:
 def notices(run: Run) -> list[Notice]:
     """What a reader must know before reading numbers: model results, null ceilings, stops, warnings."""
     out: list[Notice] = []
-    if is_sim(run):
+    sim = is_sim(run)
+    if sim:
         out.append(Notice("sim", "Simulated target: not a real drive", SIM_NOTE))
     kind = str(run.target.get("kind", ""))
     if kind == "null":
         out.append(Notice("info", "null target: host ceiling, no device", NULL_NOTE))
-    elif run.target.get("note") and not is_sim(run):  # the sim notice above already says it
+    elif run.target.get("note") and not sim:  # the sim notice above already says it
         out.append(Notice("info", f"{kind or 'target'} target", str(run.target["note"])))
     if run.status == "interrupted":
         out.append(Notice("error", "Run interrupted",
@@ -547,9 +543,9 @@ def _strip_direction(r: PointResult) -> str:
     return label
 
 
-def bar_figures(points: Sequence[PointResult]) -> tuple[list[Figure], str]:
-    """Throughput and IOPS charts, read vs write per test; unmeasured directions are labelled, not zero."""
-    rows, replaced = charted_points(points)
+def bar_figures(rows: Sequence[_Charted], replaced: int) -> tuple[list[Figure], str]:
+    """Throughput and IOPS charts of charted_points' rows, read vs write per test; unmeasured directions are
+    labelled, not zero."""
     notes = []
     if replaced:
         notes.append(f"{replaced} earlier repetition(s) of a test (rounds, samples) are not charted: each "
@@ -587,10 +583,9 @@ def bar_figures(points: Sequence[PointResult]) -> tuple[list[Figure], str]:
     return figs, "; ".join(notes)
 
 
-
-def latency_figures(points: Sequence[PointResult]) -> tuple[list[Figure], str]:
-    """Completion-latency percentile charts: one per direction, one line per point (split when crowded)."""
-    rows, _ = charted_points(points)
+def latency_figures(rows: Sequence[_Charted]) -> tuple[list[Figure], str]:
+    """Completion-latency percentile charts of charted_points' rows: one per direction, one line per test (split
+    when crowded)."""
     by_dir: dict[str, list[tuple[str, dict[float, float | None]]]] = {}
     for c in rows:
         for d, st in c.stats.items():
@@ -665,9 +660,8 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "section"
 
 
-def suite_sections(run: Run, run_dir: Path) -> tuple[list[SectionView], list[Notice]]:
+def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]]:
     """Suite-specific sections registered with report.sections (a failing builder becomes a notice)."""
-    from ssdlab.report import sections
     from ssdlab.suites import load_builtin
 
     try:
@@ -685,7 +679,7 @@ def suite_sections(run: Run, run_dir: Path) -> tuple[list[SectionView], list[Not
         while anchor in used:
             anchor, n = f"{base}-{n}", n + 1
         used.add(anchor)
-        views.append(SectionView(anchor=anchor, title=s.title, html=trusted(s.html)))
+        views.append(dataclasses.replace(s, anchor=anchor, html=trusted(s.html)))
     return views, []
 
 
@@ -695,8 +689,9 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     """Everything the template shows, computed from the stored run and its directory."""
     measure = [r for r in run.points if r.point.phase == "measure"]
     steps = [r for r in run.points if r.point.phase != "measure"]
-    bars, bar_note = bar_figures(measure)
-    lats, lat_note = latency_figures(measure)
+    charted, replaced = charted_points(measure)
+    bars, bar_note = bar_figures(charted, replaced)
+    lats, lat_note = latency_figures(charted)
     secs, sec_notices = suite_sections(run, run_dir)
     view = ReportView(
         title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",

@@ -9,6 +9,7 @@ also written next to report.html as pts/<test>.csv and pts/summary.json.
 from __future__ import annotations
 
 import csv
+import functools
 import html
 import io
 import json
@@ -43,6 +44,8 @@ from ssdlab.targets.purge import write_cache_state
 from ssdlab.units import format_bytes, format_duration
 
 esc = html.escape
+_table = functools.partial(sections.table, cls="pts")
+_figure = functools.partial(sections.figure, cls="pts-chart")
 
 
 def applies(run: Run) -> bool:
@@ -51,13 +54,6 @@ def applies(run: Run) -> bool:
 
 
 # ------------------------------------------------------------------ small HTML helpers
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]], caption: str = "") -> str:
-    head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{esc(str(c))}</td>" for c in r) + "</tr>" for r in rows)
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f"<table class='pts'>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
 
 def _kv(rows: Sequence[tuple[str, Any]]) -> str:
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
@@ -70,10 +66,6 @@ def _num(v: float | None, unit: str = "") -> str:
     a = abs(v)
     text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
     return f"{text} {unit}".strip()
-
-
-def _figure(svg: str, caption: str) -> str:
-    return f"<figure class='pts-chart'>{svg}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
 # ------------------------------------------------------------------ header
@@ -181,10 +173,6 @@ def _verdict_text(state: TestState) -> str:
 
 # ------------------------------------------------------------------ round tests
 
-def _stimuli(test: RoundTest, s: PtsSettings) -> list[Stimulus]:
-    return test.stimuli(s)
-
-
 def _mixes(stimuli: Sequence[Stimulus]) -> list[int]:
     return sorted({st.read_pct for st in stimuli})  # 0/100 (all writes) first, as the SNIA tables do
 
@@ -193,10 +181,10 @@ def _sizes(stimuli: Sequence[Stimulus]) -> list[int]:
     return sorted({st.bs for st in stimuli})
 
 
-def round_test_sections(run: Run, s: PtsSettings, test: RoundTest, files: dict[str, str]) -> list[Section]:
-    """All report sections of one round test (IOPS, TP 128/1024, LAT)."""
-    state = analyse(test, s, run)
-    stimuli = _stimuli(test, s)
+def round_test_sections(run: Run, s: PtsSettings, test: RoundTest, state: TestState, files: dict[str, str]
+                        ) -> list[Section]:
+    """All report sections of one round test (IOPS, TP 128/1024, LAT), from its analysed state."""
+    stimuli = test.stimuli(s)
     threads, qd = test.tq(s)
     wipc_pr = run.result(f"{test.name}-0-wipc")
     wipc = (f"SEQ {bs_label(test.wipc_bs)} writes, 2x active range = {format_bytes(2 * s.active_range_bytes)}, "
@@ -224,7 +212,7 @@ def round_test_sections(run: Run, s: PtsSettings, test: RoundTest, files: dict[s
 
 
 def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> str:
-    stimuli = _stimuli(test, s)
+    stimuli = test.stimuli(s)
     n = state.rounds_done
     parts = []
     if test.name == "iops":
@@ -277,7 +265,7 @@ def _matrix(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimu
 
 
 def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:
-    stimuli = _stimuli(test, s)
+    stimuli = test.stimuli(s)
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     parts: list[str] = []
     if not state.window:
@@ -357,11 +345,12 @@ def _nines_counts(run: Run, test: RoundTest, state: TestState, stimuli: Sequence
                   mixes: list[int]) -> str:
     """How many I/Os stand behind each 5-nines value (the smallest per-round count in the window)."""
     rounds = state.window or list(range(1, state.rounds_done + 1))
+    by_id = {p.point.id: p for p in reversed(run.points)}  # run.result (first match) without a scan per lookup
     counts: dict[tuple[int, int], int | None] = {}
     for st in stimuli:
         ns = []
         for r in rounds:
-            pr = run.result(f"{test.name}-r{r:02d}-{st.key}")
+            pr = by_id.get(f"{test.name}-r{r:02d}-{st.key}")
             m = pr.measurement if pr is not None else None
             ns.append(sum(d.total_ios for d in m.directions.values()) if m is not None else 0)
         counts[(st.bs, st.read_pct)] = min(ns) if ns else None
@@ -382,9 +371,8 @@ def _csv_num(v: float | None) -> str:
 
 # ------------------------------------------------------------------ WSAT
 
-def wsat_sections(run: Run, s: PtsSettings, files: dict[str, str]) -> list[Section]:
-    """WSAT: header, IOPS vs time and vs TGBW, summary."""
-    state = wsat_mod.analyse(s, run)
+def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: dict[str, str]) -> list[Section]:
+    """WSAT: header, IOPS vs time and vs TGBW, summary, from its analysed state."""
     verdict = state.note if state.finished else f"not finished ({len(state.samples)} samples so far)"
     out = [Section("PTS WSAT: set-up", header_html(
         run, s, "Write Saturation (WSAT), RND 4 KiB 0/100", "wsat", wipc="none: WSAT starts fresh-out-of-box",
@@ -478,13 +466,13 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
     if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
-        out.extend(wsat_sections(run, s, files))
         st = wsat_mod.analyse(s, run)
+        out.extend(wsat_sections(run, s, st, files))
         summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
                                     "written_bytes": st.written[-1] if st.written else 0}
     for test in tests_of(run.suite):
-        out.extend(round_test_sections(run, s, test, files))
         state = analyse(test, s, run)
+        out.extend(round_test_sections(run, s, test, state, files))
         summary["tests"][test.name] = {
             "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
             "window": state.window, "note": state.note,

@@ -6,9 +6,11 @@ charts embedded as inline SVG/data URIs). Builders must read only the run and fi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import html
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ssdlab.model import Run
 
@@ -26,6 +28,20 @@ _BUILDERS: list[tuple[Callable[[Run], bool], SectionBuilder]] = []
 
 def register(applies: Callable[[Run], bool], builder: SectionBuilder) -> None:
     _BUILDERS.append((applies, builder))
+
+
+def table(header: Sequence[Any], rows: Iterable[Sequence[Any]], caption: str = "", *, cls: str = "data") -> str:
+    """An escaped HTML table: one header row, then one row per sequence of cells (any value, shown as str)."""
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table class='{cls}'>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figure(svg: str, caption: str = "", *, cls: str = "chart") -> str:
+    """A chart (inline SVG made by report.charts) with its escaped caption."""
+    cap = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return f"<figure class='{cls}'>{svg}{cap}</figure>"
 
 
 def sections_for(run: Run, run_dir: Path) -> list[Section]:

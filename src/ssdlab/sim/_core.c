@@ -299,6 +299,16 @@ static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
     d->c_energy += d->e_prog_pu;
 }
 
+/* map `lpn` to the next slot of open block `blk` (write point `*next`); returns the slot */
+static inline uint32_t place_slot(Dev *d, uint32_t blk, uint32_t *next, uint32_t lpn) {
+    uint32_t slot = blk * d->spb + (*next)++;
+    d->p2l[slot] = lpn;
+    d->l2p[lpn] = slot;
+    d->valid[blk]++;
+    d->c_nand_w_slots++;
+    return slot;
+}
+
 static uint32_t gc_place(Dev *d, uint32_t lpn, int64_t t) {
     if (d->gc_blk == UNMAPPED || d->gc_slot >= d->spb) {
         if (d->gc_blk != UNMAPPED) close_block(d, d->gc_blk);
@@ -306,12 +316,7 @@ static uint32_t gc_place(Dev *d, uint32_t lpn, int64_t t) {
         d->gc_blk = pop_free(d);
         d->gc_slot = 0;
     }
-    uint32_t slot = d->gc_blk * d->spb + d->gc_slot;
-    d->gc_slot++;
-    d->p2l[slot] = lpn;
-    d->l2p[lpn] = slot;
-    d->valid[d->gc_blk]++;
-    d->c_nand_w_slots++;
+    uint32_t slot = place_slot(d, d->gc_blk, &d->gc_slot, lpn);
     d->c_gc_slots++;
     if (d->gc_slot % d->spu == 0) gc_program_unit(d, slot - (d->spu - 1), t);
     return slot;
@@ -386,19 +391,18 @@ static int open_host_block(Dev *d, int64_t t) {
     return 0;
 }
 
+/* make sure the host write point has a free slot (closing a full block, opening a new one) */
+static inline int host_ready(Dev *d, int64_t t) {
+    if (d->host_blk != UNMAPPED && d->host_slot < d->spb) return 0;
+    if (d->host_blk != UNMAPPED) close_block(d, d->host_blk);
+    d->host_blk = UNMAPPED;
+    return open_host_block(d, t);
+}
+
 /* place one host IU at the host write point; the caller programs whole units */
 static int host_place(Dev *d, uint32_t lpn, int64_t t) {
-    if (d->host_blk == UNMAPPED || d->host_slot >= d->spb) {
-        if (d->host_blk != UNMAPPED) close_block(d, d->host_blk);
-        d->host_blk = UNMAPPED;
-        if (open_host_block(d, t) < 0) return -1;
-    }
-    uint32_t slot = d->host_blk * d->spb + d->host_slot;
-    d->host_slot++;
-    d->p2l[slot] = lpn;
-    d->l2p[lpn] = slot;
-    d->valid[d->host_blk]++;
-    d->c_nand_w_slots++;
+    if (host_ready(d, t) < 0) return -1;
+    place_slot(d, d->host_blk, &d->host_slot, lpn);
     d->c_host_w_slots++;
     return 0;
 }
@@ -416,11 +420,7 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
         d->ring_cnt--;
         if (lpn == UNMAPPED) continue; /* trimmed while pending */
         if (first) {
-            if (d->host_blk == UNMAPPED || d->host_slot >= d->spb) {
-                if (d->host_blk != UNMAPPED) close_block(d, d->host_blk);
-                d->host_blk = UNMAPPED;
-                if (open_host_block(d, t) < 0) return -1;
-            }
+            if (host_ready(d, t) < 0) return -1;
             die = die_of_slot(d, d->host_blk * d->spb + d->host_slot);
             first = 0;
         }
@@ -655,16 +655,21 @@ static void dev_free_all(Dev *d) {
     d->slot_issue = NULL; d->slot_gated = NULL; d->heap = NULL; d->hist = NULL; d->iv = NULL;
 }
 
+/* empty the channel and host-link calendars (time 0 starts over) */
+static void cal_clear(Dev *d) {
+    d->cal_now = 0;
+    for (uint32_t i = 0; i <= d->n_ch; i++) {
+        Cal *c = i < d->n_ch ? &d->cal_ch[i] : d->cal_host;
+        for (int k = 0; k < CAL_N; k++) c->id[k] = UINT32_MAX;
+        c->full_lo = c->full_hi = 0;
+    }
+}
+
 static void reset_time(Dev *d) {
     for (uint32_t i = 0; i < d->n_dies; i++) d->die_free[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
     d->ctrl_free = d->host_free = d->pw_t = 0;
-    d->cal_now = 0;
-    for (uint32_t i = 0; i < d->n_ch; i++)
-        for (int k = 0; k < CAL_N; k++) d->cal_ch[i].id[k] = UINT32_MAX;
-    for (int k = 0; k < CAL_N; k++) d->cal_host->id[k] = UINT32_MAX;
-    for (uint32_t i = 0; i < d->n_ch; i++) d->cal_ch[i].full_lo = d->cal_ch[i].full_hi = 0;
-    d->cal_host->full_lo = d->cal_host->full_hi = 0;
+    cal_clear(d);
     d->rmw_ready = 0;
     d->carry_end = 0;
     d->space_t = 0;
@@ -687,13 +692,7 @@ static void rebase(Dev *d) {
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
     d->pw_t = 0;
-    d->cal_now = 0;
-    for (uint32_t i = 0; i < d->n_ch; i++) {
-        for (int k = 0; k < CAL_N; k++) d->cal_ch[i].id[k] = UINT32_MAX;
-        d->cal_ch[i].full_lo = d->cal_ch[i].full_hi = 0;
-    }
-    for (int k = 0; k < CAL_N; k++) d->cal_host->id[k] = UINT32_MAX;
-    d->cal_host->full_lo = d->cal_host->full_hi = 0;
+    cal_clear(d);
     d->carry_end = 0;
 }
 
@@ -886,11 +885,34 @@ static const char *counter_names[NCOUNTERS] = {
     "host_write_bytes", "host_read_bytes", "host_write_slots", "nand_write_slots", "gc_write_slots",
     "gc_runs", "erases", "rmw_reads", "nand_reads", "map_misses", "map_writes", "buffer_merges", "trimmed_slots"};
 
+/* the lifetime counters in counter_names order (read by counters() and save(), restored by load()) */
+static void counter_refs(Dev *d, uint64_t *refs[NCOUNTERS]) {
+    uint64_t *r[NCOUNTERS] = {&d->c_host_w_bytes, &d->c_host_r_bytes, &d->c_host_w_slots, &d->c_nand_w_slots,
+                              &d->c_gc_slots, &d->c_gc_runs, &d->c_erases, &d->c_rmw_reads, &d->c_nand_reads,
+                              &d->c_map_miss, &d->c_map_wr, &d->c_merges, &d->c_trim_slots};
+    memcpy(refs, r, sizeof(r));
+}
+
 static void counter_values(Dev *d, uint64_t *out) {
-    uint64_t v[NCOUNTERS] = {d->c_host_w_bytes, d->c_host_r_bytes, d->c_host_w_slots, d->c_nand_w_slots,
-                             d->c_gc_slots, d->c_gc_runs, d->c_erases, d->c_rmw_reads, d->c_nand_reads,
-                             d->c_map_miss, d->c_map_wr, d->c_merges, d->c_trim_slots};
-    memcpy(out, v, sizeof(v));
+    uint64_t *refs[NCOUNTERS];
+    counter_refs(d, refs);
+    for (int i = 0; i < NCOUNTERS; i++) out[i] = *refs[i];
+}
+
+/* state image layout: a 32-word header, then these FTL arrays in order, then the timing tail */
+#define STATE_HDR (8 * 32)
+#define STATE_NARR 6
+static size_t state_arrays(Dev *d, void *ptr[STATE_NARR], size_t len[STATE_NARR]) {
+    size_t nslot = (size_t)d->n_blk * d->spb, nb = d->n_blk;
+    void *p[STATE_NARR] = {d->l2p, d->p2l, d->valid, d->bstate, d->freeq, d->fifoq};
+    size_t l[STATE_NARR] = {4 * (size_t)d->n_lpn, 4 * nslot, 4 * nb, nb, 4 * nb, 4 * nb};
+    size_t total = STATE_HDR;
+    for (int i = 0; i < STATE_NARR; i++) {
+        ptr[i] = p[i];
+        len[i] = l[i];
+        total += l[i];
+    }
+    return total;
 }
 
 static PyObject *Dev_counters(Dev *d, PyObject *unused) {
@@ -930,9 +952,9 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
         return NULL;
     }
     flush_pending(d, d->carry_end);
-    size_t nslot = (size_t)d->n_blk * d->spb;
-    size_t hdr = 8 * 32;
-    size_t fixed = hdr + 4 * (size_t)d->n_lpn + 4 * nslot + 4 * d->n_blk + d->n_blk + 4 * d->n_blk * 2;
+    void *arr[STATE_NARR];
+    size_t len[STATE_NARR];
+    size_t fixed = state_arrays(d, arr, len);
     /* timing tail, relative to the end of the last point: die/channel queues, controller, host link,
      * buffer space and the units still in flight (so a reloaded drive is as busy as the live one was) */
     size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt);
@@ -952,15 +974,12 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     memcpy(&h[26], &d->c_energy, 8);
     memcpy(&h[27], &d->pw_level, 8);
     h[28] = (uint64_t)d->gc_policy;
-    memcpy(p, h, hdr);
-    p += hdr;
-    memcpy(p, d->l2p, 4 * (size_t)d->n_lpn); p += 4 * (size_t)d->n_lpn;
-    memcpy(p, d->p2l, 4 * nslot); p += 4 * nslot;
-    memcpy(p, d->valid, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
-    memcpy(p, d->bstate, d->n_blk); p += d->n_blk;
-    memcpy(p, d->freeq, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
-    memcpy(p, d->fifoq, 4 * (size_t)d->n_blk);
-    p += 4 * (size_t)d->n_blk;
+    memcpy(p, h, STATE_HDR);
+    p += STATE_HDR;
+    for (int i = 0; i < STATE_NARR; i++) {
+        memcpy(p, arr[i], len[i]);
+        p += len[i];
+    }
     int64_t *q = (int64_t *)p;
     int64_t by = d->carry_end;
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = shift_down(d->die_free[i], by);
@@ -982,35 +1001,31 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     char *p;
     Py_ssize_t n;
     if (PyBytes_AsStringAndSize(arg, &p, &n) < 0) return NULL;
-    size_t nslot = (size_t)d->n_blk * d->spb;
-    size_t hdr = 8 * 32;
-    size_t size = hdr + 4 * (size_t)d->n_lpn + 4 * nslot + 4 * d->n_blk + d->n_blk + 4 * d->n_blk * 2;
+    void *arr[STATE_NARR];
+    size_t len[STATE_NARR];
+    size_t size = state_arrays(d, arr, len);
     size_t tail0 = 8 * ((size_t)d->n_dies + d->n_ch + 5);
     uint64_t h[32];
     if ((size_t)n < size + tail0) goto bad;
     int64_t n_infl;
     memcpy(&n_infl, p + size + tail0 - 8, 8);
     if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl) goto bad;
-    memcpy(h, p, hdr);
+    memcpy(h, p, STATE_HDR);
     if (h[0] != STATE_MAGIC || h[1] != (uint64_t)d->n_lpn || h[2] != d->n_blk || h[3] != d->spb ||
         h[4] != d->spu || h[28] != (uint64_t)d->gc_policy)
         goto bad;
-    p += hdr;
-    memcpy(d->l2p, p, 4 * (size_t)d->n_lpn); p += 4 * (size_t)d->n_lpn;
-    memcpy(d->p2l, p, 4 * nslot); p += 4 * nslot;
-    memcpy(d->valid, p, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
-    memcpy(d->bstate, p, d->n_blk); p += d->n_blk;
-    memcpy(d->freeq, p, 4 * (size_t)d->n_blk); p += 4 * (size_t)d->n_blk;
-    memcpy(d->fifoq, p, 4 * (size_t)d->n_blk);
-    p += 4 * (size_t)d->n_blk;
+    p += STATE_HDR;
+    for (int i = 0; i < STATE_NARR; i++) {
+        memcpy(arr[i], p, len[i]);
+        p += len[i];
+    }
     d->free_head = (uint32_t)h[5]; d->free_cnt = (uint32_t)h[6];
     d->fifo_head = (uint32_t)h[7]; d->fifo_cnt = (uint32_t)h[8];
     d->host_blk = (uint32_t)h[9]; d->host_slot = (uint32_t)h[10];
     d->gc_blk = (uint32_t)h[11]; d->gc_slot = (uint32_t)h[12];
-    d->c_host_w_bytes = h[13]; d->c_host_r_bytes = h[14]; d->c_host_w_slots = h[15];
-    d->c_nand_w_slots = h[16]; d->c_gc_slots = h[17]; d->c_gc_runs = h[18]; d->c_erases = h[19];
-    d->c_rmw_reads = h[20]; d->c_nand_reads = h[21]; d->c_map_miss = h[22]; d->c_map_wr = h[23];
-    d->c_merges = h[24]; d->c_trim_slots = h[25];
+    uint64_t *refs[NCOUNTERS];
+    counter_refs(d, refs);
+    for (int i = 0; i < NCOUNTERS; i++) *refs[i] = h[13 + i];
     memcpy(&d->c_energy, &h[26], 8);
     memcpy(&d->pw_level, &h[27], 8);
     rebuild_lists(d);
@@ -1440,5 +1455,16 @@ PyMODINIT_FUNC PyInit__core(void) {
         return NULL;
     }
     PyModule_AddIntConstant(m, "STATE_VERSION", 1);
+    PyObject *names = PyTuple_New(NCOUNTERS);
+    if (!names) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    for (int i = 0; i < NCOUNTERS; i++) PyTuple_SET_ITEM(names, i, PyUnicode_FromString(counter_names[i]));
+    if (PyModule_AddObject(m, "COUNTERS", names) < 0) {
+        Py_DECREF(names);
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

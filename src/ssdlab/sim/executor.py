@@ -7,6 +7,7 @@ runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms). Latencies 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
@@ -22,16 +23,15 @@ from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.executor import LiveCallback, LiveSample
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
+from ssdlab.fio.logs import HIST_PREFIX
 from ssdlab.model import DirectionStats, LatencyStats, Measurement, TestPoint, Workload, percentile_key
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size
 
-_RW: dict[str, tuple[str, bool]] = {  # rw -> (kind, random)
-    "read": ("read", False), "randread": ("read", True),
-    "write": ("write", False), "randwrite": ("write", True),
-    "rw": ("mix", False), "readwrite": ("mix", False), "randrw": ("mix", True),
-    "trim": ("trim", False), "randtrim": ("trim", True),
+_RW: dict[str, str] = {  # rw -> kind (random or sequential is Workload.is_random)
+    "read": "read", "randread": "read", "write": "write", "randwrite": "write",
+    "rw": "mix", "readwrite": "mix", "randrw": "mix", "trim": "trim", "randtrim": "trim",
 }
 _DIRS = ("read", "write", "trim")
 LIVE_EVERY_S = 0.5  # wall seconds between live samples
@@ -82,7 +82,7 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
     w: Workload = point.workload
     if w.rw not in _RW:
         raise TargetError(f"the simulated drive cannot run rw={w.rw!r} (supported: {', '.join(_RW)})")
-    kind, random = _RW[w.rw]
+    kind = _RW[w.rw]
     notes: list[str] = []
     dirs: tuple[str, ...]
     if kind == "read":
@@ -113,7 +113,7 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
     time_based = w.runtime_s is not None
     io_bytes = 0 if time_based else int(w.io_bytes if w.io_bytes is not None else length)
     core_wl: dict[str, Any] = {
-        "rmix": rmix, "random": int(random), "trim": int(kind == "trim"),
+        "rmix": rmix, "random": int(w.is_random), "trim": int(kind == "trim"),
         "range_start": start, "range_len": length, "align": min_bs,
         "iodepth": int(w.iodepth), "numjobs": int(w.numjobs), "time_based": int(time_based),
         "ramp_ns": round(w.ramp_s * 1e9), "runtime_ns": round((w.runtime_s or 0.0) * 1e9),
@@ -147,8 +147,7 @@ def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, ext
         counts = np.frombuffer(hbytes, dtype=np.int64).copy()
         clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, counts)
         # like fio's json+ lat_ns: summary statistics only (submission latency is zero in the model)
-        lat = LatencyStats(kind="lat", n=clat.n, min_ns=clat.min_ns, max_ns=clat.max_ns, mean_ns=clat.mean_ns,
-                           stddev_ns=clat.stddev_ns, percentiles_ns={})
+        lat = dataclasses.replace(clat, kind="lat", percentiles_ns={}, bins=())
         directions[name] = DirectionStats(iops=n / secs, bw_bytes=nbytes / secs, io_bytes=int(nbytes),
                                           total_ios=int(n), runtime_ms=round(runtime_ns / 1e6),
                                           clat=clat, lat=lat)
@@ -186,7 +185,7 @@ def run_core(dev: Any, sw: SimWorkload, on_live: LiveCallback | None = None) -> 
     c = sw.core
     dev.begin(c)
     step = max(10_000_000, (int(c["ramp_ns"]) + int(c["runtime_ns"])) // 40) if c["time_based"] else 100_000_000
-    hist_ns = int(c.get("hist_ns", 0))
+    hist_ns = int(c["hist_ns"])
     if hist_ns:
         step = max(1, min(step, hist_ns * HL_RING // 2))
     rows: list[tuple[int, int, bytes]] = []
@@ -220,8 +219,6 @@ def run_core(dev: Any, sw: SimWorkload, on_live: LiveCallback | None = None) -> 
 
 def write_hist_log(point_dir: Path, sw: SimWorkload, rows: list[tuple[int, int, bytes]], interval_ms: int) -> list[str]:
     """fio-format clat histogram log (`time_ms, ddir, bs, c0..c1855`, per-interval deltas); returns file names."""
-    from ssdlab.fio.logs import HIST_PREFIX
-
     wanted = {_DIRS.index(d) for d in sw.directions}
     bs = int(sw.core["bssplit"][0][0]) if len(sw.core["bssplit"]) == 1 else 0
     lines = []
@@ -237,10 +234,7 @@ def write_hist_log(point_dir: Path, sw: SimWorkload, rows: list[tuple[int, int, 
 
 def counter_delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """Counters accumulated during one point, with write amplification derived from them."""
-    keys = ("host_write_bytes", "host_read_bytes", "host_write_slots", "nand_write_slots", "gc_write_slots",
-            "gc_runs", "erases", "rmw_reads", "nand_reads", "map_misses", "map_writes", "buffer_merges",
-            "trimmed_slots")
-    d: dict[str, Any] = {k: int(after[k]) - int(before[k]) for k in keys}
+    d: dict[str, Any] = {k: int(after[k]) - int(before[k]) for k in core().COUNTERS}
     host_slots = d["host_write_slots"]
     d["wa_gc"] = d["nand_write_slots"] / host_slots if host_slots else None
     return d
@@ -262,7 +256,6 @@ class SimExecutor:
 
         if not isinstance(target, SimTarget):
             raise TargetError(f"the sim executor needs a sim: target, not {target.kind}")
-        core()  # clear message when the extension is missing
         if point.streams:
             raise TargetError(f"point {point.id} runs {len(point.streams)} concurrent streams; the simulated "
                               "drive runs one workload per point: use a file or block device target")

@@ -90,25 +90,24 @@ class Preset:
     values: Mapping[str, Any]
 
 
-PRESETS: dict[str, Preset] = {
-    p.name: p for p in (
-        Preset("tlc-4k", "TLC, 4 KiB IU, 7% OP (read-intensive data-centre drive), 2 GiB",
-               {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 4, "channels": 4,
-                "dies": 4}),
-        Preset("tlc-4k-28", "TLC, 4 KiB IU, 28% OP (mixed-use drive), 2 GiB",
-               {"cell": "tlc", "capacity": 2 * 1024**3, "op": 28.0, "iu": 4096, "pages": 4, "channels": 4,
-                "dies": 4}),
-        Preset("qlc-4k", "QLC, 4 KiB IU, 14% OP (P5430-like), 4 GiB",
-               {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "iu": 4096, "pages": 4, "channels": 8,
-                "dies": 4}),
-        Preset("qlc-64k", "QLC, 64 KiB IU, 14% OP (P5316-like), 4 GiB",
-               {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "iu": 65536, "pages": 4, "channels": 8,
-                "dies": 4}),
-        Preset("slc-4k", "SLC, 4 KiB IU, 28% OP (write-intensive), 1 GiB",
-               {"cell": "slc", "capacity": 1024**3, "op": 28.0, "iu": 4096, "pages": 8, "channels": 4,
-                "dies": 2}),
-    )
-}
+def _presets(*rows: tuple[str, str | None, str, dict[str, Any]]) -> dict[str, Preset]:
+    """Presets as (name, base preset or None, summary, values that differ from the base)."""
+    out: dict[str, Preset] = {}
+    for name, base, summary, changes in rows:
+        out[name] = Preset(name, summary, {**(out[base].values if base else {}), **changes})
+    return out
+
+
+PRESETS: dict[str, Preset] = _presets(
+    ("tlc-4k", None, "TLC, 4 KiB IU, 7% OP (read-intensive data-centre drive), 2 GiB",
+     {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 4, "channels": 4, "dies": 4}),
+    ("tlc-4k-28", "tlc-4k", "TLC, 4 KiB IU, 28% OP (mixed-use drive), 2 GiB", {"op": 28.0}),
+    ("qlc-4k", "tlc-4k", "QLC, 4 KiB IU, 14% OP (P5430-like), 4 GiB",
+     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "channels": 8}),
+    ("qlc-64k", "qlc-4k", "QLC, 64 KiB IU, 14% OP (P5316-like), 4 GiB", {"iu": 65536}),
+    ("slc-4k", "tlc-4k", "SLC, 4 KiB IU, 28% OP (write-intensive), 1 GiB",
+     {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2}),
+)
 
 
 def _convert(param: Param, text: str) -> Any:

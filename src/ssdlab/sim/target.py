@@ -97,7 +97,7 @@ class SimTarget(Target):
         g = self.geometry()
         iu = int(self.values["iu"])
         raw = g["blocks"] * g["slots_per_block"] * iu
-        params = {k: v for k, v in self.values.items()}
+        params = dict(self.values)
         return {
             "spec": self.spec, "kind": "sim", "name": f"simulated SSD ({self.preset})",
             "capacity_bytes": self.capacity(), "logical_block_size": 512, "physical_block_size": iu,

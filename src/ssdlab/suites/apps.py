@@ -182,8 +182,6 @@ def translate(model: AppModel) -> Translation:
         only = parts[0]
         bs = min(only)
         bssplit = None if len(only) == 1 else bssplit_text(only)
-        if len(only) == 1:
-            bs = next(iter(only))
     else:
         bssplit = f"{bssplit_text(shares['read'])},{bssplit_text(shares['write'])}"
         bs = min(min(p) for p in parts)

@@ -126,9 +126,10 @@ def adaptive_next(plan: Sequence[TestPoint], run: Run) -> tuple[list[TestPoint],
             out.append(resolve_rate_point(point, base))
             continue
         out.append(point)
-    # a curve point must never run before its max: drop unresolved ones that are first in line
+    # a curve point must never run before its max: drop unresolved ones whose max is not pending
+    pending = {q.id for q in out}
     ready = [p for p in out if not ("rate_pct" in p.tags and "target_iops" not in p.tags
-                                    and str(p.tags.get("max_point")) not in {q.id for q in out})]
+                                    and str(p.tags.get("max_point")) not in pending)]
     return ready, notes
 
 

@@ -69,8 +69,7 @@ def axis_values(name: str, raw: Any) -> list[Any]:
 
 def _one(name: str, item: Any) -> Any:
     if name == "bs":
-        value = parse_size(str(item))
-        return value
+        return parse_size(str(item))
     if name in INT_AXES:
         value = _int(item)
         if name == "rwmixread" and not 0 <= value <= 100:

@@ -39,13 +39,10 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
         return FileTarget.from_path(rest, params, opts)
     if scheme == "dev" or (scheme == "" and rest.startswith("/dev/")):
         return BlockTarget.from_path(rest, params, opts)
+    if scheme == "sim" and scheme not in _SCHEMES:
+        importlib.import_module("ssdlab.sim")  # registers the scheme on import (loads the native model)
     if scheme in _SCHEMES:
         return _SCHEMES[scheme](rest, params, opts)
-    if scheme == "sim":
-        importlib.import_module("ssdlab.sim")  # registers the scheme on import
-
-        if "sim" in _SCHEMES:
-            return _SCHEMES["sim"](rest, params, opts)
     if scheme:
         known = ", ".join(sorted({"null", "file", "sim", *_SCHEMES}))
         raise UsageError(f"unknown target scheme {scheme!r}: use one of {known}, or a plain path")

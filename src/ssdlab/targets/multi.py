@@ -83,10 +83,10 @@ class MultiTarget(Target):
         return [note for t in self.members for note in t.prepare(writes)]
 
     def purge_methods(self) -> list[str]:
-        common = self.members[0].purge_methods()
-        for t in self.members[1:]:
-            common = [m for m in common if m in t.purge_methods()]
-        return common
+        """Methods every member offers, in the first member's order (each member is probed once: probing a
+        block device runs nvme-cli)."""
+        offered = [set(t.purge_methods()) for t in self.members[1:]]
+        return [m for m in self.members[0].purge_methods() if all(m in o for o in offered)]
 
     def purge(self, method: str) -> str:
         return "; ".join(t.purge(method) for t in self.members)

@@ -16,7 +16,7 @@ from ssdlab import steady
 from ssdlab.errors import UsageError
 from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -421,8 +421,6 @@ class TestState:
         return list(range(self.window_end - steady.WINDOW + 1, self.window_end + 1))
 
 
-def _results(run: Run) -> dict[str, PointResult]:
-    return {p.point.id: p for p in run.points if p.status in ("ok", "skipped")}
 
 
 def _window_steady(values: Sequence[float | None], x: int) -> Determination | None:
@@ -435,7 +433,7 @@ def _window_steady(values: Sequence[float | None], x: int) -> Determination | No
 
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     """Complete rounds, tracking values, and the steady-state decision after each complete round."""
-    res = _results(run)
+    res = run.finished_by_id()
     setup_done = all(p.id in res for p in setup_points(test, s))
     trackers = test.trackers(s)
     stimuli = test.stimuli(s)
@@ -488,7 +486,7 @@ def window_average(test: RoundTest, state: TestState, run: Run, key: str, metric
     """Average of a stimulus's metric over the window rounds (None if any window round lacks it)."""
     if not state.window:
         return None
-    res = _results(run)
+    res = run.finished_by_id()
     vals = [metric_value(metric, res.get(f"{test.name}-r{r:02d}-{key}")) for r in state.window]
     known = [v for v in vals if v is not None]
     return sum(known) / len(known) if known and len(known) == len(vals) else None
@@ -496,7 +494,7 @@ def window_average(test: RoundTest, state: TestState, run: Run, key: str, metric
 
 def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> list[float | None]:
     """A stimulus's metric in rounds 1..rounds."""
-    res = _results(run)
+    res = run.finished_by_id()
     return [metric_value(metric, res.get(f"{test.name}-r{r:02d}-{key}")) for r in range(1, rounds + 1)]
 
 
@@ -593,16 +591,11 @@ def settings_from_run(run: Run) -> PtsSettings:
     """Settings of a stored run (the report re-derives them from run.json, as resume does)."""
     o = run.options
     t = run.target
-    cap = int(t.get("capacity_bytes") or 0)
-    fp = None
-    for p in run.points:
-        fb = p.point.tags.get("footprint_bytes")
-        if fb:
-            fp = int(fb)
-            break
-    ctx = PlanContext(capacity=min(cap, fp) if fp else cap, logical_block_size=int(t.get("logical_block_size") or 512),
-                      target_kind=str(t.get("kind") or "file"), runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"),
-                      options=dict(o.get("suite_options") or {}))
+    lbs = int(t.get("logical_block_size") or 512)
+    # the active capacity as the run and its resume computed it (cli.make_context: --footprint, --misalign)
+    capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.get("footprint"), o.get("misalign"))
+    ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
+                      runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"), options=dict(o.get("suite_options") or {}))
     return settings(ctx)
 
 

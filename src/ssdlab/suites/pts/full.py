@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ssdlab.model import Run, TestPoint
 from ssdlab.suites.base import PlanContext, register
-from ssdlab.suites.pts.common import RoundSuite, scaled_warning
+from ssdlab.suites.pts.common import RoundSuite
 from ssdlab.suites.pts.tests import IOPS, LAT, TP128, TP1024
 from ssdlab.suites.pts.wsat import wsat_conclude, wsat_notes, wsat_plan, wsat_remaining
 
@@ -14,7 +14,6 @@ class FullPtsSuite(RoundSuite):
     name = "pts"
     summary = "SNIA PTS 2.0, all tests in one run and report: IOPS, Throughput 128K/1M, Latency, then WSAT"
     tests = (IOPS, TP128, TP1024, LAT)
-    includes_wsat = True
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return [*super().plan(ctx), *wsat_plan(self.settings(ctx))]
@@ -25,8 +24,7 @@ class FullPtsSuite(RoundSuite):
         return [*rounds, *wsat_plan(s)] if rounds else wsat_remaining(s, run)
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        s = self.settings(ctx)
-        return scaled_warning(wsat_conclude(s, super().conclude(ctx, run)), s)
+        return wsat_conclude(self.settings(ctx), super().conclude(ctx, run))  # super() adds the scaled warning
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
         notes = super().plan_notes(ctx)
