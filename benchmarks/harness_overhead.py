@@ -26,7 +26,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ssdlab import orchestrate, store
+from ssdlab import orchestrate, safety, store
+from ssdlab.cli import Env
 from ssdlab.executor import FioExecutor
 from ssdlab.fio.job import build_job
 from ssdlab.model import Run, TestPoint, Workload
@@ -82,12 +83,13 @@ def run_raw(job_text: str, workdir: Path, fio: str) -> Sample:
 
 def run_ssdlab(suite: OnePointSuite, target: NullTarget, run_dir: Path) -> Sample:
     """IOPS of the same point run through ssdlab's orchestrator and fio executor."""
-    executor = FioExecutor()
     ctx = PlanContext(capacity=target.capacity(), logical_block_size=target.logical_block_size(),
                       target_kind=target.kind)
+    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=False, yes=False, console=Env())
+    executor = FioExecutor(grant)
     store.create_run_dir(run_dir)
     run: Run = orchestrate.new_run(suite, target, executor, {"suite": suite.name}, run_dir)
-    run = orchestrate.drive(run_dir, run, suite, ctx, target, executor, PlainProgress(io.StringIO()))
+    run = orchestrate.drive(run_dir, run, suite, ctx, target, executor, PlainProgress(io.StringIO()), grant=grant)
     m = run.points[0].measurement
     if run.status != "complete" or m is None:
         raise SystemExit(f"ssdlab run did not complete: {run.status}")

@@ -9,6 +9,8 @@ Fixtures:
   cli                in-process CLI runner: cli("run", "quick", ...) -> CliResult(code, out, err).
   small_file_target  a target spec for a small (64 MiB) file under tmp_path.
   golden             path of a golden fio output under tests/data/fio/3.33/.
+  loops              (root) loop-device factory: create(name, size, ext4=, mount=, read_only=, partition=),
+                     over(loop), sharing(loop); every device and mount is removed afterwards.
 
 Helpers (import from conftest):
   JOB_HEAD           the start of every job file build_job writes for /dev/nvme0n1 (format it with id=...).
@@ -17,11 +19,15 @@ Helpers (import from conftest):
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -147,3 +153,144 @@ def golden() -> Callable[[str], Path]:
         return path
 
     return _path
+
+
+# ------------------------------------------------------------------ loop devices (root)
+
+MiB = 1024**2
+
+
+@dataclass
+class Loop:
+    """One loop device over a backing file in tmp_path (or over another block device)."""
+
+    dev: str
+    backing: Path
+    mountpoint: Path | None = None
+
+    def digest(self, start: int = 0, length: int | None = None) -> str:
+        """sha256 of the backing file or device (or a slice), after flushing every dirty page to it."""
+        os.sync()
+        h = hashlib.sha256()
+        with self.backing.open("rb") as fh:
+            fh.seek(start)
+            remaining = length if length is not None else _size_of(self.backing) - start
+            while remaining > 0:
+                chunk = fh.read(min(remaining, MiB))
+                if not chunk:
+                    break
+                h.update(chunk)
+                remaining -= len(chunk)
+        return h.hexdigest()
+
+    def partitions(self) -> list[str]:
+        """Partition nodes of this loop device (/dev/loopNpM)."""
+        name = Path(self.dev).name
+        return sorted(f"/dev/{p.name}" for p in Path(f"/sys/block/{name}").glob(f"{name}p*"))
+
+
+def _size_of(path: Path) -> int:
+    with path.open("rb") as fh:
+        return fh.seek(0, os.SEEK_END)
+
+
+def mbr_with_one_partition(path: Path, start_sector: int, sectors: int) -> None:
+    """Write a DOS partition table with one Linux partition (type 0x83) into the first sector of `path`."""
+    entry = struct.pack("<B3sB3sII", 0, b"\x00\x02\x00", 0x83, b"\x00\x00\x00", start_sector, sectors)
+    with path.open("r+b") as fh:
+        fh.seek(446)
+        fh.write(entry)
+        fh.seek(510)
+        fh.write(b"\x55\xaa")
+
+
+@dataclass
+class LoopFactory:
+    """Creates loop devices and remembers them (and their mounts) for teardown."""
+
+    base: Path
+    made: list[Loop] = field(default_factory=list)
+
+    def _attach(self, backing: Path, *flags: str) -> Loop:
+        res = subprocess.run(["losetup", "--find", "--show", *flags, str(backing)], capture_output=True, text=True,
+                             check=False, timeout=30)
+        if res.returncode != 0 or not res.stdout.strip().startswith("/dev/loop"):
+            pytest.skip(f"cannot create loop devices here: {res.stderr.strip() or res.stdout.strip()}")
+        loop = Loop(dev=res.stdout.strip(), backing=backing)
+        self.made.append(loop)
+        return loop
+
+    def create(self, name: str, size: int, *, ext4: bool = False, mount: bool = False, read_only: bool = False,
+               partition: bool = False) -> Loop:
+        """A loop device over a zero-filled `size`-byte file: optionally with ext4 (and mounted), attached
+        read-only (losetup -r), or with a DOS partition table holding one empty partition (losetup -P)."""
+        backing = self.base / f"{name}.img"
+        with backing.open("wb") as fh:
+            fh.truncate(size)
+        if partition:
+            mbr_with_one_partition(backing, 2048, (size // 512) - 2048)
+        flags = (["-r"] if read_only else []) + (["-P"] if partition else [])
+        loop = self._attach(backing, *flags)
+        if partition and not loop.partitions():
+            subprocess.run(["partx", "-a", loop.dev], capture_output=True, check=False, timeout=30)
+            for _ in range(50):
+                if loop.partitions() and all(Path(p).exists() for p in loop.partitions()):
+                    break
+                time.sleep(0.1)
+            if not loop.partitions() or not Path(loop.partitions()[0]).exists():
+                pytest.skip("the kernel did not scan the loop device's partition table (no partscan here)")
+        if ext4 or mount:
+            self.mkfs(loop)
+        if mount:
+            self.mount(loop)
+        return loop
+
+    def over(self, device: Loop, *flags: str) -> Loop:
+        """A loop device whose backing file is another loop device."""
+        return self._attach(Path(device.dev), *flags)
+
+    def sharing(self, other: Loop) -> Loop:
+        """A second loop device over the same backing file as `other`."""
+        return self._attach(other.backing)
+
+    def mkfs(self, loop: Loop) -> None:
+        if not shutil.which("mkfs.ext4"):
+            pytest.skip("mkfs.ext4 not installed (apt-get install e2fsprogs)")
+        # no lazy init: the kernel must not write inode tables in the background after mounting
+        subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop.dev],
+                       check=True, capture_output=True, timeout=60)
+
+    def mount(self, loop: Loop) -> None:
+        mnt = self.base / f"{Path(loop.dev).name}-mnt"
+        mnt.mkdir()
+        res = subprocess.run(["mount", "-o", "noatime", loop.dev, str(mnt)], capture_output=True, text=True,
+                             check=False, timeout=30)
+        if res.returncode != 0:
+            pytest.skip(f"cannot mount a loop device here: {res.stderr.strip()}")
+        loop.mountpoint = mnt
+
+    def cleanup(self) -> None:
+        """Unmount and detach everything this factory made (newest first: a loop over a loop goes first)."""
+        for loop in reversed(self.made):
+            if loop.mountpoint is not None:
+                res = subprocess.run(["umount", str(loop.mountpoint)], capture_output=True, check=False,
+                                     timeout=60)
+                if res.returncode != 0:  # still busy: detach it lazily rather than leave it mounted
+                    subprocess.run(["umount", "-l", str(loop.mountpoint)], capture_output=True, check=False,
+                                   timeout=60)
+            if loop.partitions():
+                subprocess.run(["partx", "-d", loop.dev], capture_output=True, check=False, timeout=30)
+            subprocess.run(["losetup", "-d", loop.dev], capture_output=True, check=False, timeout=30)
+        self.made.clear()
+
+
+@pytest.fixture
+def loops(tmp_path: Path) -> Iterator[LoopFactory]:
+    """Loop device factory; every device is detached (and unmounted) afterwards."""
+    if not shutil.which("losetup"):
+        pytest.skip("losetup not installed (apt-get install util-linux)")
+    factory = LoopFactory(tmp_path)
+    try:
+        yield factory
+    finally:
+        factory.cleanup()

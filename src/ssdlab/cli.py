@@ -122,9 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--no-report", action="store_true", help="skip rendering report.html")
 
-    p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing")
+    p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing "
+                                    "(exits 4 when the run would be refused)")
     _add_plan_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable plan")
+    p.add_argument("--destructive", action="store_true", help="plan the run as `run --destructive` would do it")
+    p.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry with run (plan never asks)")
 
     p = sub.add_parser("resume", help="continue an interrupted run from its first unfinished point")
     p.add_argument("dir", type=Path)
@@ -234,6 +237,7 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab import safety
     from ssdlab.suites import get_suite
     from ssdlab.suites.base import apply_common
 
@@ -243,18 +247,40 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     ctx = _context(args, target, suite)
     points = [apply_common(ctx, p) for p in suite.plan(ctx)]
     eta = suite.eta_seconds(ctx)
-    hazards = target.hazards() if suite.writes else []
-    destroys = target.destroys() if suite.writes else "nothing (read-only suite)"
+    decision = safety.decide(suite, ctx, target)
+    verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
+    if not decision.writes:
+        destroys = "nothing (no point writes)"
+    elif verdict.refusal:
+        destroys = "nothing: the run would be refused"
+    else:
+        destroys = target.destroys()
     if args.json:
         from ssdlab.model import to_dict
 
         env.out(json.dumps({
-            "suite": suite.name, "target": target.info(), "eta_seconds": eta, "destroys": destroys,
-            "hazards": [h.text for h in hazards], "notes": suite.plan_notes(ctx),
+            "suite": suite.name, "target": target.info(), "eta_seconds": eta, "writes": decision.writes,
+            "write_reasons": list(decision.reasons), "destroys": destroys,
+            "hazards": [h.text for h in verdict.hazards], "refused": verdict.refusal or None,
+            "needs_confirmation": verdict.needs_consent, "notes": suite.plan_notes(ctx),
             "points": [to_dict(p) for p in points],
             **suite.plan_extra(ctx),  # suite-specific keys (e.g. ACT's "derived" rates)
         }, indent=1))
-        return 0
+    else:
+        _print_plan(env, suite, target, ctx, points, eta)
+        env.out(f"writes: {decision.summary()}")
+        env.out(f"will overwrite: {destroys}")
+        for h in verdict.hazards:
+            env.out(f"  ! {h.text}" + (" (blocks any write)" if h.blocking else
+                                       " (accepted: --destructive)" if args.destructive else " (needs --destructive)"))
+        if verdict.needs_consent and not verdict.refusal:
+            env.out("consent: `run` asks to type the name back, or takes --yes")
+    if verdict.refusal:
+        raise UnsafeTargetError(verdict.refusal)
+    return 0
+
+
+def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], eta: float) -> None:
     env.out(f"suite {suite.name}: {suite.summary}")
     env.out(f"target {target.name} ({target.kind}, {format_bytes(target.capacity())})")
     env.out(f"{'#':>3}  {'point':<34} {'rw':<10} {'bs':>8} {'QD':>4} {'T':>3} {'time':>8}")
@@ -267,40 +293,6 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     env.out(f"{len(points)} points, estimated duration {format_duration(eta)}")
     for note in suite.plan_notes(ctx):
         env.out(note)
-    env.out(f"will overwrite: {destroys}")
-    for h in hazards:
-        env.out(f"  ! {h.text}" + (" (blocks any write)" if h.blocking else " (needs --destructive)"))
-    return 0
-
-
-def authorize_writes(target: Any, writes: bool, *, destructive: bool, yes: bool, env: Env) -> None:
-    """The one place that decides whether a suite may write to a target."""
-    if not writes:
-        return
-    hazards = target.hazards()
-    blocking = [h for h in hazards if h.blocking]
-    if blocking:
-        raise UnsafeTargetError(f"refusing to write to {target.name}: {blocking[0].text}; "
-                                "unmount or release it first (ssdlab never writes to a device in use)")
-    if hazards and not destructive:
-        raise UnsafeTargetError(f"refusing to write to {target.name}: {hazards[0].text}; "
-                                "pass --destructive if its contents may be destroyed")
-    if not target.needs_write_consent():
-        return
-    env.err(f"WARNING: this run will destroy {target.destroys()}")
-    for h in hazards:
-        env.err(f"  ! {h.text}")
-    if yes:
-        return
-    if not env.interactive():
-        raise UnsafeTargetError(f"writing to {target.name} needs confirmation: run interactively, or pass --yes "
-                                "after checking the device")
-    expected = Path(target.name).name
-    env.stderr.write(f"Type the device name ({expected}) to confirm: ")
-    env.stderr.flush()
-    answer = env.stdin.readline().strip()
-    if answer not in (expected, target.name):
-        raise UnsafeTargetError(f"confirmation {answer!r} does not match {expected!r}: nothing was written")
 
 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
@@ -339,7 +331,7 @@ def _render(run_dir: Path) -> Path:
 
 
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import orchestrate, store
+    from ssdlab import orchestrate, safety, store
     from ssdlab.executor import executor_for
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
@@ -348,8 +340,9 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
-    authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
-    executor = executor_for(target)
+    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
+                             console=env)
+    executor = executor_for(target, grant)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
         "suite": suite.name, "target_specs": _recorded_specs(args.target, target), "size": args.size,
@@ -361,7 +354,7 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         run = orchestrate.new_run(suite, target, executor, options, run_dir)
         env.err(f"results: {run_dir}")
         run = orchestrate.drive(run_dir, run, suite, ctx, target, executor,
-                                make_progress(env.stderr, args.quiet))
+                                make_progress(env.stderr, args.quiet), grant=grant)
     return _finish(run, run_dir, args, env)
 
 
@@ -408,7 +401,7 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
 
 def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     """The resume proper, under the run directory's lock (so no other process owns its fio)."""
-    from ssdlab import orchestrate, store
+    from ssdlab import orchestrate, safety, store
     from ssdlab.executor import executor_for
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
@@ -419,8 +412,10 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
                                                                   o.get("ioengine")))
     ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
                        o.get("footprint"), o.get("misalign"))
-    authorize_writes(target, suite.writes, destructive=args.destructive, yes=args.yes, env=env)
-    executor = executor_for(target)
+    # consent is asked again: the target may have changed since the run started (resume re-authorizes)
+    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
+                             console=env)
+    executor = executor_for(target, grant)
     unfinished = [p.point.id for p in run.points if p.status == "failed"]
     pending = suite.next_points(ctx, run)
     resumed_at = pending[0].id if pending else ""
@@ -431,7 +426,8 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     run = run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
                           "points_done": len(run.ok_points()), "repeated": unfinished, "resumed_at": resumed_at,
                           "stopped_fio_pids": orphans})
-    return orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet))
+    return orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet),
+                             grant=grant)
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:

@@ -9,10 +9,14 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
+
+if TYPE_CHECKING:
+    from ssdlab.fio.job import FioJob
+    from ssdlab.fio.runner import JobGate
 
 
 @dataclass(frozen=True)
@@ -43,14 +47,25 @@ class Executor(Protocol):
         ...
 
 
+def point_job(point: TestPoint, target: Target) -> FioJob:
+    """The fio job of one point on `target`: streams run on every device of the target (ACT over several
+    drives), other points on the target itself. The write gate decides from exactly this job."""
+    from ssdlab.fio.job import build_job
+
+    return build_job(point, target.fio_options(), target.device_fio_options() if point.streams else None)
+
+
 class FioExecutor:
-    """Runs points with the fio binary: typed job file -> subprocess -> json+ -> Measurement."""
+    """Runs points with the fio binary: typed job file -> subprocess -> json+ -> Measurement.
+
+    `gate` (safety.WriteGrant) checks every job at the fio boundary before fio starts."""
 
     name = "fio"
 
-    def __init__(self, status_interval: float = 1.0) -> None:
+    def __init__(self, gate: JobGate, status_interval: float = 1.0) -> None:
         from ssdlab.fio.runner import fio_binary
 
+        self.gate = gate
         self.binary = fio_binary()
         self.status_interval = status_interval
         self._version: str | None = None
@@ -64,14 +79,12 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.job import build_job
         from ssdlab.fio.logs import hist_log_files, read_series
         from ssdlab.fio.parse import last_document, measurement_from_document, measurements_by_job, status_totals
         from ssdlab.fio.runner import run_job
         from ssdlab.model import to_dict
 
-        # streams run on every device of the target (ACT over several drives); other points on the target itself
-        job = build_job(point, target.fio_options(), target.device_fio_options() if point.streams else None)
+        job = point_job(point, target)
         previous: dict[str, float] = {}
 
         def on_status(doc: dict[str, Any]) -> None:
@@ -91,7 +104,7 @@ class FioExecutor:
             previous.clear()
             previous.update(now)
 
-        text = run_job(job, point_dir, status_interval=self.status_interval, on_status=on_status,
+        text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval, on_status=on_status,
                        binary=self.binary)
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
         m = measurement_from_document(doc)
@@ -108,10 +121,11 @@ class FioExecutor:
         return dataclasses.replace(m, extra=extra)
 
 
-def executor_for(target: Target) -> Executor:
-    """The executor that can run points on `target` (fio for devices/files/null, the model for sim:)."""
+def executor_for(target: Target, gate: JobGate) -> Executor:
+    """The executor that can run points on `target` (fio for devices/files/null, the model for sim:); fio jobs
+    pass `gate` (the run's safety.WriteGrant) before fio starts."""
     if target.engine() == "sim":
         from ssdlab.sim.executor import SimExecutor
 
         return SimExecutor()
-    return FioExecutor()
+    return FioExecutor(gate)

@@ -19,6 +19,7 @@ from ssdlab.executor import Executor
 from ssdlab.fio import runner
 from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.progress import Progress
+from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.system import host_info
 from ssdlab.targets.base import Target
@@ -76,13 +77,17 @@ def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> 
 
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
-          progress: Progress) -> Run:
-    """Run every remaining point of `suite`, saving after each; return the completed Run."""
+          progress: Progress, *, grant: WriteGrant) -> Run:
+    """Run every remaining point of `suite`, saving after each; return the completed Run. `grant` (from
+    safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor."""
     total = len(suite.plan(ctx))
     progress.run_start(f"{suite.name} on {target.name}", total, suite.eta_seconds(ctx))
     runner.clear_stop_request()
     try:
-        notes = target.prepare(suite.writes)
+        layout = target.layout_writes()
+        if layout:
+            grant.require(f"lay out the target ({layout})")
+        notes = target.prepare(grant.writes)
         for note in notes:
             progress.note(note)
             run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
@@ -101,7 +106,7 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
             progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
             attempt = _attempt(run, point)
             try:
-                result = _run_one(run_dir, point, target, executor, progress, attempt=attempt)
+                result = _run_one(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
             except FioFailedError as exc:
                 run = run.with_point(PointResult(point=point, status="failed", started=store.now_iso(),
                                                  finished=store.now_iso(), reason=str(exc), attempt=attempt))
@@ -144,13 +149,14 @@ def _attempt(run: Run, point: TestPoint) -> int:
 
 
 def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,
-             attempt: int) -> PointResult:
+             attempt: int, grant: WriteGrant) -> PointResult:
     started = store.now_iso()
     reason = skip_reason(point, target)
     if reason:
         return PointResult(point=point, status="skipped", started=started, finished=started, reason=reason,
                            attempt=attempt)
     if point.phase == "purge":  # not I/O: the target itself does it (nvme format, blkdiscard, recreate, ...)
+        grant.require(f"purge {target.name}")
         done = target.purge(str(point.tags.get("method", "")))
         if point.tags.get("write_cache") in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
             done += "; " + target.set_write_cache(point.tags["write_cache"] == "enabled")

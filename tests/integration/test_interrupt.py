@@ -179,14 +179,17 @@ def test_a_stop_request_ends_a_long_fio_point_promptly(tmp_path: Path) -> None:
     from ssdlab.fio import runner
     from ssdlab.fio.job import build_job
     from ssdlab.model import TestPoint, Workload
+    from ssdlab.safety import WriteGrant
     from ssdlab.targets import parse_target
 
     point = TestPoint(id="long", label="long", workload=Workload(rw="randread", bs=4096, runtime_s=60))
-    job = build_job(point, parse_target("null").fio_options())
+    target = parse_target("null")
+    job = build_job(point, target.fio_options())
     start_time = time.monotonic()
     try:
         with pytest.raises(KeyboardInterrupt):
-            runner.run_job(job, tmp_path / "long", on_status=lambda doc: runner.request_stop())
+            runner.run_job(job, tmp_path / "long", gate=WriteGrant(target, writes=False),
+                           on_status=lambda doc: runner.request_stop())
     finally:
         runner.clear_stop_request()
     assert time.monotonic() - start_time < 20

@@ -193,11 +193,13 @@ def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     """FioExecutor turns --status-interval documents into per-interval rates for the progress display."""
     from ssdlab.executor import FioExecutor, LiveSample
     from ssdlab.model import TestPoint, Workload
+    from ssdlab.safety import WriteGrant
     from ssdlab.targets import parse_target
 
     samples: list[LiveSample] = []
     point = TestPoint(id="live", label="live", workload=Workload(rw="randread", bs=4096, runtime_s=3))
-    m = FioExecutor().run_point(point, parse_target("null"), tmp_path / "live", samples.append)
+    target = parse_target("null")
+    m = FioExecutor(WriteGrant(target, writes=False)).run_point(point, target, tmp_path / "live", samples.append)
     assert len(samples) >= 2
     assert [s.elapsed_s for s in samples] == sorted(s.elapsed_s for s in samples)
     assert all(s.read_iops > 0 and s.write_iops == 0 for s in samples)

@@ -10,105 +10,17 @@ import contextlib
 import hashlib
 import io
 import json
-import os
 import shutil
 import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from conftest import CliResult, run_cli
+from conftest import CliResult, Loop, LoopFactory, MiB, run_cli
 from ssdlab.cli import Env, main
 from ssdlab.errors import ExitCode
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
-
-MiB = 1024**2
-
-
-@dataclass
-class Loop:
-    """One loop device over a backing file in tmp_path."""
-
-    dev: str
-    backing: Path
-    mountpoint: Path | None = None
-
-    def digest(self, start: int = 0, length: int | None = None) -> str:
-        """sha256 of the backing file (or a slice), after flushing every dirty page to it."""
-        os.sync()
-        h = hashlib.sha256()
-        with self.backing.open("rb") as fh:
-            fh.seek(start)
-            remaining = length if length is not None else self.backing.stat().st_size - start
-            while remaining > 0:
-                chunk = fh.read(min(remaining, MiB))
-                if not chunk:
-                    break
-                h.update(chunk)
-                remaining -= len(chunk)
-        return h.hexdigest()
-
-
-@dataclass
-class LoopFactory:
-    """Creates loop devices and remembers them for teardown."""
-
-    base: Path
-    made: list[Loop] = field(default_factory=list)
-
-    def create(self, name: str, size: int, *, ext4: bool = False, mount: bool = False) -> Loop:
-        """A loop device over a zero-filled `size`-byte file, optionally with ext4, optionally mounted."""
-        backing = self.base / f"{name}.img"
-        with backing.open("wb") as fh:
-            fh.truncate(size)
-        res = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True, text=True,
-                             check=False, timeout=30)
-        if res.returncode != 0 or not res.stdout.strip().startswith("/dev/loop"):
-            pytest.skip(f"cannot create loop devices here: {res.stderr.strip() or res.stdout.strip()}")
-        loop = Loop(dev=res.stdout.strip(), backing=backing)
-        self.made.append(loop)
-        if ext4 or mount:
-            if not shutil.which("mkfs.ext4"):
-                pytest.skip("mkfs.ext4 not installed (apt-get install e2fsprogs)")
-            # no lazy init: the kernel must not write inode tables in the background after mounting
-            subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop.dev],
-                           check=True, capture_output=True, timeout=60)
-        if mount:
-            mnt = self.base / f"{name}-mnt"
-            mnt.mkdir()
-            res = subprocess.run(["mount", "-o", "noatime", loop.dev, str(mnt)], capture_output=True, text=True,
-                                 check=False, timeout=30)
-            if res.returncode != 0:
-                pytest.skip(f"cannot mount a loop device here: {res.stderr.strip()}")
-            loop.mountpoint = mnt
-        return loop
-
-    def cleanup(self) -> None:
-        """Unmount and detach everything this factory made."""
-        for loop in reversed(self.made):
-            if loop.mountpoint is not None:
-                res = subprocess.run(["umount", str(loop.mountpoint)], capture_output=True, check=False,
-                                     timeout=60)
-                if res.returncode != 0:  # still busy: detach it lazily rather than leave it mounted
-                    subprocess.run(["umount", "-l", str(loop.mountpoint)], capture_output=True, check=False,
-                                   timeout=60)
-            subprocess.run(["losetup", "-d", loop.dev], capture_output=True, check=False, timeout=30)
-        self.made.clear()
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[LoopFactory]:
-    """Loop device factory; every device is detached (and unmounted) afterwards."""
-    if not shutil.which("losetup"):
-        pytest.skip("losetup not installed (apt-get install util-linux)")
-    factory = LoopFactory(tmp_path)
-    try:
-        yield factory
-    finally:
-        factory.cleanup()
 
 
 def refused(res: CliResult, *fragments: str) -> str:
@@ -252,17 +164,30 @@ def test_plan_prints_what_will_be_overwritten(loops: LoopFactory) -> None:
     mounted = loops.create("mounted", 64 * MiB, mount=True)
     signed = loops.create("signed", 64 * MiB, ext4=True)
     before = signed.digest()
-    res = run_cli("plan", "quick", "--target", signed.dev, "--runtime", "1")
+    res = run_cli("plan", "quick", "--target", signed.dev, "--runtime", "1", "--destructive")
     assert res.code == 0, res.err
     assert f"will overwrite: ALL DATA on {signed.dev} (Linux loop device" in res.out
     assert "the whole device" in res.out
+    assert f"! {signed.dev} is not blank: it carries an existing ext4 signature (accepted: --destructive)" in res.out
+    # without --destructive the run would be refused: plan says so and exits 4, naming nothing it would destroy
+    res = run_cli("plan", "quick", "--target", signed.dev, "--runtime", "1", traceback=False)
+    assert res.code == ExitCode.UNSAFE
+    assert "will overwrite: nothing: the run would be refused" in res.out
+    assert "ALL DATA" not in res.out
     assert f"! {signed.dev} is not blank: it carries an existing ext4 signature (needs --destructive)" in res.out
-    res = run_cli("plan", "quick", "--target", mounted.dev, "--runtime", "1", "--capacity", "16MiB")
-    assert res.code == 0, res.err
-    assert f"is mounted on {mounted.mountpoint} (blocks any write)" in res.out
-    assert "the first 16 MiB" in res.out
+    assert res.err_lines == [f"ssdlab: error: refusing to write to {signed.dev}: {signed.dev} is not blank: it "
+                             "carries an existing ext4 signature; pass --destructive if its contents may be destroyed"]
+    for flags in ([], ["--destructive", "--yes"]):
+        res = run_cli("plan", "quick", "--target", mounted.dev, "--runtime", "1", "--capacity", "16MiB", *flags,
+                      traceback=False)
+        assert res.code == ExitCode.UNSAFE
+        assert f"is mounted on {mounted.mountpoint} (blocks any write)" in res.out
+        assert "ALL DATA" not in res.out
+        assert len(res.err_lines) == 1
+        assert "is mounted on" in res.err_lines[0]
     res = run_cli("plan", "quick-read", "--target", signed.dev)
-    assert "will overwrite: nothing (read-only suite)" in res.out
+    assert res.code == 0
+    assert "will overwrite: nothing (no point writes)" in res.out
     assert signed.digest() == before
 
 

@@ -15,6 +15,7 @@ from ssdlab.executor import LiveCallback
 from ssdlab.fio import runner
 from ssdlab.model import DirectionStats, Measurement, Run, TestPoint, Workload
 from ssdlab.progress import QuietProgress
+from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.targets import NullTarget, TargetOptions
 from ssdlab.targets.base import Target
@@ -78,7 +79,8 @@ def start(tmp_path: Path, executor_fail: dict[str, BaseException] | None = None,
     ctx = PlanContext(capacity=tgt.capacity())
 
     def go() -> Run:
-        return orchestrate.drive(run_dir, run, suite, ctx, tgt, executor, QuietProgress())
+        return orchestrate.drive(run_dir, run, suite, ctx, tgt, executor, QuietProgress(),
+                                 grant=WriteGrant(tgt, writes=False))
 
     return run_dir, run, go, executor
 
@@ -136,7 +138,7 @@ def test_resume_runs_only_what_is_left(tmp_path: Path) -> None:
     executor.saved_before.clear()
     target = NullTarget(spec="null", kind="null", options=TargetOptions())
     run = orchestrate.drive(run_dir, saved, ThreePoints(), PlanContext(capacity=target.capacity()), target,
-                            executor, QuietProgress())
+                            executor, QuietProgress(), grant=WriteGrant(target, writes=False))
     assert run.status == "complete"
     assert executor.saved_before == [1, 2]  # p2 and p3 only
     assert [p.point.id for p in run.points] == ["p1", "p2", "p3"]

@@ -15,7 +15,7 @@ import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError
@@ -80,9 +80,18 @@ def _child_setup() -> None:  # pragma: no cover - runs in the child between fork
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def run_job(job: FioJob, point_dir: Path, *, status_interval: float | None = 1.0,
+class JobGate(Protocol):
+    """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start."""
+
+    def check_job(self, job: FioJob) -> None: ...
+
+
+def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: float | None = 1.0,
             on_status: StatusCallback | None = None, binary: str | None = None) -> str:
-    """Run `job`, store its artefacts in `point_dir`, return the final JSON document text."""
+    """Run `job`, store its artefacts in `point_dir`, return the final JSON document text.
+
+    `gate` sees the job first: nothing is written and fio is not started unless it passes."""
+    gate.check_job(job)
     exe = binary or fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import UsageError
+from ssdlab.fio.options import suite_option_refusal
 from ssdlab.model import Run, TestPoint, Workload
 from ssdlab.suites import apps, curves, sweeps
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption
@@ -72,15 +73,22 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def _options_table(where: str, raw: Any) -> dict[str, str]:
+def _options_table(source: str, where: str, raw: Any) -> dict[str, str]:
+    """A suite file's `options` table: only the workload-shaping fio options of the allow-list pass."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        raise UsageError(f"options in {where} must be a table, e.g. options = {{ percentage_random = \"80\" }}")
+        raise UsageError(f"{source}: options in {where} must be a table, e.g. options = {{ percentage_random = "
+                         "\"80\" }")
     out = {}
     for k, v in raw.items():
         if not re.match(r"^[a-z_][a-z0-9_]*$", str(k)):
-            raise UsageError(f"bad fio option name {k!r} in {where}")
+            raise UsageError(f"{source}: bad fio option name {k!r} in {where}")
+        refusal = suite_option_refusal(str(k))
+        if refusal:
+            raise UsageError(f"{source}: fio option {k} in {where} is not allowed: {refusal}")
+        if isinstance(v, (Mapping, list)):
+            raise UsageError(f"{source}: fio option {k} in {where} takes one value, not a table or list")
         out[str(k)] = str(v).lower() if isinstance(v, bool) else str(v)
     return out
 
@@ -151,7 +159,7 @@ class TomlSuite(Suite):
         return Phase(name=_slug(str(d.get("name", f"phase{i + 1}"))), workload=wl,
                      runtime_s=float(runtime) if runtime is not None else None,
                      io=float(io) if io is not None else None,
-                     options=_options_table(f"phase {i + 1}", d.get("options")),
+                     options=_options_table(self.source, f"phase {i + 1}", d.get("options")),
                      log_interval_ms=int(d.get("log_interval_ms", 1000)),
                      hist_log_ms=int(d["hist_log_ms"]) if "hist_log_ms" in d else None)
 
@@ -184,7 +192,7 @@ class TomlSuite(Suite):
             raise UsageError(f"{self.source}: matrix {i + 1} has rate percentages but no \"max\" point to measure")
         fixed = {k: d[k] for k in _FIXED_KEYS if k in d}
         options = dict(self.translation.options) if self.translation else {}
-        options.update(_options_table(f"matrix {i + 1}", d.get("options")))
+        options.update(_options_table(self.source, f"matrix {i + 1}", d.get("options")))
         fixed["options"] = options
         return Matrix(name=_slug(str(d.get("name", f"m{i + 1}"))), view=view, axes=axes, fixed=fixed)
 

@@ -57,6 +57,14 @@ class Target(ABC):
         """Why writing would destroy data someone may want (empty: nothing beyond the target itself)."""
         return []
 
+    def blocking_hazards(self) -> list[Hazard]:
+        """The hazards no flag overrides, from kernel state only (cheap: re-checked before every writing job)."""
+        return [h for h in self.hazards() if h.blocking]
+
+    def layout_writes(self) -> str:
+        """What prepare() would write before the first point ('' when nothing), e.g. creating a file."""
+        return ""
+
     def destroys(self) -> str:
         """One line saying what a write suite will overwrite."""
         return f"all data in {self.name}"

@@ -90,18 +90,9 @@ class BlockTarget(Target):
         return nodes
 
     def hazards(self) -> list[Hazard]:
-        found: list[Hazard] = []
-        mounts = sysfs.mounted_devnos()
-        swaps = sysfs.swap_devnos()
-        for node, sdir in self._all_nodes():
-            num = sysfs.devno_of(sdir)
-            if num in mounts:
-                found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
-            if num in swaps:
-                found.append(Hazard(f"{node} is in use as swap", blocking=True))
-            held = sysfs.holders(sdir)
-            if held:
-                found.append(Hazard(f"{node} is held by {', '.join(held)} (dm/md/LVM)", blocking=True))
+        """Every reason not to write, one per line: the blocking ones (in use, read-only) first, then what
+        the device carries (partitions, signatures: --destructive)."""
+        found = self.blocking_hazards()
         parts = [n for n, _ in self._all_nodes()[1:]]
         if parts:
             found.append(Hazard(f"{self.path} has partitions: {', '.join(parts)}"))
@@ -109,6 +100,57 @@ class BlockTarget(Target):
         if sig:
             found.append(Hazard(f"{self.path} is not blank: it carries an existing {sig}"))
         return found
+
+    def blocking_hazards(self) -> list[Hazard]:
+        """Why no flag may make ssdlab write here: mounted, swap, held, claimed (exclusive open refused),
+        backing another loop device, sharing its backing file with another loop device, read-only.
+        Reads only kernel state (no blkid), so the fio boundary re-checks it before every writing job."""
+        assert self.sysdir is not None
+        found: list[Hazard] = []
+        mounts = sysfs.mounted_devnos()
+        swaps = sysfs.swap_devnos()
+        backings = sysfs.loop_backings()
+        for node, sdir in self._all_nodes():
+            num = sysfs.devno_of(sdir)
+            explained = False
+            if num in mounts:
+                found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
+                explained = True
+            if num in swaps:
+                found.append(Hazard(f"{node} is in use as swap", blocking=True))
+                explained = True
+            held = sysfs.holders(sdir)
+            if held:
+                found.append(Hazard(f"{node} is held by {', '.join(held)} (dm/md/LVM)", blocking=True))
+                explained = True
+            for lb in backings:
+                if num is not None and lb.rdev == num:
+                    found.append(Hazard(f"{node} is the backing device of {lb.loop} ({sysfs.in_use_text(lb)}); "
+                                        f"detach it first (losetup -d {lb.loop})", blocking=True))
+            busy = sysfs.exclusive_open_error(node)
+            if busy and not explained:
+                found.append(Hazard(f"{node} is claimed by another user: {busy} (mounted in another namespace, "
+                                    "or used by md/dm/btrfs or another program)", blocking=True))
+        found.extend(self._shared_backing(backings))
+        if sysfs.read_only(self.sysdir):
+            found.append(Hazard(f"{self.path} is read-only (sysfs ro=1: write-protected, or a loop device "
+                                "attached with losetup -r)", blocking=True))
+        return found
+
+    def _shared_backing(self, backings: list[sysfs.LoopBacking]) -> list[Hazard]:
+        """A loop target whose backing file is also attached as another loop device: writing one rewrites
+        the other's data."""
+        me = next((lb for lb in backings if lb.loop == self.real_path), None)
+        if me is None or me.file_ino is None or me.file_dev is None:
+            return []
+        out = []
+        for lb in backings:
+            same = (lb.rdev is not None and lb.rdev == me.rdev) or (
+                me.rdev is None and lb.rdev is None and (lb.file_dev, lb.file_ino) == (me.file_dev, me.file_ino))
+            if lb.loop != me.loop and same:
+                out.append(Hazard(f"{self.path} shares its backing file {me.backing_path} with {lb.loop} "
+                                  f"({sysfs.in_use_text(lb)})", blocking=True))
+        return out
 
     def needs_write_consent(self) -> bool:
         return True

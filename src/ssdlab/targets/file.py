@@ -1,4 +1,7 @@
-"""Regular-file targets: created and laid out at the requested size when absent."""
+"""Regular-file targets: created and laid out at the requested size when absent.
+
+An existing file that ssdlab did not create (targets/owned.py) holds someone's data: writing it needs the
+same consent as a block device, and a file that backs a loop device or swap is never written."""
 
 from __future__ import annotations
 
@@ -11,8 +14,8 @@ from typing import Any
 
 from ssdlab.errors import TargetError
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
-from ssdlab.targets import sysfs
-from ssdlab.targets.base import Target, TargetOptions
+from ssdlab.targets import owned, sysfs
+from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.units import format_bytes, parse_size
 
 DEFAULT_FILE_SIZE = 1024**3  # KDiskMark's default test file is 1 GiB
@@ -23,6 +26,8 @@ class FileTarget(Target):
     path: Path = Path()
     size: int = DEFAULT_FILE_SIZE
     existed: bool = False
+    owned: bool = False  # created by ssdlab (an earlier run's scratch file)
+    existing_bytes: int = 0
 
     @classmethod
     def from_path(cls, text: str, params: dict[str, str], opts: TargetOptions) -> FileTarget:
@@ -55,7 +60,10 @@ class FileTarget(Target):
             raise TargetError(f"file size {format_bytes(size)} is too small: use at least 1 MiB (size=...)")
         # absolute, so `ssdlab resume` from another directory opens the same file
         spec = f"file:{path.resolve()}" + (f"?size={params['size']}" if "size" in params else "")
-        return cls(spec=spec, kind="file", options=opts, path=path.resolve(), size=size, existed=existed)
+        real = path.resolve()
+        return cls(spec=spec, kind="file", options=opts, path=real, size=size, existed=existed,
+                   owned=existed and owned.created_by_ssdlab(real),
+                   existing_bytes=real.stat().st_size if existed else 0)
 
     @property
     def name(self) -> str:
@@ -100,13 +108,62 @@ class FileTarget(Target):
         return {"filename": escape_filename(str(self.path)), "ioengine": self.options.ioengine, "direct": 1,
                 "size": self.size}
 
+    def _someone_elses(self) -> bool:
+        """An existing, non-empty file that ssdlab did not create."""
+        return self.existed and not self.owned and self.existing_bytes > 0
+
+    def needs_write_consent(self) -> bool:
+        """Someone else's file: a typed-back name or --yes, as for a block device."""
+        return self._someone_elses()
+
     def destroys(self) -> str:
+        if self._someone_elses():
+            return (f"the contents of the existing file {self.path} ({format_bytes(self.existing_bytes)}, "
+                    f"not created by ssdlab): the first {format_bytes(self.size)}")
+        if self.existed and self.owned:
+            return f"the contents of ssdlab's own scratch file {self.path} (first {format_bytes(self.size)})"
         if self.existed:
-            return f"the contents of the existing file {self.path} (first {format_bytes(self.size)})"
+            return f"nothing: the existing file {self.path} is empty"
         return f"nothing: {self.path} will be created ({format_bytes(self.size)})"
 
+    def hazards(self) -> list[Hazard]:
+        found = self.blocking_hazards()
+        if self._someone_elses():
+            sig = sysfs.signature(str(self.path))
+            if sig:
+                found.append(Hazard(f"{self.path} is not blank: it carries an existing {sig} (a disk image?)"))
+        return found
+
+    def blocking_hazards(self) -> list[Hazard]:
+        """A file backing a loop device or used as swap, or on a read-only filesystem."""
+        found: list[Hazard] = []
+        try:
+            st = self.path.stat() if self.path.exists() else None
+            ro = bool(os.statvfs(self.path.parent).f_flag & os.ST_RDONLY)
+        except OSError:
+            return found
+        if st is not None:
+            ident = ((os.major(st.st_dev), os.minor(st.st_dev)), st.st_ino)
+            for lb in sysfs.loops_backed_by_file(*ident):
+                found.append(Hazard(f"{self.path} is the backing file of {lb.loop} ({sysfs.in_use_text(lb)}); "
+                                    f"detach it first (losetup -d {lb.loop})", blocking=True))
+            if ident in sysfs.swap_files():
+                found.append(Hazard(f"{self.path} is in use as swap", blocking=True))
+        if ro:
+            found.append(Hazard(f"{self.path.parent} is on a read-only filesystem", blocking=True))
+        return found
+
+    def layout_writes(self) -> str:
+        current = self.path.stat().st_size if self.path.exists() else -1
+        if current < 0:
+            return f"creates {self.path} and lays it out ({format_bytes(self.size)})"
+        if current < self.size:
+            return f"extends {self.path} from {format_bytes(current)} to {format_bytes(self.size)}"
+        return ""
+
     def prepare(self, writes: bool) -> list[str]:
-        """Create the file and write it out in full, so reads read real blocks, not holes."""
+        """Create the file and write it out in full, so reads read real blocks, not holes. A new file is created
+        exclusively (never over a file that appeared meanwhile) and tagged as ssdlab's."""
         current = self.path.stat().st_size if self.path.exists() else -1
         if current >= self.size:
             return []
@@ -117,7 +174,8 @@ class FileTarget(Target):
         chunk = 1024**2
         block = os.urandom(chunk)  # incompressible, so compressing filesystems do not flatter reads
         try:
-            with self.path.open("r+b" if current >= 0 else "wb") as fh:
+            fd = owned.create_exclusive(self.path) if current < 0 else os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            with os.fdopen(fd, "r+b") as fh:
                 fh.seek(max(current, 0) - max(current, 0) % chunk)
                 written = fh.tell()
                 while written < self.size:
@@ -126,8 +184,13 @@ class FileTarget(Target):
                     written += n
                 fh.flush()
                 os.fsync(fh.fileno())
+        except FileExistsError as exc:
+            raise TargetError(f"{self.path} appeared while ssdlab was about to create it: run again to be "
+                              "asked about the existing file") from exc
         except OSError as exc:
             raise TargetError(f"cannot lay out {self.path}: {exc.strerror or exc}") from exc
+        if current < 0:
+            self.existed = self.owned = True
         return [f"laid out {self.path} to {format_bytes(self.size)} with random data"]
 
     def info(self) -> dict[str, Any]:
@@ -141,9 +204,11 @@ class FileTarget(Target):
             ident.update({k: v for k, v in dev.items() if k in ("model", "serial", "firmware")})
         with contextlib.suppress(OSError):
             ident["filesystem_block_size"] = os.statvfs(self.path.parent).f_bsize
+        hz = self.hazards()
         return {
             "spec": self.spec, "kind": "file", "name": str(self.path), "path": str(self.path),
             "capacity_bytes": self.size, "logical_block_size": lbs, "physical_block_size": pbs,
-            "identity": ident, "write_safe": True, "safety": [],
+            "identity": ident, "write_safe": not hz, "safety": [h.text for h in hz],
+            "created_by_ssdlab": self.owned if self.existed else None,
             "note": "a file on a filesystem: results include filesystem and page-cache-free direct I/O effects",
         }

@@ -73,6 +73,12 @@ class MultiTarget(Target):
     def hazards(self) -> list[Hazard]:
         return [h for t in self.members for h in t.hazards()]
 
+    def blocking_hazards(self) -> list[Hazard]:
+        return [h for t in self.members for h in t.blocking_hazards()]
+
+    def layout_writes(self) -> str:
+        return "; ".join(w for w in (t.layout_writes() for t in self.members) if w)
+
     def destroys(self) -> str:
         return "; ".join(t.destroys() for t in self.members)
 

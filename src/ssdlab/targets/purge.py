@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.targets import owned
 from ssdlab.units import format_bytes
 
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
@@ -104,7 +105,7 @@ def purge_file(path: Path, size: int, method: str, layout: Callable[[], list[str
         if method == "recreate":
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = owned.create_exclusive(path)  # a new inode, tagged as ssdlab's own
             try:
                 how = _allocate(fd, size)
                 os.fsync(fd)

@@ -1,12 +1,17 @@
-"""Block device facts from sysfs and procfs: identity, sizes, partitions, holders, mounts, swap."""
+"""Block device facts from sysfs and procfs: identity, sizes, partitions, holders, mounts, swap, read-only flags,
+exclusive claims and loop devices (what backs them)."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -99,14 +104,29 @@ def signature(dev_path: str) -> str:
                                  timeout=30, check=False)
         except (OSError, subprocess.TimeoutExpired):
             res = None
+        if res is not None and res.returncode == 8:
+            return "ambivalent signature (blkid found several conflicting ones)"
         if res is not None and res.returncode in (0, 2):
             if res.returncode == 2:
                 return ""
-            info = dict(line.split("=", 1) for line in res.stdout.splitlines() if "=" in line)
-            kind = info.get("TYPE") or info.get("PTTYPE") or info.get("USAGE") or "unknown"
-            what = "partition table" if "PTTYPE" in info and "TYPE" not in info else "signature"
-            return f"{kind} {what}"
+            return _blkid_signature(res.stdout)
     return _magic_signature(dev_path)
+
+
+# keys blkid prints about the device node or, for a partition, its entry in the partition table: they say
+# nothing about the contents (an empty partition has them all)
+_NOT_CONTENT = ("DEVNAME", "PART_ENTRY_")
+
+
+def _blkid_signature(export: str) -> str:
+    """The signature named in `blkid -p -o export` output ('' when only partition-table entry keys remain)."""
+    info = dict(line.split("=", 1) for line in export.splitlines() if "=" in line)
+    content = {k: v for k, v in info.items() if not k.startswith(_NOT_CONTENT)}
+    if not content:
+        return ""
+    kind = content.get("TYPE") or content.get("PTTYPE") or content.get("USAGE") or "unknown"
+    what = "partition table" if "PTTYPE" in content and "TYPE" not in content else "signature"
+    return f"{kind} {what}"
 
 
 def _magic_signature(dev_path: str) -> str:
@@ -184,3 +204,126 @@ def block_sizes(sysdir: Path) -> tuple[int, int]:
 
 def size_bytes(sysdir: Path) -> int:
     return int(_read(sysdir / "size") or 0) * 512
+
+
+def read_only(sysdir: Path) -> bool:
+    """Whether the kernel marks the device (or, for a partition, it or its disk) read-only (sysfs `ro`)."""
+    nodes = [sysdir, sysdir.parent] if (sysdir / "partition").exists() else [sysdir]
+    return any(_read(n / "ro") == "1" for n in nodes)
+
+
+def exclusive_open_error(dev_path: str) -> str:
+    """'' when `dev_path` can be opened exclusively (O_EXCL), else why not. The kernel refuses an exclusive
+    open of a block device that is mounted (in any mount namespace), swapped on, or claimed by md, dm, btrfs,
+    bcache or another program's exclusive open; nothing is read or written."""
+    try:
+        fd = os.open(dev_path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.EBUSY:
+            return "the kernel refused an exclusive open (device busy)"
+        return f"it cannot be opened ({exc.strerror or exc})"
+    os.close(fd)
+    return ""
+
+
+@dataclass(frozen=True)
+class LoopBacking:
+    """An attached loop device and the identity of the file or device behind it."""
+
+    loop: str  # /dev/loopN
+    devno: tuple[int, int] | None  # the loop device's own numbers
+    backing_path: str  # as the kernel reports it (may end in ' (deleted)')
+    file_dev: tuple[int, int] | None  # (major, minor) of the filesystem holding the backing inode
+    file_ino: int | None
+    rdev: tuple[int, int] | None  # when the backing file is a block device: its numbers
+
+
+_LOOP_GET_STATUS64 = 0x4C05
+_LOOP_INFO64_SIZE = 232  # struct loop_info64 (linux/loop.h): lo_device, lo_inode, lo_rdevice come first
+
+
+def _dev_pair(encoded: int) -> tuple[int, int] | None:
+    return (os.major(encoded), os.minor(encoded)) if encoded else None
+
+
+def loop_backings() -> list[LoopBacking]:
+    """Every attached loop device with its backing file's identity: device and inode numbers from the loop
+    driver (LOOP_GET_STATUS64), which hold even when the backing path was renamed or deleted; the path from
+    /sys/block/loopN/loop/backing_file as a fallback."""
+    out = []
+    for ldir in sorted(Path("/sys/block").glob("loop*")):
+        backing = _read(ldir / "loop" / "backing_file")
+        if not backing:
+            continue  # not attached
+        node = f"/dev/{ldir.name}"
+        file_dev = rdev = None
+        ino = None
+        try:
+            fd = os.open(node, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                buf = bytearray(_LOOP_INFO64_SIZE)
+                fcntl.ioctl(fd, _LOOP_GET_STATUS64, buf)
+            finally:
+                os.close(fd)
+            lo_device, lo_inode, lo_rdevice = struct.unpack_from("=QQQ", buf)
+            file_dev, ino, rdev = _dev_pair(lo_device), lo_inode, _dev_pair(lo_rdevice)
+        except OSError:
+            try:
+                st = Path(backing.removesuffix(" (deleted)")).stat()
+                file_dev, ino = (os.major(st.st_dev), os.minor(st.st_dev)), st.st_ino
+                rdev = (os.major(st.st_rdev), os.minor(st.st_rdev)) if stat.S_ISBLK(st.st_mode) else None
+            except OSError:
+                pass
+        out.append(LoopBacking(loop=node, devno=devno_of(ldir), backing_path=backing, file_dev=file_dev,
+                               file_ino=ino, rdev=rdev))
+    return out
+
+
+def loops_backed_by_device(num: tuple[int, int]) -> list[LoopBacking]:
+    """Loop devices whose backing file is the block device `num`."""
+    return [lb for lb in loop_backings() if lb.rdev == num]
+
+
+def loops_backed_by_file(file_dev: tuple[int, int], ino: int, *, exclude: str = "") -> list[LoopBacking]:
+    """Loop devices (other than `exclude`) whose backing file is the inode `ino` on filesystem `file_dev`."""
+    return [lb for lb in loop_backings()
+            if lb.file_dev == file_dev and lb.file_ino == ino and lb.rdev is None and lb.loop != exclude]
+
+
+def in_use_text(lb: LoopBacking) -> str:
+    """How a loop device is in use: 'mounted on /mnt/x', 'held by dm-0', or 'attached'."""
+    if lb.devno is None:
+        return "attached"
+    mounts = mounted_devnos()
+    sdir = sys_dir(*lb.devno)
+    nodes = [sdir, *partitions(sdir)] if sdir is not None else []
+    for node in nodes:
+        num = devno_of(node)
+        if num in mounts:
+            return f"mounted on {mounts[num]}"
+    for node in nodes:
+        held = holders(node)
+        if held:
+            return f"held by {', '.join(held)}"
+    if lb.devno in swap_devnos():
+        return "used as swap"
+    return "attached"
+
+
+def swap_files() -> set[tuple[tuple[int, int], int]]:
+    """(filesystem device, inode) of every regular file in use as swap."""
+    out: set[tuple[tuple[int, int], int]] = set()
+    try:
+        lines = Path("/proc/swaps").read_text(encoding="utf-8").splitlines()[1:]
+    except OSError:
+        return out
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 2 or fields[1] != "file":
+            continue
+        try:
+            st = Path(fields[0].replace("\\040", " ")).stat()
+        except OSError:
+            continue
+        out.add(((os.major(st.st_dev), os.minor(st.st_dev)), st.st_ino))
+    return out

@@ -1,0 +1,200 @@
+"""The write gate: whether a run writes, whether it may, and the last check before fio starts.
+
+1. `decide` expands the run the way it will execute (every point of the plan after --axis, phases, suite-file
+   options, --footprint/--misalign; purge steps; the target's file layout) and builds each point's real fio
+   job: the run writes if any of them writes, trims or changes the target. What a suite declares plays no
+   part.
+2. `assess` / `authorize` turn the target's hazards into a refusal (exit 4) or a consent step (typed-back name
+   or --yes) and return a `WriteGrant`. `ssdlab plan` shows the same assessment and exits 4 when the run
+   would be refused.
+3. The grant goes with the run: the fio boundary (`fio.runner.run_job`) calls `WriteGrant.check_job` on every
+   job before writing it out and starting fio, and the orchestrator calls `WriteGrant.require` before a purge
+   or a file layout. A job that writes in a run that was not authorized to write, a job that opens anything
+   but the target, or a write to a device that became busy since the run started is refused with exit 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Protocol
+
+from ssdlab.errors import UnsafeTargetError
+from ssdlab.executor import point_job
+from ssdlab.fio.job import FioJob, OptionValue
+from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS
+from ssdlab.suites.base import PlanContext, Suite, apply_common
+from ssdlab.targets.base import Hazard, Target
+
+
+class Console(Protocol):
+    """Where consent is asked (cli.Env)."""
+
+    stdin: IO[str]
+    stderr: IO[str]
+
+    def err(self, text: str) -> None: ...
+
+    def interactive(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class WriteDecision:
+    """Why a run writes, from its fully expanded points (empty: it only reads)."""
+
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def writes(self) -> bool:
+        return bool(self.reasons)
+
+    def summary(self) -> str:
+        if not self.reasons:
+            return "no point writes"
+        more = len(self.reasons) - 1
+        return self.reasons[0] + (f" (and {more} more)" if more else "")
+
+
+def decide(suite: Suite, ctx: PlanContext, target: Target) -> WriteDecision:
+    """Whether the run of `suite` on `target` writes: every planned point (the worst case of adaptive suites)
+    as it will run, the purge steps, and the target's own layout."""
+    reasons: list[str] = []
+    layout = target.layout_writes()
+    if layout:
+        reasons.append(f"layout {layout}")
+    for planned in suite.plan(ctx):
+        point = apply_common(ctx, planned)
+        if point.phase == "purge":
+            reasons.append(f"point {point.id}: purges {target.name}")
+            continue
+        if target.engine() == "fio":
+            why = point_job(point, target).writes()
+            if why:
+                reasons.append(f"point {point.id}: {why[0]}")
+        elif point.workload.writes or any(s.writes for s in point.streams):
+            reasons.append(f"point {point.id}: rw={point.workload.rw} writes")
+    return WriteDecision(tuple(reasons))
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """The target's hazards and, when a write run must be refused, the one-line reason."""
+
+    hazards: tuple[Hazard, ...]
+    refusal: str = ""
+    needs_consent: bool = False
+
+    @property
+    def blocking(self) -> list[Hazard]:
+        return [h for h in self.hazards if h.blocking]
+
+
+def assess(target: Target, *, destructive: bool) -> Assessment:
+    """Blocking hazards refuse always; the others (partitions, signatures) unless --destructive."""
+    hazards = tuple(target.hazards())
+    blocking = [h for h in hazards if h.blocking]
+    if blocking:
+        return Assessment(hazards, f"refusing to write to {target.name}: {blocking[0].text}; no flag overrides "
+                                   "this (ssdlab never writes to a device in use or read-only)")
+    if hazards and not destructive:
+        return Assessment(hazards, f"refusing to write to {target.name}: {hazards[0].text}; pass --destructive "
+                                   "if its contents may be destroyed")
+    return Assessment(hazards, needs_consent=target.needs_write_consent())
+
+
+def authorize(target: Target, decision: WriteDecision, *, destructive: bool, yes: bool,
+              console: Console) -> WriteGrant:
+    """The one consent step: refuse (exit 4), ask, or grant. A read-only run gets a grant that writes nothing."""
+    if not decision.writes:
+        return WriteGrant(target, writes=False)
+    a = assess(target, destructive=destructive)
+    if a.refusal:
+        relevant = a.blocking or list(a.hazards)
+        for h in relevant[1:]:  # each hazard on its own line; the error line names the first
+            console.err(f"  ! {h.text}")
+        raise UnsafeTargetError(a.refusal)
+    if not a.needs_consent:
+        return WriteGrant(target, writes=True)
+    console.err(f"WARNING: this run will destroy {target.destroys()}")
+    for h in a.hazards:
+        console.err(f"  ! {h.text}")
+    if yes:
+        return WriteGrant(target, writes=True)
+    if not console.interactive():
+        raise UnsafeTargetError(f"writing to {target.name} needs confirmation: run interactively, or pass --yes "
+                                f"after checking the {'device' if target.kind == 'block' else 'target'}")
+    expected = Path(target.name).name
+    console.stderr.write(f"Type the device name ({expected}) to confirm: " if target.kind == "block" else
+                         f"Type the file name ({expected}) to confirm: ")
+    console.stderr.flush()
+    answer = console.stdin.readline().strip()
+    if answer not in (expected, target.name):
+        raise UnsafeTargetError(f"confirmation {answer!r} does not match {expected!r}: nothing was written")
+    return WriteGrant(target, writes=True)
+
+
+@dataclass(frozen=True)
+class WriteGrant:
+    """What a run was authorized to do on its target; checked at the fio boundary and before purge/layout."""
+
+    target: Target
+    writes: bool
+
+    def require(self, what: str) -> None:
+        """Before a write that is not a fio job (purge, file layout)."""
+        if not self.writes:
+            raise UnsafeTargetError(f"refusing to {what}: this run was not authorized to write to "
+                                    f"{self.target.name}")
+        self._still_safe(what)
+
+    def check_job(self, job: FioJob) -> None:
+        """The last check before fio starts: the job opens only the target, as the target set it up, and writes
+        only when the run was authorized to write (and the target is still not in use)."""
+        devices = self.target.device_fio_options()
+        for section in job.jobs:
+            opts = {**job.global_options, **section.options}
+            for key, value in opts.items():
+                text = str(value)
+                if key in SSDLAB_LOG_OPTIONS:
+                    if "/" in text or text.startswith("."):
+                        raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
+                                                f"{key} outside the point's directory ({text})")
+                elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine"):
+                    raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
+                                            "which names files, runs commands or changes the host")
+            if not any(_placed_on(opts, dev) for dev in devices):
+                raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
+                                        f"{self.target.name} as the target set it up (filename "
+                                        f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
+        reasons = job.writes()
+        if reasons and not self.writes:
+            raise UnsafeTargetError(f"refusing to start fio: its job {reasons[0]}, but this run was not "
+                                    f"authorized to write to {self.target.name}")
+        if reasons:
+            self._still_safe("start a writing fio job")
+        elif not self.writes and self.target.layout_writes():
+            raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
+                                    "and fio would write to lay it out")
+
+    def _still_safe(self, what: str) -> None:
+        hazards = self.target.blocking_hazards()
+        if hazards:
+            raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {hazards[0].text} "
+                                    "(found just before writing)")
+
+
+def _placed_on(opts: dict[str, OptionValue], device: dict[str, OptionValue]) -> bool:
+    """Whether a job section runs on `device` exactly as the target's options place it."""
+    if "filename" not in device and "filename" in opts:
+        return False
+    for key, want in device.items():
+        have = opts.get(key)
+        if key == "size":
+            if have is None or int(have) > int(want):
+                return False
+        elif key == "ioengine":
+            if have != want and not (have in LOCAL_ENGINES and want in LOCAL_ENGINES):
+                return False
+        elif have != want:
+            return False
+    return True
