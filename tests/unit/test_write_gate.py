@@ -272,3 +272,20 @@ def test_random_suite_files_never_get_a_writing_job_past_an_unauthorized_run(
                 unauthorized.check_job(job)
         else:
             unauthorized.check_job(job)
+
+
+# ------------------------------------------------------------------ what counts as a signature
+
+@pytest.mark.parametrize(("export", "found"), [
+    # an empty partition: blkid describes only its entry in the partition table
+    ("DEVNAME=/dev/loop0p1\nPART_ENTRY_SCHEME=dos\nPART_ENTRY_TYPE=0x83\nPART_ENTRY_NUMBER=1\n"
+     "PART_ENTRY_OFFSET=2048\nPART_ENTRY_SIZE=63488\nPART_ENTRY_DISK=7:0\n", ""),
+    ("DEVNAME=/dev/loop0p1\nUUID=1234\nTYPE=ext4\nUSAGE=filesystem\nPART_ENTRY_SCHEME=dos\n", "ext4 signature"),
+    ("DEVNAME=/dev/loop0\nPTUUID=abcd\nPTTYPE=dos\n", "dos partition table"),
+    ("DEVNAME=/dev/loop0\nUSAGE=raid\n", "raid signature"),
+    ("DEVNAME=/dev/loop0\nSOMETHING=else\n", "unknown signature"),
+])
+def test_blkid_partition_entry_keys_describe_the_table_not_the_contents(export: str, found: str) -> None:
+    from ssdlab.targets.sysfs import _blkid_signature
+
+    assert _blkid_signature(export) == found

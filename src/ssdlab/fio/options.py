@@ -68,7 +68,6 @@ SUITE_FILE_OPTIONS: dict[str, str] = {
     "end_fsync": "fsync when the job ends (0/1)",
     "fsync_on_close": "fsync when the file is closed (0/1)",
     "sync": "synchronous writes (0, 1/sync, dsync)",
-    "write_hint": "write lifetime hint (none, short, medium, long, extreme)",
     # CPU and priority
     "cpus_allowed": "CPUs the jobs may run on",
     "cpus_allowed_policy": "how jobs share cpus_allowed (shared, split)",
