@@ -174,7 +174,7 @@ def test_a_read_only_device_is_refused_before_any_point(loops: LoopFactory, tmp_
 
 # --- 6. an empty partition is blank ---------------------------------------------------------------------
 
-def test_an_empty_partition_is_blank_and_its_disk_has_a_partition_table(loops: LoopFactory) -> None:
+def test_an_empty_partition_is_blank_and_its_disk_has_a_partition_table(loops: LoopFactory, tmp_path: Path) -> None:
     if not shutil.which("partx"):
         pytest.skip("partx not installed (util-linux)")
     disk = loops.create("parted", 32 * MiB, partition=True)
@@ -186,6 +186,17 @@ def test_an_empty_partition_is_blank_and_its_disk_has_a_partition_table(loops: L
     res = run_cli("info", disk.dev)
     assert f"writable:  NO: {disk.dev} has partitions: {part} (override with --destructive)" in res.out
     assert f"writable:  NO: {disk.dev} is not blank: it carries an existing dos partition table" in res.out
+    # a mounted partition blocks the whole disk, and the refusal names the mount (not the kernel's claim)
+    loops.mkfs(Loop(dev=part, backing=disk.backing))
+    mnt = Loop(dev=part, backing=disk.backing)
+    loops.mount(mnt)
+    try:
+        res = run_cli("run", "four-corners", "--target", disk.dev, "--destructive", "--yes", "--runtime", "0.5",
+                      "--out", tmp_path / "out", traceback=False)
+        one_error(res, ExitCode.UNSAFE, f"refusing to write to {disk.dev}: {part} is mounted on {mnt.mountpoint}")
+        assert not (tmp_path / "out").exists()
+    finally:
+        subprocess.run(["umount", str(mnt.mountpoint)], capture_output=True, check=False, timeout=60)
 
 
 # --- 7. the fio boundary re-checks a device that became busy after consent -------------------------------

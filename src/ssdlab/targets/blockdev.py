@@ -110,27 +110,27 @@ class BlockTarget(Target):
         mounts = sysfs.mounted_devnos()
         swaps = sysfs.swap_devnos()
         backings = sysfs.loop_backings()
+        in_use = False
         for node, sdir in self._all_nodes():
             num = sysfs.devno_of(sdir)
-            explained = False
             if num in mounts:
                 found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
-                explained = True
             if num in swaps:
                 found.append(Hazard(f"{node} is in use as swap", blocking=True))
-                explained = True
             held = sysfs.holders(sdir)
             if held:
                 found.append(Hazard(f"{node} is held by {', '.join(held)} (dm/md/LVM)", blocking=True))
-                explained = True
+            in_use = in_use or bool(found)
             for lb in backings:
                 if num is not None and lb.rdev == num:
                     found.append(Hazard(f"{node} is the backing device of {lb.loop} ({sysfs.in_use_text(lb)}); "
                                         f"detach it first (losetup -d {lb.loop})", blocking=True))
-            busy = sysfs.exclusive_open_error(node)
-            if busy and not explained:
-                found.append(Hazard(f"{node} is claimed by another user: {busy} (mounted in another namespace, "
-                                    "or used by md/dm/btrfs or another program)", blocking=True))
+        if not in_use:  # the kernel's own view: claims that mountinfo, swaps and holders do not show
+            for node, _ in self._all_nodes():
+                busy = sysfs.exclusive_open_error(node)
+                if busy:
+                    found.append(Hazard(f"{node} is claimed by another user: {busy} (mounted in another "
+                                        "namespace, or used by md/dm/btrfs or another program)", blocking=True))
         found.extend(self._shared_backing(backings))
         if sysfs.read_only(self.sysdir):
             found.append(Hazard(f"{self.path} is read-only (sysfs ro=1: write-protected, or a loop device "
