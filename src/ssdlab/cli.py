@@ -260,7 +260,7 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
 
         env.out(json.dumps({
             "suite": suite.name, "target": target.info(), "eta_seconds": eta, "writes": decision.writes,
-            "write_reasons": list(decision.reasons), "destroys": destroys,
+            "writes_because": decision.reason or None, "destroys": destroys,
             "hazards": [h.text for h in verdict.hazards], "refused": verdict.refusal or None,
             "needs_confirmation": verdict.needs_consent, "notes": suite.plan_notes(ctx),
             "points": [to_dict(p) for p in points],

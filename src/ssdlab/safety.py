@@ -40,40 +40,36 @@ class Console(Protocol):
 
 @dataclass(frozen=True)
 class WriteDecision:
-    """Why a run writes, from its fully expanded points (empty: it only reads)."""
+    """Whether a run writes, from its fully expanded points: the first thing found that writes ('' when the
+    run only reads)."""
 
-    reasons: tuple[str, ...] = ()
+    reason: str = ""
 
     @property
     def writes(self) -> bool:
-        return bool(self.reasons)
+        return bool(self.reason)
 
     def summary(self) -> str:
-        if not self.reasons:
-            return "no point writes"
-        more = len(self.reasons) - 1
-        return self.reasons[0] + (f" (and {more} more)" if more else "")
+        return self.reason or "no point writes"
 
 
 def decide(suite: Suite, ctx: PlanContext, target: Target) -> WriteDecision:
-    """Whether the run of `suite` on `target` writes: every planned point (the worst case of adaptive suites)
-    as it will run, the purge steps, and the target's own layout."""
-    reasons: list[str] = []
+    """Whether the run of `suite` on `target` writes: the target's own layout, then every planned point (the
+    worst case of adaptive suites) as it will run, purge steps included. Stops at the first write."""
     layout = target.layout_writes()
     if layout:
-        reasons.append(f"layout {layout}")
+        return WriteDecision(f"layout {layout}")
     for planned in suite.plan(ctx):
         point = apply_common(ctx, planned)
         if point.phase == "purge":
-            reasons.append(f"point {point.id}: purges {target.name}")
-            continue
+            return WriteDecision(f"point {point.id}: purges {target.name}")
         if target.engine() == "fio":
             why = point_job(point, target).writes()
             if why:
-                reasons.append(f"point {point.id}: {why[0]}")
+                return WriteDecision(f"point {point.id}: {why[0]}")
         elif point.workload.writes or any(s.writes for s in point.streams):
-            reasons.append(f"point {point.id}: rw={point.workload.rw} writes")
-    return WriteDecision(tuple(reasons))
+            return WriteDecision(f"point {point.id}: rw={point.workload.rw} writes")
+    return WriteDecision()
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def test_an_empty_partition_is_blank_and_its_disk_has_a_partition_table(loops: L
 def test_the_boundary_refuses_a_device_mounted_after_consent(loops: LoopFactory, tmp_path: Path) -> None:
     dev = loops.create("late", 64 * MiB, ext4=True)
     target = parse_target(dev.dev)
-    decision = safety.WriteDecision(("point p: rw=randwrite writes",))
+    decision = safety.WriteDecision("point p: rw=randwrite writes")
     grant = safety.authorize(target, decision, destructive=True, yes=True,
                              console=Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO()))
     loops.mount(dev)

@@ -54,7 +54,7 @@ def existing_file(tmp_path: Path, size: int = 8 << 20) -> Target:
 def test_a_read_only_suite_file_reads(tmp_path: Path) -> None:
     target = existing_file(tmp_path)
     suite = load_toml_text(READ_SUITE, "reader.toml")
-    assert safety.decide(suite, ctx_for(target, axis=None), target).reasons == ()  # type: ignore[arg-type]
+    assert safety.decide(suite, ctx_for(target, axis=None), target).reason == ""  # type: ignore[arg-type]
 
 
 def test_an_axis_override_that_writes_makes_the_run_write(tmp_path: Path) -> None:
@@ -63,20 +63,21 @@ def test_an_axis_override_that_writes_makes_the_run_write(tmp_path: Path) -> Non
     assert not suite.writes  # what the file declares plays no part
     decision = safety.decide(suite, ctx_for(target, axis=["rw=randwrite"]), target)  # type: ignore[arg-type]
     assert decision.writes
-    assert decision.reasons[0] == "point 001-rd-bs4k-q1: rw=randwrite writes"
-    assert len(decision.reasons) == 4
+    assert decision.reason == "point 001-rd-bs4k-q1: rw=randwrite writes"
+    # the last point alone writing is enough
+    decision = safety.decide(suite, ctx_for(target, axis=["rw=randread,randwrite"]), target)  # type: ignore[arg-type]
+    assert decision.reason == "point 005-rd-randwrite-bs4k-q1: rw=randwrite writes"
 
 
 def test_purge_and_layout_count_as_writes(tmp_path: Path) -> None:
     target = parse_target(f"file:{tmp_path / 'new.dat'}?size=4MiB")
     suite = load_toml_text(READ_SUITE, "reader.toml")
     decision = safety.decide(suite, ctx_for(target, axis=None), target)  # type: ignore[arg-type]
-    assert decision.reasons == (f"layout creates {tmp_path / 'new.dat'} and lays it out (4 MiB)",)
+    assert decision.reason == f"layout creates {tmp_path / 'new.dat'} and lays it out (4 MiB)"
     pts = get_suite("pts-iops")
     file = existing_file(tmp_path)
-    reasons = safety.decide(pts, ctx_for(file, **pts_defaults()), file).reasons  # type: ignore[arg-type]
-    assert reasons[0] == f"point iops-0-purge: purges {file.name}"
-    assert reasons[1] == "point iops-0-wipc: rw=write writes"
+    reason = safety.decide(pts, ctx_for(file, **pts_defaults()), file).reason  # type: ignore[arg-type]
+    assert reason == f"point iops-0-purge: purges {file.name}"
 
 
 def pts_defaults() -> dict[str, object]:
@@ -165,7 +166,7 @@ def test_someone_elses_file_needs_consent_and_ssdlabs_own_does_not(tmp_path: Pat
     mine.prepare(True)  # created by ssdlab: tagged
     theirs = tmp_path / "theirs.dat"
     theirs.write_bytes(os.urandom(4 << 20))
-    decision = safety.WriteDecision(("point x: rw=write writes",))
+    decision = safety.WriteDecision("point x: rw=write writes")
     quiet = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
     again = parse_target(f"file:{tmp_path / 'mine.dat'}")
     assert safety.authorize(again, decision, destructive=False, yes=False, console=quiet).writes
