@@ -7,6 +7,10 @@ bash scripts/setup.sh --dev
 if [ "$(id -u)" -eq 0 ] && ! command -v mkfs.ext4 >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq e2fsprogs >/dev/null
 fi
+# nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only)
+if [ "$(id -u)" -eq 0 ] && ! command -v nbdkit >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nbdkit >/dev/null
+fi
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"

@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 # Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
 EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
-              "ssdlab.commands.plot")
+              "ssdlab.commands.plot", "ssdlab.commands.verify")
 
 
 DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", "-y", action="store_true", help="do not ask to type the device name back")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p.add_argument("--no-report", action="store_true", help="skip rendering report.html")
+    p.add_argument("--on-error", choices=["stop", "continue"], default="stop",
+                   help="on an I/O error or fio failure: stop the run (default), or record the failed point "
+                        "with every error and its offset, and go on with the next point (exit code 6 at the end)")
 
     p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing "
                                     "(exits 4 when the run would be refused)")
@@ -308,7 +311,12 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
         env.out(str(report.resolve()))
     else:
         env.out(str(run_dir))
-    return verdict_exit_code(run)
+    code = verdict_exit_code(run)
+    failed = [r for r in run.points if r.status == "failed"]
+    if failed and code == 0:  # --on-error continue finished the run, but points failed: not a clean run
+        env.err(f"ssdlab: {len(failed)} point(s) failed: {failed[0].point.id}: {failed[0].reason}")
+        code = int(ExitCode.FIO_FAILED)
+    return code
 
 
 def last_verdict(run: Any) -> Mapping[str, Any] | None:
@@ -348,7 +356,7 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         "suite": suite.name, "target_specs": _recorded_specs(args.target, target), "size": args.size,
         "capacity": args.capacity,
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
-        "footprint": args.footprint, "misalign": args.misalign,
+        "footprint": args.footprint, "misalign": args.misalign, "on_error": args.on_error,
     }
     with store.locked(run_dir):
         run = orchestrate.new_run(suite, target, executor, options, run_dir)

@@ -16,6 +16,7 @@ Exit codes (documented in README and `ssdlab --help`):
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -59,11 +60,13 @@ class FioFailedError(SsdlabError):
     exit_code = ExitCode.FIO_FAILED
 
     def __init__(self, message: str, *, cmd: list[str] | None = None, returncode: int | None = None,
-                 stderr: str = "") -> None:
+                 stderr: str = "", output: str = "", partial: Any = None) -> None:
         super().__init__(message)
         self.cmd = cmd or []
         self.returncode = returncode
         self.stderr = stderr
+        self.output = output  # fio's last JSON document, when it wrote one before failing
+        self.partial = partial  # the Measurement of what the point finished, when the executor parsed it
 
 
 class ResultsDirError(SsdlabError):

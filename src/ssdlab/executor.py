@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ssdlab.errors import FioFailedError
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
@@ -79,10 +80,8 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.logs import hist_log_files, read_series
-        from ssdlab.fio.parse import last_document, measurement_from_document, measurements_by_job, status_totals
+        from ssdlab.fio.parse import last_document, measurement_from_document, status_totals
         from ssdlab.fio.runner import run_job
-        from ssdlab.model import to_dict
 
         job = point_job(point, target)
         previous: dict[str, float] = {}
@@ -104,10 +103,29 @@ class FioExecutor:
             previous.clear()
             previous.update(now)
 
-        text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval, on_status=on_status,
-                       binary=self.binary)
+        with target.during_point(point):
+            try:
+                text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
+                               on_status=on_status, binary=self.binary, readonly=bool(point.tags.get("readonly")))
+            except FioFailedError as exc:
+                raise _failed(exc, point_dir) from None
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
-        m = measurement_from_document(doc)
+        m = _with_failures(measurement_from_document(doc), point_dir, doc)
+        errors = m.extra.get("io_errors")
+        if errors and not point.tags.get("errors_are_results"):  # fio went on past them (--on-error continue)
+            from ssdlab.fio.failures import error_message, io_error_from_dict
+
+            listed = [io_error_from_dict(e) for e in errors["listed"]]
+            raise FioFailedError(f"fio reported {error_message(listed, int(errors['count']))}",
+                                 partial=self._finish(m, point, point_dir, doc))
+        return self._finish(m, point, point_dir, doc)
+
+    def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any]) -> Measurement:
+        """Series, histogram-log files and per-stream results added to the measurement."""
+        from ssdlab.fio.logs import hist_log_files, read_series
+        from ssdlab.fio.parse import measurements_by_job
+        from ssdlab.model import to_dict
+
         w = point.workload
         extra = dict(m.extra)
         if w.log_interval_ms:
@@ -119,6 +137,39 @@ class FioExecutor:
         if point.streams:  # per-stream results (one reporting group per stream and device)
             extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(doc).items()}
         return dataclasses.replace(m, extra=extra)
+
+
+def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) -> Measurement:
+    """The measurement with the I/O errors and verification failures fio reported (Measurement.extra)."""
+    from ssdlab.fio.failures import summarize
+    from ssdlab.fio.ioerrors import EILSEQ, job_errors
+
+    found = summarize(point_dir, doc)
+    if not found:
+        return m
+    m = dataclasses.replace(m, extra={**m.extra, **found})
+    if "verify" in found and doc is not None:  # a verify mismatch is the check's result, not a job error
+        m = dataclasses.replace(m, errors=len(job_errors(doc, ignore=(EILSEQ,))))
+    return m
+
+
+def _failed(exc: FioFailedError, point_dir: Path) -> FioFailedError:
+    """fio failed: keep what it finished (its last JSON document) and say which I/O failed, when it did."""
+    from ssdlab.fio.failures import error_message, io_errors
+    from ssdlab.fio.parse import last_document, measurement_from_document
+
+    doc: dict[str, Any] | None = None
+    partial = None
+    if exc.output:
+        try:
+            doc = last_document(exc.output)
+            partial = _with_failures(measurement_from_document(doc), point_dir, doc)
+        except FioFailedError:
+            doc = None
+    errors = io_errors(point_dir, doc)
+    message = f"fio failed: {error_message(errors)}" if errors else str(exc)
+    return FioFailedError(message, cmd=exc.cmd, returncode=exc.returncode, stderr=exc.stderr, output=exc.output,
+                          partial=partial)
 
 
 def executor_for(target: Target, gate: JobGate) -> Executor:

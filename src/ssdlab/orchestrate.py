@@ -2,7 +2,8 @@
 
 Lifecycle: open results dir -> record target + host -> prepare target -> (next point -> execute -> save)*
 -> conclude -> complete. Ctrl-C or an fio failure saves every finished point and marks the run
-interrupted/failed; `resume` reloads run.json and continues from the first unfinished point.
+interrupted/failed; `resume` reloads run.json and continues from the first unfinished point. With the run
+option `on_error: continue` (--on-error continue) a failed point is recorded and the run goes on.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import __version__, store
+from ssdlab import __version__, anomalies, store
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.executor import Executor
 from ssdlab.fio import runner
@@ -73,16 +74,49 @@ def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> 
         out.append(f"fio reported errors in {m.errors} job(s)")
     if not m.directions:
         out.append("no I/O completed")
+    out.extend(anomalies.latency_warnings(m))
     return out
+
+
+ON_ERROR = ("stop", "continue")
+
+
+def on_error_policy(run: Run) -> str:
+    """The run's --on-error policy: 'stop' (default) or 'continue'."""
+    policy = str(run.options.get("on_error") or "stop")
+    return policy if policy in ON_ERROR else "stop"
+
+
+def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
+    """Under 'continue', fio goes on past device errors inside a point and prints each with its offset
+    (options the point sets itself win); under 'stop', the first error ends the point and the run."""
+    if policy != "continue":
+        return point
+    from ssdlab.fio.ioerrors import continue_options
+
+    w = point.workload
+    options = {**continue_options(), **w.options}
+    streams = tuple(dataclasses.replace(s, options={**continue_options(), **s.options}) for s in point.streams)
+    return dataclasses.replace(point, workload=dataclasses.replace(w, options=options), streams=streams)
 
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
           progress: Progress, *, grant: WriteGrant) -> Run:
     """Run every remaining point of `suite`, saving after each; return the completed Run. `grant` (from
     safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor."""
+    try:
+        return _drive(run_dir, run, suite, ctx, target, executor, progress, grant=grant)
+    finally:
+        target.close()  # whatever happened: servers the target started (nbdkit) stop with the run
+
+
+def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
+           progress: Progress, *, grant: WriteGrant) -> Run:
     total = len(suite.plan(ctx))
     progress.run_start(f"{suite.name} on {target.name}", total, suite.eta_seconds(ctx))
     runner.clear_stop_request()
+    policy = on_error_policy(run)
+    given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
     try:
         layout = target.layout_writes()
         if layout:
@@ -97,20 +131,27 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
         while True:
             if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
                 raise KeyboardInterrupt
-            remaining = suite.next_points(ctx, run)
+            remaining = [p for p in suite.next_points(ctx, run) if p.id not in given_up]
             if not remaining:
                 break
-            point = apply_common(ctx, remaining[0])  # --footprint / --misalign, for every suite
+            point = apply_error_policy(apply_common(ctx, remaining[0]), policy)  # --footprint, --misalign, ...
             index = len(run.done_ids()) + 1
             eta = sum(p.est_seconds + suite.point_overhead_s for p in remaining)
             progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
             attempt = _attempt(run, point)
             try:
                 result = _run_one(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
-            except FioFailedError as exc:
-                run = run.with_point(PointResult(point=point, status="failed", started=store.now_iso(),
-                                                 finished=store.now_iso(), reason=str(exc), attempt=attempt))
-                raise
+            except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
+                failed = PointResult(point=point, status="failed", started=store.now_iso(),
+                                     finished=store.now_iso(), reason=str(exc), attempt=attempt,
+                                     measurement=exc.partial if isinstance(exc.partial, Measurement) else None)
+                run = run.with_point(failed)
+                if policy != "continue":
+                    raise
+                given_up.add(point.id)
+                store.save_run(run_dir, run)
+                progress.point_end(failed)
+                continue
             run = run.with_point(result)
             store.save_run(run_dir, run)
             progress.point_end(result)
@@ -129,6 +170,9 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
                         else f"{type(exc).__name__}: {exc}")
             progress.run_end(run)
         raise
+    if given_up:
+        run = run.with_warning(f"{len(given_up)} point(s) failed and the run went on (--on-error continue): "
+                               "their reasons are listed with them; `ssdlab resume` does not repeat them")
     run = suite.conclude(ctx, run)
     run = run.with_status("complete", store.now_iso())
     store.save_run(run_dir, run)

@@ -118,6 +118,9 @@ PATH_OR_COMMAND_OPTIONS: frozenset[str] = frozenset({
 LOCAL_ENGINES: frozenset[str] = frozenset({"libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "vsync",
                                            "posixaio"})
 
+# Other engines whose reads only read: null (no device), nbd (libnbd reads of the target's NBD export)
+READ_ENGINES: frozenset[str] = frozenset({"null", "nbd"})
+
 # fio log options ssdlab sets itself: their values are bare prefixes, so fio writes them into the point's
 # directory (its working directory)
 SSDLAB_LOG_OPTIONS: frozenset[str] = frozenset({"write_bw_log", "write_lat_log", "write_iops_log",
@@ -168,7 +171,7 @@ def section_writes(options: Mapping[str, object]) -> str:
         if key in options and str(options[key]) not in ("0", "false", ""):
             return f"{key}={options[key]} changes the target"
     engine = str(options.get("ioengine", ""))
-    if engine and engine not in LOCAL_ENGINES and engine != "null":
+    if engine and engine not in LOCAL_ENGINES and engine not in READ_ENGINES:
         return f"ioengine={engine} is not a plain read engine"
     return ""
 

@@ -1,7 +1,8 @@
 """Run fio as a subprocess (argv list, no shell), stream its status documents, keep every artefact.
 
 For each point the directory receives job.fio, cmd.txt (the exact command, re-runnable), fio.json (the
-final json+ document, byte for byte) and stderr.txt when fio wrote anything there.
+final json+ document, byte for byte) and stderr.txt when fio wrote anything there, with stderr.times.json
+(when each stderr line arrived).
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import shlex
 import shutil
 import signal
 import subprocess
+import threading
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError
 from ssdlab.fio.job import FioJob
+from ssdlab.fio.stderr import write_times
 
 StatusCallback = Callable[[dict[str, Any]], None]
 
@@ -68,6 +73,16 @@ def fio_version(binary: str | None = None) -> str:
     return text.removeprefix("fio-") or "unknown"
 
 
+def engine_available(engine: str, binary: str | None = None) -> bool:
+    """Whether this fio has the I/O engine `engine` (e.g. 'nbd' needs fio built with libnbd)."""
+    exe = binary or fio_binary()
+    try:
+        out = subprocess.run([exe, f"--enghelp={engine}"], capture_output=True, text=True, timeout=20, check=False)
+    except OSError:
+        return False
+    return out.returncode == 0
+
+
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
@@ -87,16 +102,21 @@ class JobGate(Protocol):
 
 
 def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: float | None = 1.0,
-            on_status: StatusCallback | None = None, binary: str | None = None) -> str:
+            on_status: StatusCallback | None = None, binary: str | None = None, readonly: bool = False) -> str:
     """Run `job`, store its artefacts in `point_dir`, return the final JSON document text.
 
-    `gate` sees the job first: nothing is written and fio is not started unless it passes."""
+    `gate` sees the job first: nothing is written and fio is not started unless it passes. `readonly` adds
+    fio's own --readonly guard (fio then refuses any write or trim in the job). When fio fails, the
+    FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
+    failed point did finish is not lost."""
     gate.check_job(job)
     exe = binary or fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
     atomic.write_text(job_path, job.render())
     argv = [exe, "--output-format=json+"]
+    if readonly:
+        argv.append("--readonly")
     if status_interval:
         argv.append(f"--status-interval={max(1, round(status_interval))}")
     argv.append(str(job_path.resolve()))
@@ -106,11 +126,11 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     # would be printed as "Exception ignored" and could leave fio running unobserved. A signal that arrives
     # meanwhile is delivered when the mask is restored, inside the try below, where fio is stopped cleanly.
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    started = datetime.now(UTC).isoformat(timespec="milliseconds")
+    t0 = time.monotonic()
     try:
-        with stderr_path.open("w", encoding="utf-8") as err_fh:
-            # stderr goes straight to a file: a chatty fio can never block on a full pipe
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_fh, text=True, cwd=point_dir,
-                                    start_new_session=True, preexec_fn=_child_setup)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                                cwd=point_dir, start_new_session=True, preexec_fn=_child_setup)
     except OSError as exc:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
@@ -119,6 +139,11 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         raise
     final = ""
     _stop_state["proc"] = proc
+    # stderr is drained by a thread into stderr.txt as it comes (a chatty fio never blocks on a full pipe),
+    # noting when each line arrived: fio reports verify failures and I/O errors only there, as they happen
+    times: list[float] = []
+    drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
+    drain.start()
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         if stop_requested():  # the request came while fio was being started
@@ -132,18 +157,48 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         raise
     finally:
         _stop_state["proc"] = None
-        if proc.stdout:
-            with contextlib.suppress(OSError):
-                proc.stdout.close()
+        drain.join(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                with contextlib.suppress(OSError):
+                    stream.close()
     stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     if not stderr.strip():
         stderr_path.unlink()
+    elif times:
+        write_times(point_dir, started, times)
+    if final:  # kept even when fio failed: what the point did finish stays with it
+        atomic.write_text(point_dir / "fio.json", final)
     if returncode != 0 or not final:
-        first = next((ln for ln in stderr.splitlines() if ln.strip()), "")
+        lines = [ln for ln in stderr.splitlines() if ln.strip()]
+        first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
         tail = first or f"exit status {returncode}"
-        raise FioFailedError(f"fio failed: {tail}", cmd=argv, returncode=returncode, stderr=stderr)
-    atomic.write_text(point_dir / "fio.json", final)
+        raise FioFailedError(f"fio failed: {tail}", cmd=argv, returncode=returncode, stderr=stderr, output=final)
     return final
+
+
+def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: list[float]) -> None:
+    """Copy fio's stderr to `path` line by line, recording the seconds since `t0` of each line."""
+    assert proc.stderr is not None
+    fh: IO[str] | None = None
+    try:
+        fh = path.open("w", encoding="utf-8")
+    except OSError:
+        fh = None  # the pipe is still drained, or fio would block on it
+    try:
+        for line in proc.stderr:
+            times.append(time.monotonic() - t0)
+            if fh is not None:
+                try:
+                    fh.write(line)
+                    fh.flush()
+                except OSError:  # e.g. the disk filled up: keep reading so fio can finish
+                    with contextlib.suppress(OSError):
+                        fh.close()
+                    fh = None
+    finally:
+        if fh is not None:
+            fh.close()
 
 
 def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None) -> str:

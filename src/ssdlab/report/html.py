@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -241,7 +242,7 @@ def _cpu(m: Measurement) -> str:
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
     out = list(r.warnings)
     m = r.measurement
-    if m is not None and m.errors and not any("error" in w.lower() for w in out):
+    if m is not None and m.errors and not any("error" in w.lower() for w in (*out, r.reason)):
         out.append(f"fio reported {m.errors:,} I/O error(s) for this point")
     return tuple(out)
 
@@ -666,6 +667,7 @@ def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]
 
     try:
         load_builtin()
+        importlib.import_module("ssdlab.report.faults")  # the I/O errors and stalls section (any suite)
         found = sections.sections_for(run, run_dir)
     except Exception as exc:  # a broken section must not cost the whole report
         return [], [Notice("error", "Suite section failed",

@@ -16,6 +16,7 @@ BUILTIN_MODULES = (
     "ssdlab.suites.pts",
     "ssdlab.suites.characterization",
     "ssdlab.suites.act",
+    "ssdlab.suites.integrity",
 )
 _loaded = False
 

@@ -5,6 +5,9 @@
   PATH                          a plain path: a block device if it is one, else a file
   /dev/...                      a block device (including loop devices)
   sim:PRESET[?k=v&...]          the simulated SSD (registered by ssdlab.sim)
+  nbd://HOST[:PORT][/EXPORT]    an NBD server's export (fio's nbd engine); nbd+unix:///EXPORT?socket=PATH
+  nbdkit:memory?size=64MiB      an nbdkit server ssdlab starts for the run, with optional injected faults
+  nbdkit:file:PATH[?...]        (targets/nbdkit.py lists the faults: read-error, write-error, stall, ...)
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ssdlab.errors import UsageError
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.targets.blockdev import BlockTarget
 from ssdlab.targets.file import FileTarget
+from ssdlab.targets.nbd import is_nbd_uri
 from ssdlab.targets.null import NullTarget
 from ssdlab.targets.spec import split_spec
 
@@ -32,7 +36,15 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     opts = options or TargetOptions()
     if not text or not text.strip():
         raise UsageError("empty target: pass --target null, --target file:PATH?size=4GiB or --target /dev/...")
+    if is_nbd_uri(text.strip()):  # NBD URIs carry their own query (?socket=): parsed whole
+        from ssdlab.targets.nbd import NbdTarget
+
+        return NbdTarget.from_uri(text.strip(), opts)
     scheme, rest, params = split_spec(text.strip())
+    if scheme == "nbdkit":
+        from ssdlab.targets.nbdkit import NbdkitTarget
+
+        return NbdkitTarget.from_spec(rest, params, opts)
     if scheme == "null":
         return NullTarget.from_params(params, opts)
     if scheme == "file":
@@ -44,7 +56,7 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     if scheme in _SCHEMES:
         return _SCHEMES[scheme](rest, params, opts)
     if scheme:
-        known = ", ".join(sorted({"null", "file", "sim", *_SCHEMES}))
+        known = ", ".join(sorted({"null", "file", "sim", "nbdkit", "nbd://", "nbd+unix://", *_SCHEMES}))
         raise UsageError(f"unknown target scheme {scheme!r}: use one of {known}, or a plain path")
     if BlockTarget.is_block_device(rest):
         return BlockTarget.from_path(rest, params, opts)

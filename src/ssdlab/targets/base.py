@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ssdlab.fio.job import OptionValue
+from ssdlab.model import TestPoint
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,14 @@ class Target(ABC):
     def prepare(self, writes: bool) -> list[str]:
         """Make the target ready (e.g. lay out a file); returns notes for the run record."""
         return []
+
+    def close(self) -> None:
+        """Release what prepare() started (e.g. an nbdkit server); called once when the run stops, however."""
+        return None
+
+    def during_point(self, point: TestPoint) -> AbstractContextManager[None]:
+        """Context held while one point's I/O runs (e.g. an nbdkit target's scheduled stalls); default none."""
+        return contextlib.nullcontext()
 
     def purge_methods(self) -> list[str]:
         """Purge methods this target supports, best first (e.g. 'nvme-format', 'blkdiscard', 'recreate')."""

@@ -7,12 +7,14 @@ device still uses its own full size in its sections), the logical block size the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import OptionValue
+from ssdlab.model import TestPoint
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 
 
@@ -87,6 +89,17 @@ class MultiTarget(Target):
 
     def prepare(self, writes: bool) -> list[str]:
         return [note for t in self.members for note in t.prepare(writes)]
+
+    def close(self) -> None:
+        for t in self.members:
+            t.close()
+
+    @contextlib.contextmanager
+    def during_point(self, point: TestPoint) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for t in self.members:
+                stack.enter_context(t.during_point(point))
+            yield
 
     def purge_methods(self) -> list[str]:
         """Methods every member offers, in the first member's order (each member is probed once: probing a
