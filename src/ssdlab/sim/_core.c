@@ -1201,7 +1201,9 @@ static int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_don
     d->all_ios[dir]++;
     d->all_bytes[dir] += (uint64_t)bytes;
     d->all_lat += (double)lat;
-    if (t_done < d->t_meas || t_done > d->t_end) return 0;
+    /* completions during the ramp are not measured; those after the end of a time-based point are: fio reaps
+     * the I/Os still in flight when the runtime ends, counts them, and its runtime runs until the last one */
+    if (t_done < d->t_meas) return 0;
     if (t_done > d->t_last_done) d->t_last_done = t_done;
     d->st_n[dir]++;
     d->st_bytes[dir] += (uint64_t)bytes;
@@ -1359,7 +1361,9 @@ static PyObject *Dev_finish(Dev *d, PyObject *unused) {
         return NULL;
     }
     d->running = 0;
-    int64_t end = d->time_based ? d->t_end : d->t_last_done;
+    /* a time-based point ends at its runtime or, when I/Os issued before then complete later, at the last
+     * completion (fio's drain); the next point starts from there, as the next fio process would */
+    int64_t end = d->time_based ? max64(d->t_end, d->t_last_done) : d->t_last_done;
     PyObject *dirs = PyList_New(NDIR);
     for (int i = 0; i < NDIR; i++) {
         PyObject *h = PyBytes_FromStringAndSize((const char *)&d->hist[i * PLAT_NR], sizeof(int64_t) * PLAT_NR);
