@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -201,6 +202,8 @@ def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
                 raise UsageError(f"--{opt.name} does not apply to suite {suite.name}")
     for key, opt in mine.items():
         given = getattr(args, "sopt_" + key, None)
+        if opt.kind == "float" and given is not None and not math.isfinite(given):
+            raise UsageError(f"--{opt.name} {given} is not a finite number")
         values[key] = opt.default if given is None else given
     return values
 
@@ -222,10 +225,9 @@ def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
 
 
 def _check_times(args: argparse.Namespace) -> None:
-    for name in ("runtime", "ramp"):
-        v = getattr(args, name, None)
-        if v is not None and (v < 0 or (name == "runtime" and v < 0.1)):
-            raise UsageError(f"--{name} {v:g} is out of range: use at least 0.1 second for --runtime, >= 0 for --ramp")
+    from ssdlab.preflight import check_times
+
+    check_times(getattr(args, "runtime", None), getattr(args, "ramp", None))
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
@@ -241,14 +243,14 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
+    from ssdlab.preflight import check_plan
     from ssdlab.suites import get_suite
-    from ssdlab.suites.base import apply_common
 
     _check_times(args)
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
-    points = [apply_common(ctx, p) for p in suite.plan(ctx)]
+    points = check_plan(suite, ctx, target)
     eta = suite.eta_seconds(ctx)
     decision = safety.decide(suite, ctx, target)
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
@@ -299,36 +301,35 @@ def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], 
 
 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
+    """End of run/resume: the console summary (results and the verdict panel), the report, and the exit code
+    of the run's verdicts (verdict.run_verdicts: the one mapping from results to exit codes)."""
     from ssdlab.report.terminal import print_results
+    from ssdlab.verdict import run_verdicts
 
+    verdicts = run_verdicts(run)
     if not args.quiet:
-        print_results(run, env.stderr)
-        verdict = last_verdict(run)
-        if verdict is not None:
-            env.err(f"verdict: {verdict.get('text', '')}")
+        print_results(run, env.stderr, verdicts)
     if not args.no_report:
         report = _render(run_dir)
         env.out(str(report.resolve()))
     else:
         env.out(str(run_dir))
-    code = verdict_exit_code(run)
-    failed = [r for r in run.points if r.status == "failed"]
-    if failed and code == 0:  # --on-error continue finished the run, but points failed: not a clean run
-        env.err(f"ssdlab: {len(failed)} point(s) failed: {failed[0].point.id}: {failed[0].reason}")
-        code = int(ExitCode.FIO_FAILED)
-    return code
-
-
-def last_verdict(run: Any) -> Mapping[str, Any] | None:
-    """The verdict a suite's conclude() recorded, as an event {"kind": "verdict", "passed": bool, "text": ...};
-    the last one counts (None when the suite gives none)."""
-    return next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+    if verdicts.exit_code == ExitCode.FIO_FAILED:  # --on-error continue finished the run, but points failed
+        first = verdicts.failed_points[0]
+        env.err(f"ssdlab: {len(verdicts.failed_points)} point(s) failed: {first.point.id}: {first.reason}")
+    return verdicts.exit_code
 
 
 def verdict_exit_code(run: Any) -> int:
-    """1 (NEGATIVE) when the suite's conclude() recorded a failed verdict, else 0."""
-    verdict = last_verdict(run)
-    return 0 if verdict is None or verdict.get("passed") else int(ExitCode.NEGATIVE)
+    """The exit code of the verdicts a suite's conclude() recorded (verdict.run_verdicts). A run still being
+    concluded (status running) is judged as the complete run it is about to become."""
+    import dataclasses
+
+    from ssdlab.verdict import run_verdicts
+
+    if run.status == "running":
+        run = dataclasses.replace(run, status="complete")
+    return run_verdicts(run).exit_code
 
 
 def _render(run_dir: Path) -> Path:
@@ -341,6 +342,7 @@ def _render(run_dir: Path) -> Path:
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import orchestrate, safety, store
     from ssdlab.executor import executor_for
+    from ssdlab.preflight import check_plan
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
 
@@ -348,6 +350,7 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
+    check_plan(suite, ctx, target)  # every option and the whole plan, before anything is created
     grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
                              console=env)
     executor = executor_for(target, grant)
@@ -439,8 +442,12 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
+    """Re-render report.html; the exit code is the stored run's verdict (0 positive, 1 negative/incomplete)."""
+    from ssdlab.store import load_run
+    from ssdlab.verdict import run_verdicts
+
     env.out(str(_render(args.dir).resolve()))
-    return 0
+    return run_verdicts(load_run(args.dir)).exit_code
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:

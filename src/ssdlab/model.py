@@ -5,6 +5,8 @@ All classes are frozen dataclasses; a run evolves by building a new Run (`with_p
 
 Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader for old versions):
   1  first version (ssdlab 0.1): run, target, host, points with workload, measurement, bins.
+     Extended compatibly: point status "invalid" (a finished point that completed too few I/Os, kept with its
+     measurement; see verdict.py) and "verdict" run events; runs without them load unchanged.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from ssdlab.errors import StoredResultsError
 SCHEMA_VERSION = 1
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
-PointStatus = Literal["ok", "failed", "skipped"]
+PointStatus = Literal["ok", "failed", "skipped", "invalid"]  # invalid: finished, measured too little (verdict.py)
+FINISHED: tuple[PointStatus, ...] = ("ok", "skipped", "invalid")  # never run again (resume, adaptive suites)
 Direction = Literal["read", "write", "trim"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
 
@@ -44,15 +47,24 @@ class LatencyStats:
         return self.percentiles([p])[p]
 
     def percentiles(self, ps: Sequence[float]) -> dict[float, float | None]:
-        """Several percentiles at once (the bins are expanded once): the one way to read them from bins."""
+        """Several percentiles at once (the bins are expanded once): the one way to read them from bins.
+
+        A bin's value is its midpoint, which can lie above the largest (or below the smallest) latency that
+        fell into it; values are clamped to the observed [min, max], so p99.99 never exceeds the maximum."""
         if self.bins:
             from ssdlab.fio import hist
 
             counts = hist.counts_from_sparse(self.bins)
             # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
             found = hist.percentiles(counts, ps, total=self.n or None)
-            return {p: float(found.get(p, 0)) for p in ps}
-        return {p: self.percentiles_ns.get(percentile_key(p)) for p in ps}
+            return {p: self.clamp(float(found.get(p, 0))) for p in ps}
+        return {p: None if (v := self.percentiles_ns.get(percentile_key(p))) is None else self.clamp(v) for p in ps}
+
+    def clamp(self, value_ns: float) -> float:
+        """A percentile read from bins, limited to the observed [min, max] (when they are known)."""
+        if self.n > 0 and self.max_ns > 0 and self.max_ns >= self.min_ns:
+            return min(max(value_ns, self.min_ns), self.max_ns)
+        return value_ns
 
 
 @dataclass(frozen=True)
@@ -208,11 +220,11 @@ class Run:
         return [p for p in self.points if p.status == "ok"]
 
     def finished_by_id(self) -> dict[str, PointResult]:
-        """Finished (ok or skipped) results by point id, built once per Run: adaptive suites and reports
+        """Finished (ok, skipped or invalid) results by point id, built once per Run: adaptive suites and reports
         look points up for every stimulus and round, which would otherwise rescan all points each time."""
         index: dict[str, PointResult] | None = self.__dict__.get("_finished_index")
         if index is None:
-            index = {p.point.id: p for p in self.points if p.status in ("ok", "skipped")}
+            index = {p.point.id: p for p in self.points if p.status in FINISHED}
             object.__setattr__(self, "_finished_index", index)  # a memo of immutable data, not state
         return index
 

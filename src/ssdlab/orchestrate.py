@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import __version__, anomalies, store
+from ssdlab import __version__, anomalies, store, verdict
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.executor import Executor
 from ssdlab.fio import runner
@@ -72,8 +72,6 @@ def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> 
                    "may have limited this point; add threads or use a faster host")
     if m.errors:
         out.append(f"fio reported errors in {m.errors} job(s)")
-    if not m.directions:
-        out.append("no I/O completed")
     out.extend(anomalies.latency_warnings(m))
     return out
 
@@ -140,7 +138,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
             progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
             attempt = _attempt(run, point)
             try:
-                result = _run_one(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
+                result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
             except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
                 failed = PointResult(point=point, status="failed", started=store.now_iso(),
                                      finished=store.now_iso(), reason=str(exc), attempt=attempt,
@@ -190,6 +188,34 @@ def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
 
 def _attempt(run: Run, point: TestPoint) -> int:
     return 1 + sum(1 for p in run.points if p.point.id == point.id)
+
+
+def _run_valid(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,
+               attempt: int, grant: WriteGrant) -> PointResult:
+    """Run a point; one that completed too few I/Os (verdict.point_problem) runs again with a longer runtime
+    (verdict.extended_runtime) and is stored as invalid if it still falls short. Invalid points are never
+    `ok`: suites and reports never count them."""
+    planned = point.workload.runtime_s
+    tried: list[str] = []
+    while True:
+        result = _run_one(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
+        problem = verdict.point_problem(point, result.measurement) if result.status == "ok" else ""
+        if not problem:
+            if tried:
+                result = dataclasses.replace(result, warnings=(
+                    *result.warnings, f"runtime extended from {planned:g} s to {point.workload.runtime_s:g} s: "
+                                      + "; ".join(tried)))
+            return result
+        runtime = point.workload.runtime_s
+        tried.append(f"at {runtime:g} s {problem}" if runtime is not None else problem)
+        longer = verdict.extended_runtime(point, result.measurement, planned or 0.0)
+        if longer is None:
+            bound = (f" (already {verdict.MAX_EXTENSION:g}x its planned {planned:g} s)" if planned
+                     else " (a size-based point cannot be extended)")
+            return dataclasses.replace(result, status="invalid", reason="invalid: " + "; ".join(tried) + bound)
+        progress.note(f"    {point.label}: {problem}; running it again for {longer:g} s")
+        point = dataclasses.replace(point, workload=dataclasses.replace(point.workload, runtime_s=longer),
+                                    tags={**point.tags, "planned_runtime_s": planned})
 
 
 def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,

@@ -163,6 +163,8 @@ def _convergence_chart(title: str, rounds: int, lines: Sequence[tuple[str, Seque
 
 
 def _verdict_text(state: TestState) -> str:
+    if state.invalid:
+        return f"INCOMPLETE, not determined: {state.note.removeprefix('incomplete: ')}"
     if state.steady:
         return f"achieved at round {state.window_end} (window rounds {state.window[0]}-{state.window[-1]})"
     if state.finished:
@@ -241,7 +243,10 @@ def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
     if not state.window:
         return "<p>Fewer than 5 complete rounds: no measurement window yet.</p>"
     parts = []
-    if state.finished and not state.steady:
+    if state.invalid:
+        parts.append(f"<p class='pts-alert'><strong>INCOMPLETE</strong>: {esc(state.note)}. The test stopped "
+                     "there; no steady state is claimed.</p>")
+    elif state.finished and not state.steady:
         parts.append("<p class='pts-alert'><strong>SS NOT ACHIEVED</strong>: the last five rounds are reported "
                      "as the measurement window.</p>")
     for tr in test.trackers(s):
@@ -475,7 +480,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
         out.extend(round_test_sections(run, s, test, state, files))
         summary["tests"][test.name] = {
             "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
-            "window": state.window, "note": state.note,
+            "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
             "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
         }
     rec = run_record_section(run)

@@ -1,4 +1,6 @@
-"""The results table printed in the terminal at the end of a run (rich; plain text off a TTY)."""
+"""The console end summary of a run (rich; plain text off a TTY): the results table of a short run, then
+the verdict panel (one line per test: steady at round N / not steady / incomplete / pass / fail / complete,
+with its reason) and the run's warnings."""
 
 from __future__ import annotations
 
@@ -8,16 +10,20 @@ from rich.console import Console
 from rich.table import Table
 
 from ssdlab.model import Run
+from ssdlab.verdict import RunVerdict, run_verdicts
 
 
 def _fmt(v: float | None, digits: int = 1) -> str:
     return "" if v is None else f"{v:,.{digits}f}"
 
 
-MAX_ROWS = 40  # a PTS run has hundreds of points: the terminal shows the last ones, the report has them all
+MAX_ROWS = 40  # more measured points than this (PTS has hundreds): no point table, the report has them all
+STYLE = {"steady": "green", "pass": "green", "complete": "green", "not-steady": "red", "fail": "red",
+         "incomplete": "yellow"}
 
 
 def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
+    """Every measured point with its MB/s, IOPS and latency (the last `max_rows` of a long run)."""
     measured = [r for r in run.points if r.point.phase == "measure"]
     shown = measured[-max_rows:]
     caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
@@ -30,20 +36,43 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
         if r.status != "ok" or m is None:
             table.add_row(r.point.label, r.status, r.reason[:40], "", "", "", "")
             continue
+        # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %
+        cpu = "n/a" if m.engine == "sim" else _fmt(m.usr_cpu + m.sys_cpu, 0)
         for name, d in m.directions.items():
             lat = d.clat
+            pcts = lat.percentiles([99, 99.99]) if lat is not None and lat.n > 0 else {}
+            p99, p9999 = pcts.get(99), pcts.get(99.99)
             table.add_row(
                 f"{r.point.label}" + (f" ({name})" if len(m.directions) > 1 else ""),
                 _fmt(d.bw_mbps), _fmt(d.iops, 0), _fmt(lat.mean_ns / 1000 if lat else None),
-                _fmt((lat.percentile(99) or 0) / 1000 if lat else None),
-                _fmt((lat.percentile(99.99) or 0) / 1000 if lat else None),
-                _fmt(m.usr_cpu + m.sys_cpu, 0),
+                _fmt(p99 / 1000 if p99 is not None else None), _fmt(p9999 / 1000 if p9999 is not None else None),
+                cpu,
             )
     return table
 
 
-def print_results(run: Run, stream: IO[str]) -> None:
+def verdict_table(verdicts: RunVerdict) -> Table:
+    """The verdict panel: one row per test, coloured by kind, and the exit code in the title."""
+    kind = verdicts.kind
+    table = Table(title=f"[bold {STYLE[kind]}]verdict: {verdicts.headline}[/] (exit code {verdicts.exit_code})",
+                  show_lines=False, title_justify="left")
+    table.add_column("Test")
+    table.add_column("Verdict")
+    table.add_column("Why", overflow="fold")
+    for t in verdicts.tests:
+        table.add_row(t.title, f"[{STYLE[t.kind]}]{t.label}[/]", t.reason)
+    return table
+
+
+def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None) -> None:
+    """The end summary: the point table (short runs only), warnings, then the verdict panel last."""
     console = Console(file=stream, width=None if stream.isatty() else 120)
-    console.print(results_table(run))
+    measured = sum(1 for r in run.points if r.point.phase == "measure")
+    if measured <= MAX_ROWS:
+        console.print(results_table(run))
+    else:
+        console.print(f"{run.suite} on {run.target.get('name', '?')}: {measured} measured points; every one is in "
+                      "report.html and `ssdlab export`")
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
+    console.print(verdict_table(verdicts or run_verdicts(run)))

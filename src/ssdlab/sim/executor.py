@@ -131,7 +131,9 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
 def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int, counts: np.ndarray) -> LatencyStats:
     mean = lat_sum / n
     var = max(0.0, lat_sq / n - mean * mean)
-    pcts = {percentile_key(p): float(v) for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
+    # bin midpoints clamped to the observed range (as LatencyStats.percentiles reads them)
+    pcts = {percentile_key(p): float(min(max(v, lo), hi))
+            for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
     return LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
                         stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=tuple(hist.sparse(counts)))
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssdlab.model import Run, TestPoint
+
+if TYPE_CHECKING:
+    from ssdlab.targets.base import Target
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,16 @@ class Suite(ABC):
     def eta_seconds(self, ctx: PlanContext) -> float:
         return sum(p.est_seconds + self.point_overhead_s for p in self.plan(ctx))
 
+    def validate(self, ctx: PlanContext, target: Target) -> None:
+        """Refuse what this suite cannot do on `target` with these options (raise UsageError or TargetError,
+        one line). Called by the pre-flight check (preflight.check_plan) before anything is created or
+        written; the plan itself is validated there too. Default: nothing to add."""
+        return None
+
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        """Add suite-level warnings/verdicts to a finished run (default: nothing)."""
+        """Add suite-level warnings and verdicts to a finished run: one verdict event per test, built with
+        verdict.verdict_event (default: none; the run's verdict is then 'complete', or 'incomplete' when a
+        point was invalid)."""
         return run
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:

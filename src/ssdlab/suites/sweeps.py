@@ -10,10 +10,12 @@ axis is always innermost so a curve's uncapped max point runs before the points 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ssdlab.errors import UsageError
+from ssdlab.preflight import check_plan_size
 from ssdlab.units import parse_size
 
 AXES = ("rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "rate")
@@ -121,5 +123,6 @@ def parse_axis_overrides(items: Sequence[str] | None) -> dict[str, list[Any]]:
 def expand(axes: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
     """Cartesian product in axis order (first outermost), the rate axis innermost."""
     names = [n for n in axes if n != "rate"] + (["rate"] if "rate" in axes else [])
+    check_plan_size(math.prod(len(axes[n]) for n in names), "a matrix")  # refused before it is expanded
     combos = itertools.product(*(axes[n] for n in names))
     return [dict(zip(names, combo, strict=True)) for combo in combos]

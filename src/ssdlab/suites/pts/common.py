@@ -195,6 +195,8 @@ def settings(ctx: PlanContext) -> PtsSettings:
     mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", _mix) if o.get("pts_mixes") else None
     fills = float(o.get("wsat_fills") or 4.0)
     hours = float(o.get("wsat_hours") or 24.0)
+    if not (0 < fills < math.inf and 0 < hours < math.inf):
+        raise UsageError(f"--wsat-fills {fills:g} and --wsat-hours {hours:g} must be positive and finite")
     if fills <= 0 or hours <= 0:
         raise UsageError("--wsat-fills and --wsat-hours must be positive")
     return PtsSettings(
@@ -364,7 +366,8 @@ def nines_us(pr: PointResult, p: float = 99.999) -> float | None:
         counts = hist.counts_from_sparse(lats[0].bins)
         for c in lats[1:]:
             counts = counts + hist.counts_from_sparse(c.bins)
-        return float(hist.percentiles(counts, [p]).get(p, 0)) / 1000.0
+        value = float(hist.percentiles(counts, [p]).get(p, 0))  # a bin midpoint: clamp to the observed range
+        return min(max(value, min(c.min_ns for c in lats)), max(c.max_ns for c in lats)) / 1000.0
     values = [c.percentile(p) for c in lats]
     known = [v for v in values if v is not None]
     return max(known) / 1000.0 if len(known) == len(values) else None  # no bins: the worse direction
@@ -413,6 +416,7 @@ class TestState:
     window_end: int | None  # round x of the window x-4..x (None: no window yet)
     determinations: dict[str, Determination] = field(default_factory=dict)
     note: str = ""
+    invalid: tuple[str, ...] = ()  # ids of invalid points: the test stopped there, incomplete (never steady)
 
     @property
     def window(self) -> list[int]:
@@ -435,6 +439,11 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     """Complete rounds, tracking values, and the steady-state decision after each complete round."""
     res = run.finished_by_id()
     setup_done = all(p.id in res for p in setup_points(test, s))
+    bad_setup = tuple(p.id for p in setup_points(test, s) if p.id in res and res[p.id].status == "invalid")
+    if bad_setup:
+        note = f"incomplete: {res[bad_setup[0]].point.label} is invalid ({res[bad_setup[0]].reason})"
+        return TestState(test, True, 0, {t.name: [] for t in test.trackers(s)}, True, False, None, {}, note,
+                         bad_setup)
     trackers = test.trackers(s)
     stimuli = test.stimuli(s)
     tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
@@ -446,6 +455,12 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
         r += 1
         for t in trackers:
             tracking[t.name].append(metric_value(t.metric, res.get(f"{test.name}-r{r:02d}-{t.key}")))
+        invalid = tuple(i for i in ids if res[i].status == "invalid")
+        if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
+            pr = res[invalid[0]]
+            note = f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
+            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {}, note,
+                             invalid)
         if r < steady.WINDOW:
             continue
         dets = {name: _window_steady(vals, r) for name, vals in tracking.items()}
@@ -540,7 +555,8 @@ class RoundSuite(Suite):
                                        "excursion_pct": round(d.excursion_pct, 3), "fit": d.formula()}
                                    for k, d in state.determinations.items()},
             })
-            if state.finished and not state.steady:
+            run = run.with_event(test_verdict_event(t, state))
+            if state.finished and not state.steady and not state.invalid:
                 run = run.with_warning(f"{t.title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
                                        f"{state.window[0]}-{state.window[-1]} are reported as the window")
         return scaled_warning(run, s)
@@ -561,6 +577,24 @@ class RoundSuite(Suite):
                          f"{format_duration(2 * s.active_range_bytes / 1e9)})")
         notes.extend(common_notes(s))
         return notes
+
+
+def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
+    """The verdict event of one round test (verdict.py): steady at round N, not steady, or incomplete."""
+    from ssdlab import verdict
+
+    if state.steady and state.window:
+        return verdict.verdict_event(test.name, test.title, "steady", f"rounds {state.window[0]}-"
+                                     f"{state.window[-1]} meet the range and slope criteria for "
+                                     f"{len(state.determinations)} tracking variable(s)", round=state.window_end)
+    if state.finished and not state.invalid and state.window:
+        failing = [f"{name}: range {d.range_pct:.1f}% (max 20%), slope excursion {d.excursion_pct:.1f}% (max 10%)"
+                   for name, d in state.determinations.items() if not d.steady]
+        return verdict.verdict_event(test.name, test.title, "not-steady",
+                                     f"SS NOT ACHIEVED in {state.rounds_done} rounds; window rounds "
+                                     f"{state.window[0]}-{state.window[-1]}" + ("; " + "; ".join(failing)
+                                                                                  if failing else ""))
+    return verdict.verdict_event(test.name, test.title, "incomplete", state.note.removeprefix("incomplete: "))
 
 
 def reject_matrix_options(s: PtsSettings, is_iops: bool) -> None:

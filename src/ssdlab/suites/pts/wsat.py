@@ -58,7 +58,7 @@ def written_bytes(pr: PointResult) -> int:
 
 def analyse(s: PtsSettings, run: Run) -> WsatState:
     """Finished samples, cumulative bytes written, and whether a stop rule has fired."""
-    res = {p.point.id: p for p in run.points if p.status in ("ok", "skipped")}
+    res = run.finished_by_id()
     samples: list[PointResult] = []
     written: list[int] = []
     total = 0
@@ -95,10 +95,20 @@ def wsat_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
 
 
 def wsat_conclude(s: PtsSettings, run: Run) -> Run:
-    """Record how WSAT ended (samples, bytes written, stop rule)."""
+    """Record how WSAT ended (samples, bytes written, stop rule) and its verdict: WSAT has no pass criterion,
+    so it is complete, or incomplete when a sample was invalid."""
+    from ssdlab import verdict
+
     state = analyse(s, run)
-    return run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
-                           "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+    run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
+                          "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+    bad = [p for p in state.samples if p.status == "invalid"]
+    if bad:
+        event = verdict.verdict_event(TEST, "WSAT", "incomplete", f"{len(bad)} invalid sample(s), first "
+                                      f"{bad[0].point.label}: {bad[0].reason.removeprefix('invalid: ')}")
+    else:
+        event = verdict.verdict_event(TEST, "WSAT", "complete", state.note)
+    return run.with_event(event)
 
 
 def wsat_notes(s: PtsSettings) -> list[str]:

@@ -1,0 +1,285 @@
+"""Verdicts: what a run, each test in it and each point concluded, and the one mapping to exit codes.
+
+Every command that reports a result (`run`, `resume`, `report`, the console summary, the HTML report, and
+JUnit export and `compare`) reads verdicts through `run_verdicts(run) -> RunVerdict`; nothing else decides
+an exit code from results.
+
+Kinds
+  test   steady      SNIA steady state held (at round N)
+         not-steady  the rounds ran out without steady state (SS NOT ACHIEVED)
+         incomplete  the test could not be judged: a point was invalid, or the run stopped before it ended
+         pass / fail a certification or a limit (ACT, stability CoV / p99 limits)
+         complete    every point measured, and the test has no pass criterion (quick, sweeps, WSAT)
+  point  invalid     a measured point that completed no I/O, or too few to carry what it reports
+                     (`point_problem`); it is never `ok` and never counted for steady state
+
+Exit codes (EXIT_CODES): steady, pass and complete are 0; not-steady, fail and incomplete are 1
+(ExitCode.NEGATIVE). A run's code is the highest of its tests' codes; a run that did not finish
+(interrupted, failed, still running) is incomplete. A run that went on past points fio failed on
+(`--on-error continue`) makes their tests incomplete and exits 6 (ExitCode.FIO_FAILED) unless another test
+is negative.
+
+How suites report a test's verdict: `conclude()` records one run event per test, built by `verdict_event()`:
+    {"kind": "verdict", "test": "iops", "title": "IOPS", "verdict": "steady", "round": 6, "reason": "...",
+     "passed": true, "text": "IOPS: steady at round 6 (...)"}
+"passed" and "text" keep the earlier ACT shape {"kind": "verdict", "passed": bool, "text": str}, which is
+read too (passed -> pass / fail, text -> reason). The last event per test counts.
+
+Valid points (docs/results.md): a measured, time-based point must complete at least
+max(MIN_IOS, MIN_QUEUES x iodepth x numjobs) I/Os in its measured window, so that its p99 rests on at least
+one I/O beyond it and its rate does not rest on the I/Os already in flight when the window opened; every
+point that issues I/O must complete some. A point that falls short is run again with a longer runtime
+(`extended_runtime`, up to MAX_EXTENSION x its planned runtime) and is stored as invalid if it still does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ssdlab.errors import ExitCode
+from ssdlab.model import Measurement, PointResult, Run, TestPoint
+
+Kind = Literal["steady", "not-steady", "incomplete", "pass", "fail", "complete"]
+KINDS: tuple[Kind, ...] = ("steady", "not-steady", "incomplete", "pass", "fail", "complete")
+EXIT_CODES: Mapping[str, int] = {
+    "steady": int(ExitCode.OK), "pass": int(ExitCode.OK), "complete": int(ExitCode.OK),
+    "not-steady": int(ExitCode.NEGATIVE), "fail": int(ExitCode.NEGATIVE), "incomplete": int(ExitCode.NEGATIVE),
+}
+# which kind names a run with tests of several kinds: the most severe one
+_SEVERITY: Mapping[str, int] = {"complete": 0, "steady": 1, "pass": 2, "incomplete": 3, "not-steady": 4,
+                                "fail": 5}
+LABELS: Mapping[str, str] = {"steady": "steady", "not-steady": "not steady", "incomplete": "incomplete",
+                             "pass": "pass", "fail": "fail", "complete": "complete"}
+
+MIN_IOS = 100  # a valid point's p99 rests on at least one I/O beyond it (100 x (1 - 0.99) = 1)
+MIN_QUEUES = 2  # ... and its window completed at least two full queues (iodepth x numjobs) of I/Os
+MAX_EXTENSION = 16.0  # a short point runs again for at most this many times its planned runtime
+
+
+# ------------------------------------------------------------------ points
+
+def completed_ios(m: Measurement | None) -> int:
+    """I/Os a measurement completed in its measured window (all directions)."""
+    if m is None:
+        return 0
+    return sum(d.total_ios for d in m.directions.values())
+
+
+def min_ios(point: TestPoint) -> int:
+    """I/Os a point must complete to be valid: 1 for points that are not judged on a window (preconditioning,
+    size-based or multi-stream points only need to move data), else max(MIN_IOS, MIN_QUEUES x outstanding)."""
+    w = point.workload
+    if point.phase != "measure" or w.runtime_s is None or point.streams:
+        return 1
+    return max(MIN_IOS, MIN_QUEUES * w.iodepth * w.numjobs)
+
+
+def point_problem(point: TestPoint, m: Measurement | None) -> str:
+    """Why a finished point's measurement is invalid ('' when it is valid). Purge steps are not I/O."""
+    if point.phase == "purge":
+        return ""
+    n = completed_ios(m)
+    if n == 0:
+        return "it completed no I/O in its measured window"
+    need = min_ios(point)
+    if n < need:
+        w = point.workload
+        why = (f"two full queues of {w.iodepth * w.numjobs}" if need > MIN_IOS
+               else f"{MIN_IOS}, so that its p99 rests on at least one I/O")
+        return f"it completed {n:,} I/Os, fewer than the {need:,} a valid point needs ({why})"
+    return ""
+
+
+def extended_runtime(point: TestPoint, m: Measurement | None, planned_s: float) -> float | None:
+    """The runtime to run a short point again with, or None when it cannot be extended (size-based, or
+    already at MAX_EXTENSION x its planned runtime). Aims at 1.5x the I/Os it needs, at least doubling."""
+    now = point.workload.runtime_s
+    if now is None or planned_s <= 0:
+        return None
+    cap = planned_s * MAX_EXTENSION
+    if now >= cap - 1e-9:
+        return None
+    n = completed_ios(m)
+    factor = 2.0 if n == 0 else max(2.0, math.ceil(1.5 * min_ios(point) / n))
+    return round(min(cap, now * factor), 3)
+
+
+# ------------------------------------------------------------------ tests and runs
+
+@dataclass(frozen=True)
+class TestVerdict:
+    """The verdict on one test of a run (a PTS test, an ACT level, a stability run, a whole quick run)."""
+
+    __test__ = False  # not a pytest test class
+
+    test: str  # key: "iops", "act", or the suite name for single-test suites
+    title: str
+    kind: Kind
+    reason: str
+    round: int | None = None  # steady at round N
+    failed: bool = False  # incomplete only because points failed (--on-error continue): see RunVerdict.exit_code
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.kind]
+
+    @property
+    def negative(self) -> bool:
+        return self.exit_code != 0
+
+    @property
+    def label(self) -> str:
+        """'steady at round 6', 'not steady', 'pass', ..."""
+        if self.kind == "steady" and self.round is not None:
+            return f"steady at round {self.round}"
+        return LABELS[self.kind]
+
+    @property
+    def text(self) -> str:
+        """One line: 'IOPS: steady at round 6 (rounds 2-6 ...)'."""
+        return f"{self.title}: {self.label}" + (f" ({self.reason})" if self.reason else "")
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """The verdicts of a run: one per test, the invalid points, and the exit code they map to."""
+
+    run_status: str
+    tests: tuple[TestVerdict, ...]
+    invalid_points: tuple[PointResult, ...] = ()
+    failed_points: tuple[PointResult, ...] = ()  # points fio failed on in a run that went on (--on-error continue)
+
+    @property
+    def kind(self) -> Kind:
+        """The most severe test kind (fail > not-steady > incomplete > pass > steady > complete)."""
+        if not self.tests:
+            return "incomplete"
+        return max((t.kind for t in self.tests), key=lambda k: _SEVERITY[k])
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every test is steady, pass or complete; 1 (ExitCode.NEGATIVE) otherwise, except that a run
+        whose only shortfall is points fio failed on (--on-error continue) exits 6 (ExitCode.FIO_FAILED)."""
+        if not self.tests:
+            return int(ExitCode.NEGATIVE)
+        judged = max((t.exit_code for t in self.tests if not t.failed), default=0)
+        if self.failed_points and judged == 0:
+            return int(ExitCode.FIO_FAILED)
+        return max(t.exit_code for t in self.tests)
+
+    @property
+    def negative(self) -> bool:
+        return self.exit_code != 0
+
+    @property
+    def headline(self) -> str:
+        """A short summary for a badge or a console line: 'steady at round 6' (one test), '1 not steady,
+        3 steady, 1 complete' (several, most severe first)."""
+        if len(self.tests) == 1:
+            return self.tests[0].label
+        if not self.tests:
+            return LABELS["incomplete"]
+        counts: dict[str, int] = {}
+        for t in self.tests:
+            counts[t.kind] = counts.get(t.kind, 0) + 1
+        order = sorted(counts, key=lambda k: -_SEVERITY[k])
+        return ", ".join(f"{counts[k]} {LABELS[k]}" for k in order)
+
+
+def verdict_event(test: str, title: str, kind: Kind, reason: str, round: int | None = None,
+                  **extra: Any) -> dict[str, Any]:
+    """The run event a suite's conclude() records for one test's verdict (see the module docstring)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown verdict kind {kind!r}")
+    v = TestVerdict(test=test, title=title, kind=kind, reason=reason, round=round)
+    event: dict[str, Any] = {"kind": "verdict", "test": test, "title": title, "verdict": kind, "reason": reason,
+                             "passed": not v.negative, "text": v.text}
+    if round is not None:
+        event["round"] = round
+    event.update(extra)
+    return event
+
+
+def _from_event(e: Mapping[str, Any], default_test: str) -> TestVerdict:
+    test = str(e.get("test") or e.get("suite") or default_test)
+    given = e.get("verdict")
+    kind: Kind = next((k for k in KINDS if k == given), "pass" if e.get("passed") else "fail")
+    reason = e.get("reason")
+    if reason is None:
+        reason = str(e.get("text", ""))
+    rnd = e.get("round")
+    title = str(e.get("title") or ("ACT" if test == "act" else test))
+    return TestVerdict(test=test, title=title, kind=kind, reason=str(reason),
+                       round=int(rnd) if isinstance(rnd, int) else None)
+
+
+def point_test(r: PointResult, suite: str) -> str:
+    """The test a point belongs to: its `test` tag (PTS), else the suite (one test per run)."""
+    return str(r.point.tags.get("test") or suite)
+
+
+def _invalid_text(points: Sequence[PointResult]) -> str:
+    first = points[0]
+    more = f" and {len(points) - 1} more" if len(points) > 1 else ""
+    return f"{len(points)} invalid point(s): {first.point.label}: {first.reason}{more}"
+
+
+def _stopped_text(run: Run) -> str:
+    last = next((e for e in reversed(run.events) if e.get("kind") in ("interrupted", "failed")), None)
+    done = len(run.ok_points())
+    if run.status == "interrupted":
+        return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
+    if run.status == "failed":
+        why = str(last.get("text", "")) if last else ""
+        return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
+    return f"the run has not finished ({done} point(s) so far; still running, or killed)"
+
+
+def run_verdicts(run: Run) -> RunVerdict:
+    """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
+    tests: dict[str, TestVerdict] = {}
+    for e in run.events:
+        if e.get("kind") == "verdict":
+            v = _from_event(e, run.suite)
+            tests[v.test] = v
+    invalid = tuple(r for r in run.points if r.status == "invalid")
+    failed = tuple(r for r in run.points if r.status == "failed") if run.status == "complete" else ()
+    for bad, is_failed in ((invalid, False), (failed, True)):
+        by_test: dict[str, list[PointResult]] = {}
+        for r in bad:
+            by_test.setdefault(point_test(r, run.suite), []).append(r)
+        for key, pts in by_test.items():
+            known = tests.get(key)
+            if known is None and key != run.suite and run.suite in tests:
+                key = run.suite
+                known = tests[key]
+            if known is not None and known.kind == "incomplete":
+                continue
+            why = _invalid_text(pts) if not is_failed else \
+                f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason}"
+            tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete",
+                                     reason=why, failed=is_failed)
+    if run.status != "complete":
+        stopped = TestVerdict(test="run", title="run", kind="incomplete", reason=_stopped_text(run))
+        return RunVerdict(run.status, (*tests.values(), stopped), invalid)
+    if not tests:
+        measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
+        skipped = sum(1 for r in run.points if r.status == "skipped")
+        reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+        tests[run.suite] = TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
+    return RunVerdict(run.status, tuple(tests.values()), invalid, failed)
+
+
+def exit_code(run: Run) -> int:
+    """The exit code of a stored run's verdicts (what `run`, `resume` and `report` return)."""
+    return run_verdicts(run).exit_code
+
+
+def summary_lines(verdict: RunVerdict) -> list[str]:
+    """The verdict panel as plain lines (console end summary; also used by tests)."""
+    lines = [f"verdict: {verdict.headline} (exit code {verdict.exit_code})"]
+    lines.extend(f"  {t.title}: {t.label}" + (f" - {t.reason}" if t.reason else "") for t in verdict.tests)
+    return lines
