@@ -24,9 +24,10 @@ from markupsafe import Markup
 
 from ssdlab import atomic
 from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
-from ssdlab.report import charts, sections
+from ssdlab.report import charts, readable, sections
 from ssdlab.report.sections import Section
 from ssdlab.units import format_bs, format_bytes, format_duration
+from ssdlab.verdict import RunVerdict, run_verdicts
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
 TABLE_PERCENTILES: tuple[float, ...] = (50.0, 99.0, 99.9, 99.99)
@@ -126,6 +127,7 @@ class ReportView:
     latency_note: str
     sections: list[Section]  # html marked trusted(), anchors unique
     artefacts: list[ArtefactGroup]
+    verdict: RunVerdict
     toc: list[tuple[str, str]] = field(default_factory=list)
     percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
     results_open_max: int = RESULTS_OPEN_MAX
@@ -260,7 +262,7 @@ def point_view(r: PointResult) -> PointView:
     elif r.status == "ok" and m is not None and not m.directions:
         reason = "fio reported no completed I/O"
     secs = _seconds_between(r.started, r.finished)
-    tags = ", ".join(f"{k}={_option_text(v)}" for k, v in r.point.tags.items()
+    tags = "; ".join(f"{readable.humanize(k)} {readable.value_text(v, k)}" for k, v in r.point.tags.items()
                      if k not in ("direction", "access") and v not in (None, "", [], {}))
     return PointView(
         id=r.point.id, label=r.point.label, phase=r.point.phase, status=r.status, workload=describe_workload(r),
@@ -319,18 +321,6 @@ def _runtime_per_point(run: Run) -> str:
     return text
 
 
-def _option_text(v: Any) -> str:
-    if v is None:
-        return "default"
-    if isinstance(v, Mapping):
-        return ", ".join(f"{k}={_option_text(x)}" for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        return ", ".join(_option_text(x) for x in v)
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
 def header_facts(run: Run) -> list[tuple[str, list[tuple[str, str]]]]:
     """Grouped (label, value) facts for the run header."""
     h, t = run.host, run.target
@@ -376,17 +366,8 @@ def header_facts(run: Run) -> list[tuple[str, list[tuple[str, str]]]]:
             target.append((key, str(ident.get(key) or "not reported")))
         for key, v in ident.items():
             if key not in ("model", "serial", "firmware") and v not in (None, "", [], {}):
-                target.append((str(key), _option_text(v)))
-    o = run.options
-    opts = [("runtime per point", _runtime_per_point(run))]
-    for key, v in o.items():
-        if key in ("suite", "suite_options", "runtime_s"):
-            continue
-        opts.append((key.replace("_", " "), _option_text(v)))
-    suite_opts = o.get("suite_options") or {}
-    if isinstance(suite_opts, Mapping):
-        for key, v in suite_opts.items():
-            opts.append((f"{run.suite}: {key}", _option_text(v)))
+                target.append((readable.humanize(str(key)), readable.value_text(v, str(key))))
+    opts = [("runtime per point", _runtime_per_point(run)), *readable.option_facts(run)]
     return [("Run", run_facts), ("Host", host), ("Target", target), ("Options", opts)]
 
 
@@ -424,7 +405,7 @@ def notices(run: Run) -> list[Notice]:
         out.append(Notice("warn", "Warning", w))
     bad = [r for r in run.points if r.status != "ok"]
     if bad:
-        out.append(Notice("warn", f"{len(bad)} point(s) not measured",
+        out.append(Notice("warn", f"{len(bad)} point(s) not measured or invalid",
                           "; ".join(f"{r.point.label}: {r.status}" + (f" ({r.reason})" if r.reason else "")
                                     for r in bad[:10]) + (" …" if len(bad) > 10 else "")))
     warned = sum(1 for r in run.points if r.warnings)
@@ -435,24 +416,8 @@ def notices(run: Run) -> list[Notice]:
 
 
 def event_rows(run: Run) -> list[tuple[str, str, str]]:
-    """(time, kind, description) of run events: prepare notes, interruptions, failures, resumes."""
-    rows = []
-    for e in run.events:
-        kind = str(e.get("kind", "note"))
-        parts = [str(e["text"])] if e.get("text") else []
-        if kind == "resume":
-            if e.get("previous_status"):
-                parts.append(f"resumed a run that was {e['previous_status']}")
-            repeated = e.get("repeated") or []
-            parts.append("repeated: " + ", ".join(str(x) for x in repeated) if repeated
-                         else "no point had to be repeated")
-        if "points_done" in e:
-            parts.append(f"{e['points_done']} point(s) finished at that time")
-        for key, v in e.items():
-            if key not in ("time", "kind", "text", "previous_status", "repeated", "points_done"):
-                parts.append(f"{key}: {_option_text(v)}")
-        rows.append((fmt_time(str(e.get("time", ""))), kind, "; ".join(parts)))
-    return rows
+    """(time, event, description) of run events as sentences (report.readable); verdicts are in the panel."""
+    return readable.event_rows(run.events, fmt_time)
 
 
 # ---------------------------------------------------------------- charts
@@ -697,7 +662,7 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
         run=run, facts=header_facts(run), notices=notices(run) + sec_notices, events=event_rows(run),
         points=[point_view(r) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
-        artefacts=group_artefacts(run, point_artefacts(run, run_dir)),
+        artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run),
     )
     toc = [("summary", "Run")]
     if view.notices or view.events:

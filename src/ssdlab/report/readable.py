@@ -1,0 +1,151 @@
+"""Run options and events as readable text for the report: option names as the command line spells them,
+values in units, events as sentences (never Python reprs or raw key=value pairs)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ssdlab.model import Run
+from ssdlab.units import format_bytes
+
+# run.options keys -> the command-line option that sets them
+COMMON_FLAGS = {"target_specs": "--target", "size": "--size", "capacity": "--capacity", "ioengine": "--ioengine",
+                "runtime_s": "--runtime", "ramp_s": "--ramp", "footprint": "--footprint", "misalign": "--misalign"}
+_SIZE_KEYS = ("size", "capacity", "misalign")
+_HIDDEN_EVENT_KEYS = {"time", "kind", "text"}
+
+
+def humanize(key: str) -> str:
+    """'written_bytes' -> 'written bytes'."""
+    return str(key).replace("_", " ").replace("-", " ")
+
+
+def value_text(v: Any, key: str = "") -> str:
+    """A value as a reader wants it: None -> 'default', booleans yes/no, sizes in binary units, lists joined."""
+    if v is None:
+        return "default"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int) and (key in _SIZE_KEYS or key.endswith("_bytes")):
+        return format_bytes(v) if v >= 1024 else f"{v} B"
+    if isinstance(v, float):
+        return f"{v:g}"
+    if isinstance(v, Mapping):
+        return "; ".join(f"{humanize(str(k))} {value_text(x, str(k))}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ", ".join(value_text(x, key) for x in v) if v else "none"
+    return str(v)
+
+
+def _suite_defaults(suite: str) -> dict[str, Any]:
+    """Defaults of a registered suite's options (empty for a suite file or an unknown suite)."""
+    from ssdlab.suites.base import all_suites
+
+    found = all_suites().get(suite)
+    return {o.key: o.default for o in found.suite_options()} if found is not None else {}
+
+
+def command_line(run: Run) -> str:
+    """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
+    o = run.options
+    args = ["ssdlab", "run", run.suite]
+    for spec in o.get("target_specs") or ():
+        args += ["--target", str(spec)]
+    for key, flag in COMMON_FLAGS.items():
+        v = o.get(key)
+        if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
+            continue
+        args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+    defaults = _suite_defaults(run.suite)
+    for key, v in (o.get("suite_options") or {}).items():
+        if v is None or v is False or (key in defaults and defaults[key] == v):
+            continue
+        flag = "--" + key.replace("_", "-")
+        if v is True:
+            args.append(flag)
+        elif isinstance(v, (list, tuple)):
+            for item in v:
+                args += [flag, str(item)]
+        else:
+            args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+    return shlex.join(args)
+
+
+def option_facts(run: Run) -> list[tuple[str, str]]:
+    """(option, value) rows: the common options, then the suite's, named as on the command line."""
+    o = run.options
+    rows: list[tuple[str, str]] = []
+    for key, v in o.items():
+        if key in ("suite", "suite_options", "runtime_s"):
+            continue
+        rows.append((COMMON_FLAGS.get(key, "--" + key.replace("_", "-")), value_text(v, key)))
+    suite_opts = o.get("suite_options") or {}
+    if isinstance(suite_opts, Mapping):
+        for key, v in suite_opts.items():
+            rows.append(("--" + str(key).replace("_", "-"), value_text(v, str(key))))
+    rows.append(("command", command_line(run)))
+    return rows
+
+
+# ---------------------------------------------------------------- events
+
+def _steady_state(e: Mapping[str, Any]) -> str:
+    parts = [f"{e.get('test', '?')}: {e.get('note', '')}"]
+    window = e.get("window") or []
+    if window:
+        parts.append(f"window rounds {window[0]}-{window[-1]}")
+    for name, d in (e.get("determinations") or {}).items():
+        if isinstance(d, Mapping):
+            rng, slope = float(d.get("range_pct", 0)), float(d.get("excursion_pct", 0))
+            parts.append(f"{name}: {'steady' if d.get('steady') else 'not steady'} (range {rng:.2f}%, slope "
+                         f"excursion {slope:.2f}%, fit y = {d.get('fit', '?')})")
+    return "; ".join(parts)
+
+
+def _resume(e: Mapping[str, Any]) -> str:
+    parts = []
+    if e.get("previous_status"):
+        parts.append(f"resumed a run that was {e['previous_status']}")
+    if e.get("resumed_at"):
+        parts.append(f"continued at {e['resumed_at']}")
+    repeated = e.get("repeated") or []
+    parts.append("repeated: " + ", ".join(str(x) for x in repeated) if repeated else "no point had to be repeated")
+    if e.get("stopped_fio_pids"):
+        parts.append(f"stopped {len(e['stopped_fio_pids'])} fio process(es) left by the killed run")
+    return "; ".join(parts)
+
+
+def event_text(e: Mapping[str, Any]) -> tuple[str, str]:
+    """(label, sentence) of one run event."""
+    kind = str(e.get("kind", "note"))
+    if kind == "pts-steady-state":
+        return "steady state", _steady_state(e)
+    if kind == "pts-wsat":
+        return "WSAT", (f"{e.get('note', '')} ({e.get('samples', 0)} samples, "
+                        f"{format_bytes(int(e.get('written_bytes') or 0))} written)")
+    parts = [str(e["text"])] if e.get("text") else []
+    if kind == "resume":
+        parts.append(_resume(e))
+        skip = {"previous_status", "repeated", "resumed_at", "stopped_fio_pids"}
+    else:
+        skip = set()
+    if "points_done" in e:
+        parts.append(f"{e['points_done']} point(s) finished at that time")
+    for key, v in e.items():
+        if key in _HIDDEN_EVENT_KEYS or key in skip or key == "points_done":
+            continue
+        parts.append(f"{humanize(key)}: {value_text(v, key)}")
+    return humanize(kind), "; ".join(parts)
+
+
+def event_rows(events: Sequence[Mapping[str, Any]], fmt_time: Any) -> list[tuple[str, str, str]]:
+    """(time, label, text) of every event except test verdicts (the verdict panel shows those)."""
+    rows = []
+    for e in events:
+        if e.get("kind") == "verdict":
+            continue
+        label, text = event_text(e)
+        rows.append((fmt_time(str(e.get("time", ""))) if e.get("time") else "", label, text))
+    return rows
