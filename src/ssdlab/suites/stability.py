@@ -5,6 +5,10 @@ The statistics are ezFIO's spreadsheet ones: mean, sample standard deviation and
 comes from fio's clat histogram logs (one line per second per job: time_ms, ddir, bs, 1856 bucket counts of
 that interval); the buckets of all jobs are summed per second and fio's own percentile rule is applied
 (ssdlab.fio.hist), never an average of per-job percentiles.
+
+Limits (optional, `--cov-limit PCT` / `--p99-limit US` or `cov_limit_pct` / `p99_limit_us` in the suite file)
+make the run a pass/fail verdict (verdict.py): the CoV of per-second IOPS and the p99 of every I/O of the
+measured window (read and write bins added) must not exceed them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from ssdlab.model import Measurement, PointResult
 
 
 @dataclass(frozen=True)
@@ -76,3 +83,48 @@ def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms:
     return out
 
 
+
+
+def window_p99_us(m: Measurement) -> float | None:
+    """p99 of every I/O of the measured window (read and write bins added; clamped to the observed max), µs."""
+    from ssdlab.fio import hist
+
+    lats = [d.clat for d in m.directions.values() if d.clat is not None and d.clat.n > 0 and d.clat.bins]
+    if not lats:
+        return None
+    counts = hist.counts_from_sparse(lats[0].bins)
+    for c in lats[1:]:
+        counts = counts + hist.counts_from_sparse(c.bins)
+    value = float(hist.percentiles(counts, [99.0])[99.0])
+    return min(max(value, min(c.min_ns for c in lats)), max(c.max_ns for c in lats)) / 1000.0
+
+
+def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> dict[str, Any]:
+    """The verdict event of one stability point: pass/fail against the limits that are set (CoV of per-second
+    IOPS, p99 of the window), complete when none is, incomplete without per-second samples."""
+    from ssdlab import verdict
+
+    test, title = r.point.group or "stability", r.point.label
+    m = r.measurement
+    if r.status != "ok" or m is None:
+        return verdict.verdict_event(test, title, "incomplete", f"the point is {r.status}: {r.reason}")
+    series = {k: list(v) for k, v in m.series.items()}
+    total, _ = complete_seconds(total_iops_series(series), list(series.get("time_s", [])))
+    st = iops_stats(total)
+    if st is None:
+        return verdict.verdict_event(test, title, "incomplete", "no per-second IOPS samples were recorded")
+    p99 = window_p99_us(m)
+    facts = [f"CoV {st.cov_pct:.2f}% of per-second IOPS over {st.samples} s"
+             + (f" (limit {cov_limit_pct:g}%)" if cov_limit_pct is not None else "")]
+    if p99 is not None:
+        facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))
+    if cov_limit_pct is None and p99_limit_us is None:
+        return verdict.verdict_event(test, title, "complete", "; ".join(facts) + "; no limit set (--cov-limit, "
+                                     "--p99-limit)", cov_pct=st.cov_pct, p99_us=p99)
+    failed = []
+    if cov_limit_pct is not None and st.cov_pct > cov_limit_pct:
+        failed.append("CoV above its limit")
+    if p99_limit_us is not None and (p99 is None or p99 > p99_limit_us):
+        failed.append("p99 above its limit" if p99 is not None else "no p99 (no latency bins)")
+    return verdict.verdict_event(test, title, "fail" if failed else "pass",
+                                 "; ".join(failed + facts), cov_pct=st.cov_pct, p99_us=p99)

@@ -25,6 +25,7 @@ runs a user's file the same way. Format (docs/suites.md has the full reference):
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -42,7 +43,7 @@ from ssdlab.units import format_bs, format_bytes
 FAMILY = "characterization"
 VIEWS = ("matrix", "bs-sweep", "qd-sweep", "stability", "lat-curve", "iorate", "app")
 _TOP_KEYS = {"name", "summary", "runtime_s", "ramp_s", "view", "app", "phase", "matrix", "description",
-             "p99_limit_us"}
+             "p99_limit_us", "cov_limit_pct"}
 _FIXED_KEYS = {"name", "view", "runtime_s", "ramp_s", "options", "log_interval_ms", "hist_log_ms", "label",
                "random_distribution"}
 _PHASE_KEYS = {"name", "rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "runtime_s", "io", "options",
@@ -110,7 +111,11 @@ class TomlSuite(Suite):
         self.description = str(doc.get("description", ""))
         self.default_runtime_s = float(doc.get("runtime_s", 60.0))
         self.default_ramp_s = float(doc.get("ramp_s", 0.0))
-        self.p99_limit_us = float(doc.get("p99_limit_us", DEFAULT_P99_LIMIT_US))
+        self.p99_limit_us = _finite(doc.get("p99_limit_us", DEFAULT_P99_LIMIT_US), "p99_limit_us", source)
+        # stability views are judged only on limits that are set (in the file or with --cov-limit/--p99-limit)
+        self.p99_limit_given = "p99_limit_us" in doc
+        self.cov_limit_pct = (_finite(doc["cov_limit_pct"], "cov_limit_pct", source) if "cov_limit_pct" in doc
+                              else None)
         view = str(doc.get("view", "matrix"))
         self._check_view(view)
         self.app: apps.AppModel | None = None
@@ -215,6 +220,12 @@ class TomlSuite(Suite):
         if any(m.view == "lat-curve" for m in self.matrices):
             opts.append(SuiteOption("p99-limit", "float", None, f"p99 latency limit in µs called out on the "
                                                                 f"curves (default {self.p99_limit_us:g})"))
+        elif any(m.view == "stability" for m in self.matrices):
+            opts.append(SuiteOption("p99-limit", "float", None, "stability: fail when the p99 of the measured "
+                                                                "window exceeds this many µs"))
+        if any(m.view == "stability" for m in self.matrices):
+            opts.append(SuiteOption("cov-limit", "float", None, "stability: fail when the CoV of per-second IOPS "
+                                                                "exceeds this many percent"))
         return opts
 
     def _axes_for(self, m: Matrix, ctx: PlanContext) -> dict[str, list[Any]]:
@@ -339,10 +350,20 @@ class TomlSuite(Suite):
         return ready
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        """Record curve points that could not run (their max run was skipped)."""
+        """Record curve points that could not run (their max run was skipped) and the verdict of every
+        stability point (pass/fail on its limits, complete without limits)."""
         _, notes = curves.adaptive_next(self.plan(ctx), run)
         for note in notes:
             run = run.with_warning(note)
+        cov = ctx.options.get("cov_limit")
+        cov = self.cov_limit_pct if cov is None else float(cov)
+        p99 = ctx.options.get("p99_limit")
+        p99 = (self.p99_limit_us if self.p99_limit_given else None) if p99 is None else float(p99)
+        for r in run.points:
+            if r.point.phase == "measure" and r.point.tags.get("view") == "stability":
+                from ssdlab.suites.stability import point_verdict
+
+                run = run.with_event(point_verdict(r, cov, p99))
         return run
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
@@ -360,6 +381,16 @@ class TomlSuite(Suite):
         if ctx.misalign:
             notes.append(f"misalignment: every offset shifted by {ctx.misalign} B")
         return notes
+
+
+def _finite(raw: Any, key: str, source: str) -> float:
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"{source}: {key} = {raw!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{source}: {key} = {raw!r} must be a positive finite number")
+    return value
 
 
 def _tables(raw: Any, key: str, source: str) -> list[Mapping[str, Any]]:
