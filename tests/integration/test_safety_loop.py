@@ -79,6 +79,7 @@ def test_read_only_suite_needs_no_consent_and_writes_nothing(loops: LoopFactory,
                   "--no-report")
     assert res.code == 0, res.err
     assert "WARNING" not in res.err
+    assert "the reads were not prefilled" in res.err  # said on the console (and in the report's warnings)
     assert loop.digest() == before
 
 
@@ -103,7 +104,10 @@ def test_clean_device_needs_yes_without_a_terminal_then_runs(loops: LoopFactory,
     assert (out / "report.html").is_file()
     run = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert run["status"] == "complete"
-    assert len([p for p in run["points"] if p["status"] == "ok"]) == 8
+    assert len([p for p in run["points"] if p["status"] == "ok"]) == 9
+    prefill = run["points"][0]  # a raw device has no layout step: the span the reads touch is written first
+    assert prefill["point"]["phase"] == "precondition"
+    assert prefill["measurement"]["directions"]["write"]["io_bytes"] == 64 * MiB
     assert run["target"]["capacity_bytes"] == 64 * MiB
     assert run["target"]["device_bytes"] == 96 * MiB
     for p in run["points"]:
@@ -113,7 +117,7 @@ def test_clean_device_needs_yes_without_a_terminal_then_runs(loops: LoopFactory,
     exported = run_cli("export", out, "--format", "csv")
     assert exported.code == 0
     assert exported.out.startswith("point,")
-    assert len(exported.out.strip().splitlines()) == 9
+    assert len(exported.out.strip().splitlines()) == 10  # header, prefill, 8 points
     # fio wrote only inside --capacity: the last 32 MiB are still zeros
     assert loop.digest(64 * MiB) == tail_before == hashlib.sha256(bytes(32 * MiB)).hexdigest()
     assert loop.digest(0, 64 * MiB) != hashlib.sha256(bytes(64 * MiB)).hexdigest()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ssdlab.model import TestPoint, Workload
+from ssdlab.model import Run, TestPoint, Workload
 from ssdlab.suites.base import PlanContext, Suite, register
-from ssdlab.units import format_bs
+from ssdlab.units import format_bs, format_bytes, format_duration
 
 
 @dataclass(frozen=True)
@@ -25,15 +25,33 @@ class Corner:
         return f"{'SEQ' if self.seq else 'RND'}{format_bs(self.bs)} Q{self.qd}T{self.threads}"
 
 
+PREFILL_BS = 1024**2
+PREFILL_QD = 32
+PREFILL_MBPS = 1000.0  # assumed for the ETA only
+NOT_PREFILLED = ("the reads were not prefilled: on a raw device, LBAs that were never written (or were trimmed) "
+                 "are answered without reading NAND, so read results can be inflated; run `quick` (which "
+                 "prefills the span with consent) or write the span first")
+
+
+def prefill_point(ctx: PlanContext) -> TestPoint:
+    """Sequential 1 MiB writes over the whole span the read points read (a raw device has no layout step)."""
+    span = ctx.capacity
+    return TestPoint(
+        id="00-prefill", label=f"prefill: sequential 1M writes over the {format_bytes(span)} the reads touch",
+        workload=Workload(rw="write", bs=PREFILL_BS, iodepth=PREFILL_QD, io_bytes=span, size=span),
+        phase="precondition", group="prefill", tags={"amount_bytes": span})
+
+
 def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
-    """Read points first (on laid-out data), then write points, CrystalDiskMark's order."""
-    points: list[TestPoint] = []
+    """Read points first (on laid-out data), then write points, CrystalDiskMark's order. On a raw block device
+    the span is prefilled first (files are laid out and simulated drives written when they are prepared)."""
+    points: list[TestPoint] = [prefill_point(ctx)] if ctx.target_kind == "block" else []
     for direction in ("read", "write"):
         for c in corners:
             rw = direction if c.seq else f"rand{direction}"
             slug = c.group.lower().replace(" ", "-")
             points.append(TestPoint(
-                id=f"{len(points) + 1:02d}-{slug}-{direction}",
+                id=f"{sum(p.phase == 'measure' for p in points) + 1:02d}-{slug}-{direction}",
                 label=f"{c.group} {direction.capitalize()}",
                 workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
                                   ramp_s=ctx.ramp_s or 0.0),
@@ -43,7 +61,35 @@ def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float)
     return points
 
 
-class QuickSuite(Suite):
+class CornerSuite(Suite):
+    """Shared by quick, four-corners and quick-read: the prefill's time in the ETA and the plan notes."""
+
+    corners: tuple[Corner, ...] = ()
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        return corner_points(self.corners, ctx, self.runtime(ctx))
+
+    def eta_seconds(self, ctx: PlanContext) -> float:
+        points = self.plan(ctx)
+        fill = sum(p.workload.io_bytes or 0 for p in points if p.phase == "precondition")
+        return sum(p.est_seconds + self.point_overhead_s for p in points) + fill / (PREFILL_MBPS * 1e6)
+
+    def plan_notes(self, ctx: PlanContext) -> list[str]:
+        if ctx.target_kind != "block":
+            return []
+        if self.writes:
+            return [f"prefill: the {format_bytes(ctx.capacity)} the reads touch is written sequentially first "
+                    f"(at {PREFILL_MBPS:g} MB/s that takes {format_duration(ctx.capacity / PREFILL_MBPS / 1e6)}; "
+                    "limit it with --capacity or --footprint)"]
+        return [f"note: {NOT_PREFILLED}"]
+
+    def conclude(self, ctx: PlanContext, run: Run) -> Run:
+        if ctx.target_kind == "block" and not self.writes:
+            return run.with_warning(NOT_PREFILLED)
+        return run
+
+
+class QuickSuite(CornerSuite):
     name = "quick"
     summary = "CrystalDiskMark-style: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write"
     writes = True
@@ -51,19 +97,13 @@ class QuickSuite(Suite):
     corners: tuple[Corner, ...] = (Corner(True, 1024**2, 8, 1), Corner(True, 1024**2, 1, 1),
                                    Corner(False, 4096, 32, 1), Corner(False, 4096, 1, 1))
 
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        return corner_points(self.corners, ctx, self.runtime(ctx))
 
-
-class FourCornersSuite(Suite):
+class FourCornersSuite(CornerSuite):
     name = "four-corners"
     summary = "Four corners at high queue depth: SEQ128K Q64T1 and RND4K Q64T4, read and write"
     writes = True
     default_runtime_s = 10.0
     corners: tuple[Corner, ...] = (Corner(True, 128 * 1024, 64, 1), Corner(False, 4096, 64, 4))
-
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        return corner_points(self.corners, ctx, self.runtime(ctx))
 
 
 class QuickReadSuite(QuickSuite):
