@@ -196,23 +196,26 @@ def _run_valid(run_dir: Path, point: TestPoint, target: Target, executor: Execut
     (verdict.extended_runtime) and is stored as invalid if it still falls short. Invalid points are never
     `ok`: suites and reports never count them."""
     planned = point.workload.runtime_s
-    tried: list[str] = []
+    tried: list[str] = []  # "0.5 s: 114 I/Os" per attempt that fell short
+    first_problem = ""
     while True:
         result = _run_one(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
         problem = verdict.point_problem(point, result.measurement) if result.status == "ok" else ""
+        runtime = point.workload.runtime_s
         if not problem:
             if tried:
                 result = dataclasses.replace(result, warnings=(
-                    *result.warnings, f"runtime extended from {planned:g} s to {point.workload.runtime_s:g} s: "
-                                      + "; ".join(tried)))
+                    *result.warnings, f"runtime extended from {planned:g} s to {runtime:g} s: {first_problem} "
+                                      f"(runs: {', '.join(tried)})"))
             return result
-        runtime = point.workload.runtime_s
-        tried.append(f"at {runtime:g} s {problem}" if runtime is not None else problem)
+        first_problem = first_problem or problem
+        tried.append(f"{runtime:g} s: {verdict.completed_ios(result.measurement):,} I/Os" if runtime is not None
+                     else f"{verdict.completed_ios(result.measurement):,} I/Os")
         longer = verdict.extended_runtime(point, result.measurement, planned or 0.0)
         if longer is None:
-            bound = (f" (already {verdict.MAX_EXTENSION:g}x its planned {planned:g} s)" if planned
-                     else " (a size-based point cannot be extended)")
-            return dataclasses.replace(result, status="invalid", reason="invalid: " + "; ".join(tried) + bound)
+            bound = (f"; ran {len(tried)} time(s) ({', '.join(tried)}), up to {verdict.MAX_EXTENSION:g}x its "
+                     f"planned {planned:g} s" if planned else "; a size-based point cannot be extended")
+            return dataclasses.replace(result, status="invalid", reason=f"invalid: {problem}{bound}")
         progress.note(f"    {point.label}: {problem}; running it again for {longer:g} s")
         point = dataclasses.replace(point, workload=dataclasses.replace(point.workload, runtime_s=longer),
                                     tags={**point.tags, "planned_runtime_s": planned})

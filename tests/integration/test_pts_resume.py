@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import fio_pids
+from ssdlab.store import load_run
+from ssdlab.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 
@@ -81,7 +83,9 @@ def test_resume_after_kill9_and_ctrl_c(tmp_path: Path) -> None:
             proc = _start(["resume", str(run_dir), "-q", "--no-report"])
     final = subprocess.run([*CLI, "resume", str(run_dir), "-q"], capture_output=True, text=True, timeout=300,
                            check=False)
-    assert final.returncode == 0, final.stderr
+    # steady state on a real file depends on the host; the exit code is the stored run's verdict either way
+    assert final.returncode in (0, 1), final.stderr
+    assert final.returncode == run_verdicts(load_run(run_dir)).exit_code
     doc = json.loads((run_dir / "run.json").read_text())
     assert doc["status"] == "complete"
     done = _ok(doc["points"])

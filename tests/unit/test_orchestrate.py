@@ -183,3 +183,58 @@ def test_a_lost_keyboard_interrupt_still_stops_the_run_before_the_next_point(tmp
     saved = store.load_run(run_dir)
     assert saved.status == "interrupted"
     assert [p.point.id for p in saved.points] == ["p1", "p2"]
+
+
+@dataclass
+class StallingExecutor(FakeExecutor):
+    """A drive that stalls: p2 completes `ios_by_attempt[k]` I/Os on its k-th run (the last value repeats)."""
+
+    ios_by_attempt: list[int] = field(default_factory=lambda: [0, 40, 1000])
+    runtimes: list[float] = field(default_factory=list)
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """p1 and p3 measure normally; p2 completes the scripted number of I/Os."""
+        if point.id != "p2":
+            return super().run_point(point, target, point_dir, on_live)
+        assert point.workload.runtime_s is not None
+        self.runtimes.append(point.workload.runtime_s)
+        ios = self.ios_by_attempt[min(len(self.runtimes), len(self.ios_by_attempt)) - 1]
+        dirs = {"read": DirectionStats(iops=ios, bw_bytes=4096.0 * ios, io_bytes=4096 * ios, total_ios=ios,
+                                       runtime_ms=1000)} if ios else {}
+        return Measurement(engine="fake", engine_version="0", directions=dirs)
+
+
+def test_a_stalled_point_is_run_again_longer_until_it_is_valid(tmp_path: Path) -> None:
+    run_dir, _, go, executor = start(tmp_path, executor_type=StallingExecutor)
+    run = go()
+    assert isinstance(executor, StallingExecutor)
+    assert executor.runtimes == [1.0, 2.0, 8.0]  # nothing: doubled; 40 of the 100 needed: ceil(1.5 x 100 / 40) = 4x
+    p2 = run.result("p2")
+    assert p2 is not None
+    assert p2.status == "ok"
+    assert p2.point.workload.runtime_s == 8.0
+    assert p2.point.tags["planned_runtime_s"] == 1.0
+    assert any("runtime extended from 1 s to 8 s" in w and "no I/O" in w for w in p2.warnings)
+    assert store.load_run(run_dir) == run
+
+
+def test_a_point_that_stays_stalled_is_stored_invalid_never_ok(tmp_path: Path) -> None:
+    run_dir, _, go, executor = start(tmp_path, executor_type=StallingExecutor)
+    assert isinstance(executor, StallingExecutor)
+    executor.ios_by_attempt = [0]
+    run = go()
+    assert run.status == "complete"
+    assert executor.runtimes == [1.0, 2.0, 4.0, 8.0, 16.0]  # doubling up to 16x the planned runtime
+    p2 = run.result("p2")
+    assert p2 is not None
+    assert p2.status == "invalid"
+    assert "no I/O" in p2.reason
+    assert "up to 16x its planned 1 s" in p2.reason
+    assert [p.point.id for p in run.ok_points()] == ["p1", "p3"]
+    assert "p2" in run.done_ids()  # finished: a resume does not run it again
+    from ssdlab.verdict import run_verdicts
+
+    v = run_verdicts(store.load_run(run_dir))
+    assert [(t.kind, t.title) for t in v.tests] == [("incomplete", "three")]
+    assert v.exit_code == 1

@@ -144,11 +144,12 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
     fig, ax = _axes(title, size)
     for i, s in enumerate(series):
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
-        if not pts:
+        color = s.color or PALETTE[i % len(PALETTE)]
+        if not pts:  # keep the line in the legend, saying it has nothing to draw, rather than drop it silently
+            ax.plot([], [], s.style, label=f"{s.name} (no valid value)", color=color)
             continue
         xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, s.style, label=s.name, color=s.color or PALETTE[i % len(PALETTE)], markersize=3,
-                **dict(s.extra))
+        ax.plot(xs, ys, s.style, label=s.name, color=color, markersize=3, **dict(s.extra))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     if logx:
