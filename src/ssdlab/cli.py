@@ -107,7 +107,8 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
-                     epilog="Exit codes: 0 ok, 1 negative verdict, 2 usage, 3 target, 4 refused (unsafe), "
+                     epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
+                            "4 refused (unsafe), "
                             "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")

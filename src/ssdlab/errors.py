@@ -2,7 +2,7 @@
 
 Exit codes (documented in README and `ssdlab --help`):
   0  success
-  1  a verdict was negative (steady state not reached, certification failed)
+  1  a verdict was negative: not steady, fail or incomplete (verdict.EXIT_CODES is the one mapping)
   2  bad usage or bad input (option, size string, suite name, target string)
   3  target problem (missing, unreadable, too small)
   4  refused: writing would destroy data the user did not consent to
