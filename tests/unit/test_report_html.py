@@ -154,7 +154,7 @@ def test_header_shows_host_engine_target_and_options(rendered: tuple[Run, str, P
     for fact in ("benchbox-7", "Debian GNU/Linux 12 (bookworm)", "6.1.0-18-amd64", "AMD EPYC 7313P 16-Core Processor",
                  "32 CPUs", "64 GiB", "fio 3.33", "SAMSUNG MZQL2960HCJR-00A07", "S64FNE0R812345", "GDC5602Q",
                  "/dev/nvme0n1", "894.25 GiB", "512 B logical, 4096 B physical", "2026-01-02 09:59:00 UTC",
-                 "3m00s", "ssdlab", "0.1.0", "libaio", "quick: loops"):
+                 "3m00s", "ssdlab", "0.1.0", "libaio", "<dt>--loops</dt><dd>3</dd>"):
         assert fact in doc, fact
     assert re.search(r"<dt>runtime per point</dt><dd>5 s</dd>", doc)
 
@@ -169,7 +169,7 @@ def test_every_measure_point_has_a_row_and_steps_go_to_procedure(rendered: tuple
             assert f'id="pt-{r.point.id}"' not in results
     procedure = doc[doc.index('id="procedure"'):doc.index('id="commands"')]
     assert "format purge" in procedure
-    assert "method=format" in procedure
+    assert "method format" in procedure  # tags as text, not key=value
     assert "SEQ 128K fill 2x" in procedure
     assert "2 GiB per job" in procedure
 
@@ -362,7 +362,7 @@ def test_sim_measurements_name_the_model_and_show_no_cpu(tmp_path: Path) -> None
     assert "<dt>engine</dt><dd>ssdlab-sim 0.1.0</dd>" in doc
     assert "Simulated target: not a real drive" in doc
     cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', point_block(doc, "01-s"))
-    assert cells[-1] == "—"  # no CPU figure for the model, not a 0
+    assert cells[-1] == "n/a"  # no CPU figure for the model, not a 0
     null = make_run(target={"kind": "null", "name": "null (fio null engine)", "capacity_bytes": 1 << 30})
     doc = html.render_report(null, tmp_path).read_text()
     assert "null target: host ceiling, no device" in doc

@@ -233,7 +233,7 @@ def _dir_row(name: str, d: DirectionStats) -> DirRow:
 
 def _cpu(m: Measurement) -> str:
     if m.engine == "sim":
-        return "—"  # the model uses no host CPU per I/O: a 0 would read as a measurement
+        return "n/a"  # the model uses no host CPU per I/O: nothing was measured, and a 0 would read as one
     return f"{m.usr_cpu + m.sys_cpu:.0f} ({m.usr_cpu:.0f}+{m.sys_cpu:.0f})"
 
 
