@@ -359,10 +359,10 @@ class TomlSuite(Suite):
         cov = self.cov_limit_pct if cov is None else float(cov)
         p99 = ctx.options.get("p99_limit")
         p99 = (self.p99_limit_us if self.p99_limit_given else None) if p99 is None else float(p99)
+        from ssdlab.suites.stability import point_verdict
+
         for r in run.points:
             if r.point.phase == "measure" and r.point.tags.get("view") == "stability":
-                from ssdlab.suites.stability import point_verdict
-
                 run = run.with_event(point_verdict(r, cov, p99))
         return run
 
