@@ -33,7 +33,8 @@ class FourPoints(Suite):
 
 
 def _measurement(iops: float = 1000.0) -> Measurement:
-    d = DirectionStats(iops=iops, bw_bytes=iops * 4096, io_bytes=4096, total_ios=1, runtime_ms=1000)
+    # enough I/Os for a valid point (verdict.min_ios): a stand-in for a real measurement
+    d = DirectionStats(iops=iops, bw_bytes=iops * 4096, io_bytes=4096 * 1000, total_ios=1000, runtime_ms=1000)
     return Measurement(engine="fake", engine_version="0", directions={"read": d})
 
 

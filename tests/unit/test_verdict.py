@@ -132,3 +132,14 @@ def test_extension_aims_past_the_need_and_stops_at_the_bound() -> None:
     at_cap = point(qd=1, jobs=1, runtime=0.5 * verdict.MAX_EXTENSION)
     assert verdict.extended_runtime(at_cap, measured(1), 0.5) is None
     assert verdict.extended_runtime(point(runtime=None), measured(0), 0.0) is None  # size-based
+
+
+def test_points_that_failed_in_a_run_that_went_on_exit_6_unless_a_test_is_negative() -> None:
+    broken = PointResult(point=point("p2"), status="failed", started="", finished="", reason="fio failed: EIO")
+    ok = PointResult(point=point("p1"), status="ok", started="", finished="", measurement=measured(500))
+    v = verdict.run_verdicts(run_with([], [ok, broken], suite="quick"))  # --on-error continue finished the run
+    assert [(t.kind, t.failed) for t in v.tests] == [("incomplete", True)]
+    assert "1 point(s) failed" in v.tests[0].reason
+    assert v.exit_code == ExitCode.FIO_FAILED
+    worse = run_with([verdict.verdict_event("act", "ACT", "fail", "slow reads")], [ok, broken], suite="act")
+    assert verdict.run_verdicts(worse).exit_code == ExitCode.NEGATIVE  # the failed verdict is what counts
