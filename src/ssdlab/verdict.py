@@ -256,7 +256,7 @@ def run_verdicts(run: Run) -> RunVerdict:
             if known is None and key != run.suite and run.suite in tests:
                 key = run.suite
                 known = tests[key]
-            if known is not None and known.kind == "incomplete":
+            if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
                 continue
             why = _invalid_text(pts) if not is_failed else \
                 f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason}"
