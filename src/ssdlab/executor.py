@@ -135,7 +135,12 @@ class FioExecutor:
         if w.hist_log_ms:
             extra["hist_log_ms"] = w.hist_log_ms
         if point.streams:  # per-stream results (one reporting group per stream and device)
+            from ssdlab.fio.pacing import section_pacing
+
             extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(doc).items()}
+            pacing = section_pacing(job, point_dir)  # how far each paced section fell behind its schedule
+            if pacing:
+                extra["pacing"] = pacing
         return dataclasses.replace(m, extra=extra)
 
 

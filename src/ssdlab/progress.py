@@ -24,6 +24,15 @@ def _summary(result: PointResult) -> str:
     if result.status != "ok" or m is None:
         return f"{result.status}: {result.reason}"
     parts = []
+    streams = m.extra.get("streams")
+    if isinstance(streams, dict) and streams:  # concurrent streams (ACT): one figure each, never summed
+        from ssdlab.model import measurement_from_dict
+
+        for section, data in streams.items():
+            for name, d in measurement_from_dict(data).directions.items():
+                lat = f", {d.clat.mean_ns / 1000:.1f} µs" if d.clat else ""
+                parts.append(f"{section} {name} {d.iops:,.1f} IOPS{lat}")
+        return "; ".join(parts) or "no I/O"
     for name, d in m.directions.items():
         lat = f", {d.clat.mean_ns / 1000:.1f} µs" if d.clat else ""
         parts.append(f"{name} {d.iops:,.0f} IOPS {d.bw_mbps:,.1f} MB/s{lat}")

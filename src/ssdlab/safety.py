@@ -158,7 +158,7 @@ class WriteGrant:
                 elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine"):
                     raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
                                             "which names files, runs commands or changes the host")
-            if not any(_placed_on(opts, dev) for dev in devices):
+            if not any(_placed_on(opts, dev) for dev in devices) and not _placed_on_all(opts, devices):
                 raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
                                         f"{self.target.name} as the target set it up (filename "
                                         f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
@@ -194,3 +194,19 @@ def _placed_on(opts: dict[str, OptionValue], device: dict[str, OptionValue]) -> 
         elif have != want:
             return False
     return True
+
+
+def _placed_on_all(opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]]) -> bool:
+    """Whether a job section runs on every device of the target at once, as fio/job.py builds ACT's service
+    threads: the devices' filenames joined by ':' in target order, each device's other options, and a span
+    no larger than the smallest device's on each (fio splits `size` evenly over the files)."""
+    if len(devices) < 2 or any("filename" not in d for d in devices):
+        return False
+    if opts.get("filename") != ":".join(str(d["filename"]) for d in devices):
+        return False
+    sizes = [int(d["size"]) for d in devices if "size" in d]
+    if sizes and (opts.get("size") is None or int(opts["size"]) > min(sizes) * len(devices)):
+        return False
+    single = {k: v for k, v in opts.items() if k not in ("filename", "size")}
+    return all(_placed_on({**single, "filename": d["filename"], **({"size": min(sizes)} if sizes else {})}, d)
+               for d in devices)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.suites.act import S_LB_READS, S_LB_WRITES, S_READS
+from ssdlab.suites.act import S_LB_READS, S_LB_WRITES, S_SERVICE
 
 pytestmark = pytest.mark.integration
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 def test_act_1x_on_a_file_completes_with_a_verdict(cli, small_file_target, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "run"
     res = cli("run", "act", "--load", "1x", "--target", small_file_target.spec, "--duration", "4",
-              "--slice", "2", "--out", str(out), "--quiet")
+              "--slice", "2", "--service-threads", "4", "--out", str(out), "--quiet")
     run = json.loads((out / "run.json").read_text())
     assert run["status"] == "complete"
     verdict = [e for e in run["events"] if e.get("kind") == "verdict"]
@@ -24,22 +24,24 @@ def test_act_1x_on_a_file_completes_with_a_verdict(cli, small_file_target, tmp_p
     ids = [p["point"]["id"] for p in run["points"]]
     assert ids[:2] == ["act-prep-zero", "act-prep-salt"]
     slices = [p for p in run["points"] if p["point"]["phase"] == "measure"]
-    if "keep up" in verdict[0]["text"]:  # a busy host: ACT stops at the first lagging slice and fails
-        assert not verdict[0]["passed"]
-        assert res.code == 1
-        assert len(slices) == 1
-        return
     assert len(slices) == 2
     streams = slices[0]["measurement"]["extra"]["streams"]
-    assert set(streams) == {f"{S_READS}-d0", f"{S_LB_READS}-d0", f"{S_LB_WRITES}-d0"}
-    reads = streams[f"{S_READS}-d0"]["directions"]["read"]
-    assert reads["total_ios"] >= 0.9 * 2000 * 2  # paced at 2000/s for 2 s
-    assert reads["total_ios"] <= 1.1 * 2000 * 2
+    assert set(streams) == {S_SERVICE, f"{S_LB_READS}-d0", f"{S_LB_WRITES}-d0"}
+    reads = streams[S_SERVICE]["directions"]["read"]
+    assert 0 < reads["total_ios"] <= 1.1 * 2000 * 2  # paced at 2000/s for 2 s (fewer on a slow host)
     writes = streams[f"{S_LB_WRITES}-d0"]["directions"]["write"]
-    assert 30 <= writes["total_ios"] <= 60  # 23.53/s for 2 s
+    assert 0 < writes["total_ios"] <= 60  # 23.53/s for 2 s
     logs = slices[0]["measurement"]["extra"]["hist_logs"]
-    assert any(name.startswith(f"hist_{S_READS}-d0_clat_hist.") for name in logs)
+    assert sum(name.startswith(f"hist_{S_SERVICE}_clat_hist.") for name in logs) == 4  # one per service thread
+    # the executor read every paced job's lag from its log (a job cannot lag more than the 2-s slice has run)
+    pacing = slices[0]["measurement"]["extra"]["pacing"]
+    assert pacing[S_SERVICE]["jobs"] == 4
+    assert pacing[S_SERVICE]["ops_per_s_per_job"] == 500
+    assert pacing[S_SERVICE]["logs"] == 4
+    assert -1.0 < pacing[S_SERVICE]["max_lag_s"] < 3.0
+    assert pacing[f"{S_LB_WRITES}-d0"]["ops_per_s_per_job"] == pytest.approx(1000 / 85 * 2, rel=1e-4)
     report = Path(res.out.strip().splitlines()[-1])
     text = report.read_text()
     assert "ACT certification" in text
     assert "&ge;64 ms %" in text
+    assert "Worst lag behind ACT's schedule" in text

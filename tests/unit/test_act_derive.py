@@ -12,10 +12,9 @@ from ssdlab.suites.act import (
     derive,
     parse_duration,
     parse_load,
-    read_size,
-    service_jobs,
     stream_plans,
 )
+from ssdlab.suites.act_config import record_sizes
 
 
 def test_default_1x_one_device() -> None:
@@ -37,7 +36,7 @@ def test_integer_division_of_records_per_block_follows_the_code_not_the_readme()
 
 
 def test_load_and_devices_scale_totals_and_split_evenly() -> None:
-    d = derive(ActConfig(load=300, devices=2))
+    d = derive(ActConfig.for_load(300, devices=2))
     assert d.read_reqs_per_s == 1_200_000
     assert d.reads_per_s == 1_200_000
     assert d.large_block_reads_per_s == pytest.approx(600_000 / 85 * 2)
@@ -53,7 +52,7 @@ def test_defrag_lwm_sets_write_amplification() -> None:
 def test_update_pct_adds_reads_with_integer_division() -> None:
     assert derive(ActConfig(update_pct=50)).reads_per_s == 2500
     # 1.5x: 1500 writes/s * 33 / 100 = 495 (integer), + 3000 reads
-    assert derive(ActConfig(load=1.5, update_pct=33)).reads_per_s == 3495
+    assert derive(ActConfig.for_load(1.5, update_pct=33)).reads_per_s == 3495
 
 
 def test_replication_multiplies_writes() -> None:
@@ -73,31 +72,50 @@ def test_no_defrag_reads() -> None:
     d = derive(ActConfig(no_defrag_reads=True))
     assert d.large_block_reads_per_s == 0
     assert d.large_block_writes_per_s == pytest.approx(1000 / 85 * 2)
-    assert [p.name for p in stream_plans(ActConfig(no_defrag_reads=True), d, 512, None)] == [
-        "reads", "large-block-writes"]
+    assert [p.name for p in stream_plans(ActConfig(no_defrag_reads=True), d, 512)] == [
+        "service", "large-block-writes"]
 
 
 def test_read_size_rounds_to_min_op() -> None:
-    assert read_size(ActConfig(), 512) == 1536
-    assert read_size(ActConfig(), 4096) == 4096
-    assert read_size(ActConfig(record_bytes=1500), 512) == 1536  # 1504 -> 3 sectors
-
-
-def test_service_threads_never_limit_the_rate() -> None:
-    assert service_jobs(2000, None) == (4, 1)
-    assert service_jobs(600_000, None) == (64, 19)  # 1200 QD1 threads' worth
-    assert service_jobs(2000, 10) == (10, 1)
+    assert record_sizes(ActConfig(), 512) == [1536]
+    assert record_sizes(ActConfig(), 4096) == [4096]
+    assert record_sizes(ActConfig(record_bytes=1500), 512) == [1536]  # 1504 -> 3 sectors
+    # a range: every multiple of the minimum I/O size from the smallest to the largest record
+    assert record_sizes(ActConfig(record_bytes=1500, record_bytes_range_max=3000), 512) == [1536, 2048, 2560, 3072]
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
+    # cfg_storage.c check_configuration refuses each of these
     ({"defrag_lwm_pct": 100}, "defrag-lwm-pct"),
     ({"large_block_bytes": 100 * 1024}, "power of 2"),
-    ({"record_bytes": 200 * 1024}, "does not fit"),
+    ({"large_block_bytes": 16 * 1024 * 1024}, "power of 2"),
+    ({"record_bytes": 0}, "record-bytes"),
+    ({"record_bytes": 8 * 1024 * 1024 + 1}, "record-bytes"),
+    ({"record_bytes_range_max": 1536}, "range-max"),  # must be above record-bytes
+    ({"record_bytes_range_max": 9 * 1024 * 1024}, "range-max"),
     ({"compress_pct": 101}, "compress-pct"),
+    ({"update_pct": 101}, "update-pct"),
+    ({"replication_factor": 0}, "replication-factor"),
+    ({"disable_odsync": True, "commit_to_device": True}, "disable-odsync"),
+    # derive_configuration refuses these
+    ({"read_reqs_per_s": 0, "write_reqs_per_s": 0}, "both be zero"),
+    ({"read_reqs_per_s": 9, "write_reqs_per_s": 0, "service_threads": 10}, "load config too small"),
+    # ssdlab's own: ACT would divide by zero
+    ({"record_bytes": 200 * 1024}, "do not fit"),
+    ({"read_reqs_per_s": 2**32}, "out of range"),
 ])
 def test_bad_configs_are_usage_errors(kwargs: dict[str, int], message: str) -> None:
     with pytest.raises(UsageError, match=message):
         derive(ActConfig(**kwargs))  # type: ignore[arg-type]
+
+
+def test_update_pct_at_100_and_write_only_loads_are_accepted() -> None:
+    assert derive(ActConfig(update_pct=100)).reads_per_s == 3000
+    d = derive(ActConfig(read_reqs_per_s=0, write_reqs_per_s=1000))
+    assert d.reads_per_s == 0
+    assert d.service_reqs_per_thread == 0  # no service threads at all: large blocks only (ACT: do_transactions)
+    assert [p.name for p in stream_plans(ActConfig(read_reqs_per_s=0), d, 512)] == [
+        "large-block-reads", "large-block-writes"]
 
 
 def test_parse_load_and_duration() -> None:
@@ -126,6 +144,7 @@ def test_plan_json_prints_derived_totals(cli, tmp_path) -> None:  # type: ignore
     measure = [p for p in doc["points"] if p["phase"] == "measure"]
     assert len(measure) == 3
     assert [w["rw"] for w in measure[0]["streams"]] == ["randread", "randread", "randwrite"]
+    assert measure[0]["tags"]["shared_streams"] == ["service"]
 
 
 def test_plan_text_and_sim_refusal(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -20,17 +20,18 @@ def _ctx(devices: int = 1, lbs: int = 512, **opts: object) -> PlanContext:
 
 
 def test_one_device_three_paced_streams() -> None:
-    point = ActSuite().level_points(_ctx(), 1.0)[0]
+    point = ActSuite().level_points(_ctx(service_threads=10), 1.0)[0]
     job = build_job(point, {"filename": "/tmp/x", "ioengine": "libaio", "direct": 1, "size": 1 << 26})
     by_name = {s.name: dict(s.options) for s in job.jobs}
-    assert list(by_name) == ["reads-d0", "large-block-reads-d0", "large-block-writes-d0"]
-    reads = by_name["reads-d0"]
+    assert list(by_name) == ["service", "large-block-reads-d0", "large-block-writes-d0"]
+    reads = by_name["service"]
     assert reads["ioengine"] == "psync"
     assert reads["iodepth"] == 1
-    assert reads["numjobs"] == 4
+    assert reads["numjobs"] == 10  # ACT's service threads, each a QD1 job
     assert reads["bs"] == 1536
     assert reads["blockalign"] == "512"
-    assert int(str(reads["rate"])) * 4 == 2000 * 1536  # 4 QD1 threads x 500 reads/s
+    assert reads["rate_iops"] == 200  # 2000 reads/s // 10 threads, ACT's integer per-thread rate
+    assert "file_service_type" not in reads  # one device: nothing to pick from
     writes = by_name["large-block-writes-d0"]
     assert writes["sync"] == "dsync"
     assert writes["refill_buffers"] == "1"
@@ -43,7 +44,7 @@ def test_one_device_three_paced_streams() -> None:
         assert opts["time_based"] == 1
         assert str(opts["write_hist_log"]).startswith("hist_")
     text = job.render()
-    assert text.count("[reads-d0]") == 1
+    assert text.count("[service]") == 1
     assert "[global]" in text
 
 
@@ -56,20 +57,28 @@ def test_4kn_device_reads_4k_and_compress_pct() -> None:
     assert dict(job.jobs[2].options)["buffer_compress_percentage"] == "60"
 
 
-def test_multi_target_gets_sections_per_device(tmp_path: Path) -> None:
+def test_multi_target_shares_the_service_threads_and_splits_large_blocks(tmp_path: Path) -> None:
     opts = TargetOptions()
     targets = [parse_target(f"file:{tmp_path / n}?size=64MiB", opts) for n in ("a.dat", "b.dat")]
     multi = MultiTarget.from_targets(targets, opts)
     assert multi.capacity() == 64 * 1024**2
     assert multi.name.count("+") == 1
-    point = ActSuite().level_points(_ctx(devices=2), 1.0)[0]
+    point = ActSuite().level_points(_ctx(devices=2, service_threads=10), 1.0)[0]
     job = build_job(point, multi.fio_options(), multi.device_fio_options())
     names = [s.name for s in job.jobs]
-    assert names == ["reads-d0", "large-block-reads-d0", "large-block-writes-d0",
-                     "reads-d1", "large-block-reads-d1", "large-block-writes-d1"]
+    assert names == ["service", "large-block-reads-d0", "large-block-writes-d0",
+                     "large-block-reads-d1", "large-block-writes-d1"]
+    pool = dict(job.jobs[0].options)
+    # ACT's pool: every thread picks a device at random for every request (act_storage.c run_service)
+    assert str(pool["filename"]).endswith("a.dat:" + str(tmp_path / "b.dat"))
+    assert pool["file_service_type"] == "random"
+    assert pool["size"] == 2 * 64 * 1024**2  # fio splits size evenly: each device's whole span
+    assert pool["numjobs"] == 10
+    assert pool["rate_iops"] == 400  # 2 devices x 2000 reads/s over 10 threads
     assert str(dict(job.jobs[3].options)["filename"]).endswith("b.dat")
-    # per-device rates are half the 2-device totals: still 2000 reads/s per device at 1x
-    assert int(str(dict(job.jobs[0].options)["rate"])) * 4 == 2000 * 1536
+    # large blocks: one thread per device at half the total (run_large_block_reads: rate / num_devices)
+    lb_total = 2000 / 85 * 2
+    assert int(str(dict(job.jobs[1].options)["rate"])) == round(lb_total / 2 * 131072)
     with pytest.raises(UsageError, match="more than once"):
         MultiTarget.from_targets([targets[0], targets[0]], opts)
 
@@ -90,7 +99,8 @@ def test_prep_points_fill_twice_zeros_then_random() -> None:
 
 def test_null_target_keeps_the_null_engine(tmp_path: Path) -> None:
     point = ActSuite().level_points(PlanContext(capacity=1 << 30, target_kind="null",
-                                                options={"duration": "2", "slice": "2"}), 1.0)[0]
+                                                options={"duration": "2", "slice": "2",
+                                                         "service_threads": 4}), 1.0)[0]
     null = parse_target("null")
     job = build_job(point, null.fio_options())
     for section in job.jobs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -192,20 +193,49 @@ def stream_section_name(stream: str, device: int) -> str:
 
 
 def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> FioJob:
-    """Concurrent sections: every stream of `point` on every device, started together."""
+    """Concurrent sections: every stream of `point` on every device, started together.
+
+    A stream named in tags["shared_streams"] is one section over all devices instead (ACT's service
+    threads: each I/O goes to a device picked at random), named after the stream alone.
+    """
     from ssdlab.fio.logs import HIST_PREFIX
 
     names = list(point.tags.get("stream_names") or [])
     names += [f"s{i}" for i in range(len(names), len(point.streams))]
+    shared = set(point.tags.get("shared_streams") or ())
     glob = common_options()
     sections = []
     for di, dev in enumerate(devices):
         for name, stream in zip(names, point.streams, strict=False):
-            section = stream_section_name(name, di)
+            if name in shared and di > 0:
+                continue
+            section = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:40] if name in shared else stream_section_name(name, di)
             opts: dict[str, OptionValue] = {"new_group": 1}
-            wl = _workload_on(stream, dev)
+            if name in shared:  # the target's keys for every device at once; the span is already set there
+                wl = _workload_on(dataclasses.replace(stream, size=None), _all_devices(devices, stream))
+            else:
+                wl = _workload_on(stream, dev)
             if stream.hist_log_ms:
                 wl["write_hist_log"] = f"{HIST_PREFIX}_{section}"
             opts.update(wl)
             sections.append(FioSection(section, opts))
     return FioJob(jobs=tuple(sections), global_options=glob)
+
+
+def _all_devices(devices: list[Mapping[str, OptionValue]], w: Workload) -> dict[str, OptionValue]:
+    """Target options of one section over every device: fio's file list (':'), a random device per I/O, and
+    the same span on each (fio splits `size` evenly over the files: the smallest device's, or the footprint).
+    safety.WriteGrant.check_job accepts exactly this form."""
+    opts: dict[str, OptionValue] = dict(devices[0])
+    if len(devices) == 1:
+        if "size" in opts and w.size is not None:
+            opts["size"] = min(int(opts["size"]), w.size)
+        return opts
+    opts["filename"] = ":".join(str(d["filename"]) for d in devices)
+    opts["file_service_type"] = "random"
+    sizes = [int(d["size"]) for d in devices if "size" in d]
+    opts.pop("size", None)
+    if len(sizes) == len(devices):
+        each = min(sizes) if w.size is None else min(min(sizes), w.size)
+        opts["size"] = each * len(devices)
+    return opts

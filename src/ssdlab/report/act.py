@@ -1,8 +1,9 @@
-"""ACT report section: verdict, exceedance table per slice (with ACT's avg/max rows), exceedance over
-time, and the rates achieved against the rates ACT derives.
+"""ACT report section and console table: verdict, exceedance table per slice (with ACT's avg/max rows),
+exceedance over time, the rates achieved against the rates ACT derives, and each stream's lag.
 
 The per-slice numbers come from fio's json+ bins of each stream (exact per slice); the finer time series
-comes from the streams' fio histogram logs in the point directories (ssdlab.histlog).
+comes from the streams' fio histogram logs in the point directories (ssdlab.histlog). `console_lines`
+prints act_latency.py's table (analysis/act_latency.py in aerospike/act) for every stream.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from ssdlab.store import point_dir
 from ssdlab.suites.act import (
     CRITERIA,
     S_READS,
+    S_SERVICE,
+    SECTION_LABEL,
     STREAM_LABEL,
     THRESHOLDS_MS,
     StreamSlice,
@@ -35,16 +38,40 @@ def _esc(text: object) -> str:
     return html.escape(str(text))
 
 
-def _levels(run: Run) -> list[tuple[float, list[tuple[int, float, dict[str, StreamSlice]]]]]:
-    """[(load, [(slice no, slice seconds, streams)])] in run order."""
-    out: dict[float, list[tuple[int, float, dict[str, StreamSlice]]]] = {}
+Slices = list[tuple[int, float, dict[str, StreamSlice]]]
+
+
+def _levels(run: Run) -> list[tuple[str, list[tuple[int, float, dict[str, StreamSlice]]]]]:
+    """[(level label, [(slice no, slice seconds, streams)])] in run order."""
+    out: dict[str, Slices] = {}
     for r in run.ok_points():
         if r.point.phase != "measure" or not r.point.streams:
             continue
-        load = float(r.point.tags.get("load", 0.0))
-        out.setdefault(load, []).append((int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0),
-                                         slice_streams(r)))
+        label = str(r.point.tags.get("level") or load_label(float(r.point.tags.get("load", 0.0))))
+        out.setdefault(label, []).append((int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0),
+                                          slice_streams(r)))
     return list(out.items())
+
+
+def _level_event(run: Run, label: str) -> dict[str, object]:
+    verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+    for lv in (verdict or {}).get("levels", []) or []:
+        if str(lv.get("level") or load_label(float(lv.get("load", 0.0)))) == label:
+            return dict(lv)
+    return {}
+
+
+def _lag_text(run: Run, label: str) -> str:
+    """'service threads 0.01 s, large-block reads 0.00 s, ...': each section's worst lag over the level."""
+    lags = _level_event(run, label).get("max_lag_s") or {}
+    if not isinstance(lags, dict) or not lags:
+        return ""
+    parts = []
+    for section, lag in lags.items():
+        base = section.rsplit("-d", 1)[0] if section.rsplit("-d", 1)[-1].isdigit() else section
+        name = SECTION_LABEL.get(base, base) + (f" ({section[len(base) + 1:]})" if section != base else "")
+        parts.append(f"{name} {float(lag):.2f} s")
+    return ", ".join(parts)
 
 
 def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
@@ -77,7 +104,7 @@ def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice
             f"<th>achieved /s</th><th>target /s</th></tr>{''.join(rows)}</table>")
 
 
-def _slice_chart(load: float, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
+def _slice_chart(label: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
     xs: list[float] = []
     ys: dict[int, list[float | None]] = {t: [] for t, _ in CRITERIA}
     elapsed = 0.0
@@ -95,26 +122,29 @@ def _slice_chart(load: float, slices: Sequence[tuple[int, float, dict[str, Strea
     unit = "h" if elapsed >= 7200 else "s"
     series = [charts.Series(f"reads >= {t} ms", xs, ys[t]) for t, _ in CRITERIA]
     refs = [charts.RefLine(limit, f"limit {limit:g}% (>= {t} ms)") for t, limit in CRITERIA]
-    return charts.line_chart(series, title=f"ACT {load_label(load)}: reads at or above each limit, per slice",
+    return charts.line_chart(series, title=f"ACT {label}: reads at or above each limit, per slice",
                              xlabel=f"end of slice ({unit})", ylabel="% of reads", ref_lines=refs)
 
 
-def _timeline_chart(run: Run, run_dir: Path, load: float) -> str:
+def _timeline_chart(run: Run, run_dir: Path, label: str) -> str:
     """% of reads >= 1 ms per histogram-log interval over the whole level (slices laid end to end)."""
     xs: list[float] = []
     ys: list[float | None] = []
     offset = 0.0
     for r in run.ok_points():
-        if r.point.phase != "measure" or float(r.point.tags.get("load", -1)) != load:
+        if r.point.phase != "measure" or str(r.point.tags.get("level") or load_label(
+                float(r.point.tags.get("load", -1)))) != label:
             continue
         pdir = point_dir(run_dir, r.point.id)
-        files = sorted(pdir.glob(f"{HIST_PREFIX}_{S_READS}-d*_clat_hist.*log"))
+        # the service pool's log (reads and commit writes: reads are picked below); earlier runs: reads-dN
+        files = sorted(pdir.glob(f"{HIST_PREFIX}_{S_SERVICE}_clat_hist.*log")) or sorted(
+            pdir.glob(f"{HIST_PREFIX}_{S_READS}-d*_clat_hist.*log"))
         step = int(r.point.workload.hist_log_ms or 0)
         if not files or not step:
             offset += float(r.point.workload.runtime_s or 0)
             continue
         try:
-            rows = histlog.interval_exceedance(files, step, [1_000_000], log_ms=step)
+            rows = histlog.interval_exceedance(files, step, [1_000_000], direction="read", log_ms=step)
         except SsdlabError:
             rows = []
         for end_ms, _, ex in rows:
@@ -129,7 +159,7 @@ def _timeline_chart(run: Run, run_dir: Path, load: float) -> str:
     hours = offset >= 7200
     x = [v / 3600.0 for v in xs] if hours else xs
     return charts.line_chart([charts.Series("reads >= 1 ms", x, ys, style="-")],
-                             title=f"ACT {load_label(load)}: reads >= 1 ms per histogram-log interval",
+                             title=f"ACT {label}: reads >= 1 ms per histogram-log interval",
                              xlabel="time (h)" if hours else "time (s)", ylabel="% of reads",
                              ref_lines=[charts.RefLine(5.0, "limit 5%")])
 
@@ -140,24 +170,92 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     parts = []
     if verdict:
         parts.append(f"<p><b>{_esc(verdict.get('text', ''))}</b></p>")
-    parts.append("<p>Pass criteria (ACT, judged on the worst slice of reads): &lt; 5% of reads at or above 1 ms, "
+    parts.append("<p>Pass criteria (ACT, judged on the worst slice of reads, and of commit writes with "
+                 "commit-to-device): &lt; 5% at or above 1 ms, "
                  "&lt; 1% at or above 8 ms, &lt; 0.1% at or above 64 ms. A certificate needs 24 h in 1 h slices. "
                  "A latency bucket that straddles a threshold counts below it (fio buckets are within 1/64 of "
                  "the threshold).</p>")
-    for load, slices in _levels(run):
-        parts.append(f"<h3>Load {_esc(load_label(load))}</h3>")
+    for label, slices in _levels(run):
+        parts.append(f"<h3>Load {_esc(label)}</h3>")
+        lag = _lag_text(run, label)
+        if lag:
+            parts.append(f"<p>Worst lag behind ACT's schedule over the level (max-lag stops the run): "
+                         f"{_esc(lag)}</p>")
         names: list[str] = []
         for _, _, streams in slices:
             names.extend(n for n in streams if n not in names)
         for name in names:
             parts.append(_table(name, slices))
-        chart = _slice_chart(load, slices)
+        chart = _slice_chart(label, slices)
         if chart:
             parts.append(chart)
-        timeline = _timeline_chart(run, run_dir, load)
+        timeline = _timeline_chart(run, run_dir, label)
         if timeline:
             parts.append(timeline)
     return [Section(title="ACT certification", html="".join(parts), anchor="act")]
 
 
 sections.register(lambda run: run.suite == "act", build)
+
+
+# ------------------------------------------------------------------ console: act_latency.py's table
+
+GAP = "  "
+
+
+def _scale(run: Run) -> tuple[str, int]:
+    """(act_latency's unit label, ns per unit): ms, or µs with ACT's microsecond-histograms."""
+    opts = run.options.get("suite_options") or {}
+    from_file = opts.get("act_config_values") or {}
+    if opts.get("microsecond_histograms") or from_file.get("microsecond_histograms"):
+        return " %>(us)", 1_000
+    return " %>(ms)", 1_000_000
+
+
+def latency_table(name: str, rows: Sequence[tuple[str, Sequence[float], float]], unit_label: str) -> list[str]:
+    """One histogram's table as act_latency.py prints it with -x: name, unit, thresholds 2^i, one line per
+    slice (% at or above each threshold, then ops/s), a rule, then the avg and max lines."""
+    labels = "".join(f"{2 ** i:>7}" for i in range(len(THRESHOLDS_MS))) + "       rate"
+    rule = " ------" * len(THRESHOLDS_MS) + " ----------"
+    width = len(labels)
+    out = [" " * 5 + GAP + " " + name.ljust(width - 1), " " * 5 + GAP + unit_label.ljust(width),
+           "slice" + GAP + labels, "-----" + GAP + rule]
+    for tag, pcts, rate in rows:
+        out.append(f"{tag:>5}" + GAP + "".join(f"{v:7.2f}" for v in pcts) + f"{rate:11.1f}")
+    if rows:
+        n = len(rows)
+        avg = [sum(r[1][i] for r in rows) / n for i in range(len(THRESHOLDS_MS))]
+        mx = [max(r[1][i] for r in rows) for i in range(len(THRESHOLDS_MS))]
+        out.append("-----" + GAP + rule)
+        out.append("  avg" + GAP + "".join(f"{v:7.2f}" for v in avg) + f"{sum(r[2] for r in rows) / n:11.1f}")
+        out.append("  max" + GAP + "".join(f"{v:7.2f}" for v in mx) + f"{max(r[2] for r in rows):11.1f}")
+    return out
+
+
+def console_lines(run: Run) -> list[str]:
+    """ACT's per-slice tables for every stream of every level (act_latency.py's format), and each stream's
+    worst lag; small reads, large-block reads and writes are separate tables, never added together."""
+    unit_label, unit_ns = _scale(run)
+    thresholds = [(2 ** i) * unit_ns for i in range(len(THRESHOLDS_MS))]
+    lines: list[str] = []
+    for label, slices in _levels(run):
+        lines.append(f"ACT {label}: % of I/Os at or above each threshold per slice, and ops/s "
+                     "(act_latency.py's table)")
+        names: list[str] = []
+        for _, _, streams in slices:
+            names.extend(n for n in streams if n not in names)
+        for name in names:
+            rows = []
+            for no, _, streams in slices:
+                st = streams.get(name)
+                if st is not None:
+                    ex = st.exceedance(thresholds)
+                    rows.append((str(no), [ex[t] for t in thresholds], st.achieved_per_s))
+            lines.append("")
+            lines.extend(latency_table(name, rows, unit_label))
+        lag = _lag_text(run, label)
+        if lag:
+            lines.append("")
+            lines.append(f"worst lag behind schedule: {lag}")
+        lines.append("")
+    return lines

@@ -51,6 +51,15 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     return table
 
 
+def suite_lines(run: Run) -> list[str] | None:
+    """A suite's own end-of-run table when it has one (ACT: act_latency.py's per-slice tables per stream)."""
+    if run.suite == "act":
+        from ssdlab.report.act import console_lines
+
+        return console_lines(run)
+    return None
+
+
 def verdict_table(verdicts: RunVerdict) -> Table:
     """The verdict panel: one row per test, coloured by kind, and the exit code in the title."""
     kind = verdicts.kind
@@ -68,7 +77,11 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     """The end summary: the point table (short runs only), warnings, then the verdict panel last."""
     console = Console(file=stream, width=None if stream.isatty() else 120)
     measured = sum(1 for r in run.points if r.point.phase == "measure")
-    if measured <= MAX_ROWS:
+    lines = suite_lines(run)
+    if lines:  # the suite's own table instead of the point table (ACT: never sums its concurrent streams)
+        for line in lines:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    elif measured <= MAX_ROWS:
         console.print(results_table(run))
     else:
         console.print(f"{run.suite} on {run.target.get('name', '?')}: {measured} measured points; every one is in "
