@@ -258,7 +258,9 @@ def test_config_values_reach_the_plan() -> None:
     assert (cfg.read_reqs_per_s, cfg.write_reqs_per_s, cfg.service_threads) == (6000, 3000, 12)
     assert (cfg.record_bytes, cfg.record_bytes_range_max, cfg.large_block_bytes) == (1500, 2000, 256 * 1024)
     assert (cfg.replication_factor, cfg.update_pct, cfg.defrag_lwm_pct, cfg.compress_pct) == (2, 100, 60, 70)
-    assert cfg.commit_to_device and cfg.tomb_raider and cfg.tomb_raider_sleep_us == 500
+    assert cfg.commit_to_device
+    assert cfg.tomb_raider
+    assert cfg.tomb_raider_sleep_us == 500
     assert cfg.max_lag_s == 0
     points = ActSuite().plan(ctx)
     assert [p.id for p in points] == ["act-1_5x-s001", "act-1_5x-s002"]  # 6000/3000 on 2 devices is 1.5x
