@@ -149,16 +149,18 @@ class WriteGrant:
         devices = self.target.device_fio_options()
         for section in job.jobs:
             opts = {**job.global_options, **section.options}
+            spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
             for key, value in opts.items():
                 text = str(value)
                 if key in SSDLAB_LOG_OPTIONS:
                     if "/" in text or text.startswith("."):
                         raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
                                                 f"{key} outside the point's directory ({text})")
-                elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine"):
+                elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
+                        spans_all and key == "file_service_type" and text == "random"):
                     raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
                                             "which names files, runs commands or changes the host")
-            if not any(_placed_on(opts, dev) for dev in devices) and not _placed_on_all(opts, devices):
+            if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
                 raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
                                         f"{self.target.name} as the target set it up (filename "
                                         f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")

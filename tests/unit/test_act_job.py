@@ -107,3 +107,29 @@ def test_null_target_keeps_the_null_engine(tmp_path: Path) -> None:
         assert dict(section.options)["ioengine"] == "null"  # never psync on job-named files in the cwd
     with pytest.raises(UsageError, match="null"):
         MultiTarget.from_targets([null, parse_target(f"file:{tmp_path / 'a.dat'}?size=64MiB")], TargetOptions())
+
+
+def test_the_write_gate_takes_the_shared_pool_and_nothing_wider(tmp_path: Path) -> None:
+    """The service pool is one fio section over every device (filename=a:b); the gate at the fio boundary
+    accepts exactly the target's devices in that form, no other file and no span past the devices'."""
+    import dataclasses
+
+    from ssdlab import safety
+    from ssdlab.errors import UnsafeTargetError
+    from ssdlab.executor import point_job
+    from ssdlab.fio.job import FioSection
+
+    opts = TargetOptions()
+    targets = [parse_target(f"file:{tmp_path / n}?size=64MiB", opts) for n in ("a.dat", "b.dat")]
+    multi = MultiTarget.from_targets(targets, opts)
+    point = ActSuite().level_points(_ctx(devices=2, service_threads=10), 1.0)[0]
+    job = point_job(point, multi)
+    grant = safety.WriteGrant(multi, writes=True)
+    grant.check_job(job)  # accepted as built
+    pool = dict(job.jobs[0].options)
+    for key, value in (("filename", f"{pool['filename']}:{tmp_path / 'c.dat'}"),
+                       ("filename", str(pool["filename"]).split(":")[0]), ("size", 3 * 64 * 1024**2),
+                       ("direct", 0)):
+        bad = FioSection("service", {**pool, key: value})
+        with pytest.raises(UnsafeTargetError, match="refusing to start fio"):
+            grant.check_job(dataclasses.replace(job, jobs=(bad, *job.jobs[1:])))
