@@ -350,3 +350,21 @@ def test_device_names_matching_the_targets_are_accepted(cli, tmp_path: Path) -> 
     assert "act-1_5x-s002" in res.out
     assert "5 service threads" in res.out
     assert "never stops because of lag" in res.out
+
+
+def test_validate_records_what_a_resume_needs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The config file's values and the host's default thread count are written into the run's options, so
+    a resumed run (on another host, or after the file changed) runs the same slices."""
+    conf = tmp_path / "act.conf"
+    conf.write_text("read-reqs-per-sec: 4000\nwrite-reqs-per-sec: 2000\ntest-duration-sec: 4\n")
+    monkeypatch.setattr(act, "online_cpus", lambda: 4)
+    ctx = PlanContext(capacity=1 << 30, options={"act_config": str(conf), "slice": "2"})
+    ActSuite().validate(ctx, None)
+    assert ctx.options["service_threads"] == 20
+    assert ctx.options["act_config_values"]["read_reqs_per_sec"] == 4000
+    conf.unlink()
+    monkeypatch.setattr(act, "online_cpus", lambda: 64)
+    resumed = PlanContext(capacity=1 << 30, options=dict(ctx.options))
+    point = ActSuite().plan(resumed)[-1]
+    assert point.id == "act-2x-s002"
+    assert point.tags["service_threads"] == 20
