@@ -117,11 +117,12 @@ class FioExecutor:
 
             listed = [io_error_from_dict(e) for e in errors["listed"]]
             raise FioFailedError(f"fio reported {error_message(listed, int(errors['count']))}",
-                                 partial=self._finish(m, point, point_dir, doc))
-        return self._finish(m, point, point_dir, doc)
+                                 partial=self._finish(m, point, point_dir, doc, job))
+        return self._finish(m, point, point_dir, doc, job)
 
-    def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any]) -> Measurement:
-        """Series, histogram-log files and per-stream results added to the measurement."""
+    def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any],
+                job: FioJob) -> Measurement:
+        """Series, histogram-log files and per-stream results (with each paced section's lag) added."""
         from ssdlab.fio.logs import hist_log_files, read_series
         from ssdlab.fio.parse import measurements_by_job
         from ssdlab.model import to_dict
