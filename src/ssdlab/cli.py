@@ -17,7 +17,6 @@ from typing import IO, Any
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
-from ssdlab.fio import runner as fio_runner
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 
@@ -49,9 +48,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-# Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
-EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
-              "ssdlab.commands.plot", "ssdlab.commands.verify")
+# Subcommands contributed by modules under ssdlab/commands/: command name -> (module, one-line help). A module
+# defines add_commands(subparsers) -> {name: handler(args, env) -> int}; it is imported only when one of its
+# commands is invoked, so `ssdlab --help` and every other command list it without loading it.
+EXTENSIONS: dict[str, tuple[str, str]] = {
+    "sim": ("ssdlab.commands.sim", "the simulated SSD: validation table, presets and parameters"),
+    "ss-check": ("ssdlab.commands.sscheck",
+                 "check a series of per-round values against the SNIA PTS steady-state rule"),
+    "hist-log": ("ssdlab.commands.histlog", "per-interval latency percentiles (CSV) from fio histogram logs"),
+    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of a stored run (SVG/PNG)"),
+    "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
+}
 
 
 DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
@@ -81,7 +88,7 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
 
 def _add_suite_options(p: argparse.ArgumentParser) -> None:
     """Every option any suite declares, once; which ones apply is checked after parsing."""
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites import all_suites
 
     seen: set[str] = set()
     group = p.add_argument_group("suite options (each applies to the suites that declare it)")
@@ -105,16 +112,7 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
             group.add_argument(f"--{opt.name}", **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
-                     epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
-                            "4 refused (unsafe), "
-                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
-    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
-    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-
-    p = sub.add_parser("run", help="run a suite and write results into a directory")
+def _run_args(p: argparse.ArgumentParser) -> None:
     _add_plan_args(p)
     p.add_argument("--out", "-o", type=Path, help="results directory (default results/<time>-<suite>-<target>)")
     p.add_argument("--force", action="store_true", help="reuse a non-empty --out directory")
@@ -127,34 +125,72 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on an I/O error or fio failure: stop the run (default), or record the failed point "
                         "with every error and its offset, and go on with the next point (exit code 6 at the end)")
 
-    p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing "
-                                    "(exits 4 when the run would be refused)")
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
     _add_plan_args(p)
     p.add_argument("--json", action="store_true", help="machine-readable plan")
     p.add_argument("--destructive", action="store_true", help="plan the run as `run --destructive` would do it")
     p.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry with run (plan never asks)")
 
-    p = sub.add_parser("resume", help="continue an interrupted run from its first unfinished point")
+
+def _resume_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path)
     p.add_argument("--yes", "-y", action="store_true")
     p.add_argument("--destructive", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true")
     p.add_argument("--no-report", action="store_true")
 
-    p = sub.add_parser("report", help="re-render report.html of a stored run")
+
+def _dir_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path)
 
-    p = sub.add_parser("export", help="print a stored run's results to stdout")
+
+def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", type=Path)
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
-    sub.add_parser("suites", help="list the suites")
 
-    p = sub.add_parser("info", help="identity, capacity and write safety of a target")
+def _no_args(p: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _info_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target")
     p.add_argument("--json", action="store_true")
-    for modname in EXTENSIONS:
-        EXTENSION_COMMANDS.update(importlib.import_module(modname).add_commands(sub))
+
+
+# The built-in subcommands: name -> (one-line help, function that adds its arguments).
+SUBCOMMANDS: dict[str, tuple[str, Any]] = {
+    "run": ("run a suite and write results into a directory", _run_args),
+    "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
+             "(exits 4 when the run would be refused)", _plan_args),
+    "resume": ("continue an interrupted run from its first unfinished point", _resume_args),
+    "report": ("re-render report.html of a stored run", _dir_args),
+    "export": ("print a stored run's results to stdout", _export_args),
+    "suites": ("list the suites", _no_args),
+    "info": ("identity, capacity and write safety of a target", _info_args),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only `command`'s parser gets its arguments (a run's suite options load every suite,
+    an extension's parser loads its module); the other subcommands are listed by name and help only."""
+    parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
+                     epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
+                            "4 refused (unsafe), "
+                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    if command in EXTENSIONS:  # its module adds its own parser (with the module's other commands)
+        EXTENSION_COMMANDS.update(importlib.import_module(EXTENSIONS[command][0]).add_commands(sub))
+    for name, (help_text, add_args) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == command:
+            add_args(p)
+    for name, (_module, help_text) in EXTENSIONS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
@@ -192,7 +228,7 @@ def _target(args: argparse.Namespace, suite: Any) -> Any:
 
 def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
     """Values of the chosen suite's options (defaults filled in); reject options of other suites."""
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites import all_suites
 
     mine = {o.key: o for o in suite.suite_options()}
     values: dict[str, Any] = {}
@@ -217,7 +253,8 @@ def make_context(target: Any, runtime: float | None, ramp: float | None, options
     capacity, limit, shift = common_limits(target.capacity(), lbs, footprint, misalign)
     return PlanContext(capacity=capacity, logical_block_size=lbs,
                        target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options,
-                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1)
+                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1,
+                       target=target.info())
 
 
 def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
@@ -232,7 +269,7 @@ def _check_times(args: argparse.Namespace) -> None:
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites import all_suites
 
     suites = sorted(all_suites().items())
     width = max(len(name) for name, _ in suites)
@@ -494,10 +531,13 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     show_tb = "--traceback" in args_list  # accepted anywhere on the line, before or after the subcommand
     args_list = [a for a in args_list if a != "--traceback"]
-    fio_runner.clear_stop_request()
+    runner = _stop_requests()
+    if runner is not None:
+        runner.clear_stop_request()
     previous_handlers = _install_interrupt_handlers()
     try:
-        args = build_parser().parse_args(args_list)
+        command = next((a for a in args_list if not a.startswith("-")), None)  # top-level options take no value
+        args = build_parser(command).parse_args(args_list)
         handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
         return int(handler(args, env))
     except SsdlabError as exc:
@@ -520,8 +560,16 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def _stop_requests() -> Any:
+    """fio's runner, which remembers stop requests and stops a running fio, once a command has loaded it
+    (before that there is no fio to stop and no request to forget): None until then."""
+    return sys.modules.get("ssdlab.fio.runner")
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
-    fio_runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
+    runner = _stop_requests()
+    if runner is not None:
+        runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
     raise KeyboardInterrupt
 
 

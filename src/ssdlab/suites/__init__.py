@@ -1,4 +1,5 @@
-"""Built-in suites. Each module registers its suites (and its report sections) on import."""
+"""Built-in suites. Each module registers its suites on import (suites never import renderers: the report
+modules register their own sections, see report/sections.py)."""
 
 from __future__ import annotations
 
@@ -30,9 +31,15 @@ def load_builtin() -> None:
         importlib.import_module(name)
 
 
-def get_suite(name: str) -> Suite:
-    from ssdlab.suites.base import all_suites
+def all_suites() -> dict[str, Suite]:
+    """Every registered suite by name, the built-ins loaded."""
+    from ssdlab.suites.base import REGISTRY
 
+    load_builtin()
+    return dict(REGISTRY)
+
+
+def get_suite(name: str) -> Suite:
     if name.endswith(".toml"):  # a user-defined suite file (docs/suites.md)
         from ssdlab.suites.toml_suite import load_file
 

@@ -21,7 +21,6 @@ has < 5 % >= 1 ms, < 1 % >= 8 ms and < 0.1 % >= 64 ms.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -835,6 +834,3 @@ def _check_device_names(named: Sequence[str], target: Any, where: str) -> None:
 
 
 register(ActSuite())
-
-# the report section lives with the suite family and registers when the suite loads
-importlib.import_module("ssdlab.report.act")
