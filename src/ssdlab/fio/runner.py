@@ -23,8 +23,8 @@ from typing import IO, Any, Protocol
 from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError
 from ssdlab.fio.job import FioJob
-from ssdlab.fio.stderr import write_times
 from ssdlab.fio.status import documents
+from ssdlab.fio.stderr import write_times
 
 StatusCallback = Callable[[dict[str, Any]], None]
 

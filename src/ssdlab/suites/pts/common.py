@@ -469,7 +469,7 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
         r += 1
         for t in trackers:
             tracking[t.name].append(metric_value(t.metric, res.get(f"{test.name}-r{r:02d}-{t.key}")))
-        invalid = tuple(i for i in ids if res[i].status == "invalid")
+        invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
         if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
             pr = res[invalid[0]]
             note = f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
