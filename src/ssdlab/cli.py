@@ -9,24 +9,25 @@ import math
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
 from ssdlab.units import format_bytes, format_duration, parse_size
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-@dataclass
+
 class Env:
     """Streams and terminal facts, injectable so tests can call main() in-process."""
 
-    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
-    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
-    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+    def __init__(self, stdout: IO[str] | None = None, stderr: IO[str] | None = None,
+                 stdin: IO[str] | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.stdin = stdin or sys.stdin
 
     def out(self, text: str = "") -> None:
         self.stdout.write(text + "\n")
@@ -113,6 +114,8 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     _add_plan_args(p)
     p.add_argument("--out", "-o", type=Path, help="results directory (default results/<time>-<suite>-<target>)")
     p.add_argument("--force", action="store_true", help="reuse a non-empty --out directory")
@@ -134,6 +137,8 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
 
 
 def _resume_args(p: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
     p.add_argument("--yes", "-y", action="store_true")
     p.add_argument("--destructive", action="store_true")
@@ -142,10 +147,14 @@ def _resume_args(p: argparse.ArgumentParser) -> None:
 
 
 def _dir_args(p: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
@@ -185,12 +194,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     if command in EXTENSIONS:  # its module adds its own parser (with the module's other commands)
         EXTENSION_COMMANDS.update(importlib.import_module(EXTENSIONS[command][0]).add_commands(sub))
     for name, (help_text, add_args) in SUBCOMMANDS.items():
-        p = sub.add_parser(name, help=help_text)
         if name == command:
-            add_args(p)
+            add_args(sub.add_parser(name, help=help_text))
+        else:  # listed only: no --help of its own (each one costs locale lookups at start-up)
+            sub.add_parser(name, help=help_text, add_help=False)
     for name, (_module, help_text) in EXTENSIONS.items():
         if name not in sub.choices:
-            sub.add_parser(name, help=help_text)
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -418,6 +428,8 @@ def _recorded_specs(specs: Sequence[str], target: Any) -> list[str]:
 def _stop_orphan_fio(run_dir: Path) -> list[int]:
     """Kill fio processes left running on this run's points by a killed ssdlab (fio's forked job processes
     survive it and can hang); only processes whose command line names a job file under run_dir/points/."""
+    from pathlib import Path
+
     marker = str(run_dir.resolve() / "points").encode()
     stopped = []
     for proc in Path("/proc").iterdir():
@@ -542,7 +554,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return int(handler(args, env))
     except SsdlabError as exc:
         if show_tb:
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         env.err(f"ssdlab: error: {exc}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
@@ -552,12 +564,18 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 0
     except Exception as exc:  # the boundary: an unexpected error still gets one line
         if show_tb:
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         env.err(f"ssdlab: internal error: {type(exc).__name__}: {exc} (rerun with --traceback and report it)")
         return 70
     finally:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
+
+
+def _print_traceback(env: Env) -> None:
+    import traceback  # only for --traceback: it loads the tokenizer, a large share of start-up
+
+    traceback.print_exc(file=env.stderr)
 
 
 def _stop_requests() -> Any:
