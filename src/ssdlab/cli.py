@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -75,7 +76,7 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
                    help="fio I/O engine for file and block targets (default libaio)")
 
 
-def _add_plan_args(p: argparse.ArgumentParser) -> None:
+def _add_plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("suite", help="suite name (see `ssdlab suites`)")
     _add_target_args(p)
     p.add_argument("--runtime", type=float, metavar="SECONDS", help="measured time per point")
@@ -84,16 +85,23 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
                    help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
     p.add_argument("--misalign", type=parse_size, metavar="BYTES",
                    help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
-    _add_suite_options(p)
+    if suite != "":
+        _add_suite_options(p, suite)
 
 
-def _add_suite_options(p: argparse.ArgumentParser) -> None:
-    """Every option any suite declares, once; which ones apply is checked after parsing."""
-    from ssdlab.suites import all_suites
+def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None) -> None:
+    """The named suite's options (only its family is loaded), or every option any suite declares (once; which
+    ones apply is checked after parsing) when no suite, or no known suite, is named."""
+    from ssdlab.errors import SsdlabError
+    from ssdlab.suites import all_suites, get_suite
 
+    try:
+        suites = [get_suite(suite_name)] if suite_name else list(all_suites().values())
+    except SsdlabError:  # not a suite (a typo, an option's value): every suite's options, the error comes later
+        suites = list(all_suites().values())
     seen: set[str] = set()
     group = p.add_argument_group("suite options (each applies to the suites that declare it)")
-    for suite in all_suites().values():
+    for suite in suites:
         for opt in suite.suite_options():
             if opt.name in seen:
                 continue
@@ -113,10 +121,10 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
             group.add_argument(f"--{opt.name}", **kwargs)
 
 
-def _run_args(p: argparse.ArgumentParser) -> None:
+def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
-    _add_plan_args(p)
+    _add_plan_args(p, suite)
     p.add_argument("--out", "-o", type=Path, help="results directory (default results/<time>-<suite>-<target>)")
     p.add_argument("--force", action="store_true", help="reuse a non-empty --out directory")
     p.add_argument("--destructive", action="store_true",
@@ -129,14 +137,14 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                         "with every error and its offset, and go on with the next point (exit code 6 at the end)")
 
 
-def _plan_args(p: argparse.ArgumentParser) -> None:
-    _add_plan_args(p)
+def _plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    _add_plan_args(p, suite)
     p.add_argument("--json", action="store_true", help="machine-readable plan")
     p.add_argument("--destructive", action="store_true", help="plan the run as `run --destructive` would do it")
     p.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry with run (plan never asks)")
 
 
-def _resume_args(p: argparse.ArgumentParser) -> None:
+def _resume_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
     p.add_argument("dir", type=Path)
@@ -146,29 +154,30 @@ def _resume_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true")
 
 
-def _dir_args(p: argparse.ArgumentParser) -> None:
+def _dir_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
     p.add_argument("dir", type=Path)
 
 
-def _export_args(p: argparse.ArgumentParser) -> None:
+def _export_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
     p.add_argument("dir", type=Path)
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
 
-def _no_args(p: argparse.ArgumentParser) -> None:
+def _no_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     pass
 
 
-def _info_args(p: argparse.ArgumentParser) -> None:
+def _info_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("target")
     p.add_argument("--json", action="store_true")
 
 
-# The built-in subcommands: name -> (one-line help, function that adds its arguments).
+# The built-in subcommands: name -> (one-line help, function that adds its arguments given the suite named on the
+# command line: None every suite's options, "" none).
 SUBCOMMANDS: dict[str, tuple[str, Any]] = {
     "run": ("run a suite and write results into a directory", _run_args),
     "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
@@ -181,9 +190,10 @@ SUBCOMMANDS: dict[str, tuple[str, Any]] = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser. Only `command`'s parser gets its arguments (a run's suite options load every suite,
-    an extension's parser loads its module); the other subcommands are listed by name and help only."""
+def build_parser(command: str | None = None, suite: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only `command`'s parser gets its arguments (an extension's parser loads its module;
+    run and plan get the options of `suite`, of every suite when None); the other subcommands are listed by name
+    and help only."""
     parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
                      epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
                             "4 refused (unsafe), "
@@ -195,7 +205,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         EXTENSION_COMMANDS.update(importlib.import_module(EXTENSIONS[command][0]).add_commands(sub))
     for name, (help_text, add_args) in SUBCOMMANDS.items():
         if name == command:
-            add_args(sub.add_parser(name, help=help_text))
+            add_args(sub.add_parser(name, help=help_text), suite)
         else:  # listed only: no --help of its own (each one costs locale lookups at start-up)
             sub.add_parser(name, help=help_text, add_help=False)
     for name, (_module, help_text) in EXTENSIONS.items():
@@ -238,15 +248,11 @@ def _target(args: argparse.Namespace, suite: Any) -> Any:
 
 def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
     """Values of the chosen suite's options (defaults filled in); reject options of other suites."""
-    from ssdlab.suites import all_suites
-
     mine = {o.key: o for o in suite.suite_options()}
     values: dict[str, Any] = {}
-    for other in all_suites().values():
-        for opt in other.suite_options():
-            given = getattr(args, "sopt_" + opt.key, None)
-            if given is not None and opt.key not in mine:
-                raise UsageError(f"--{opt.name} does not apply to suite {suite.name}")
+    for dest, given in vars(args).items():  # the parser holds other suites' options only when one was given
+        if dest.startswith("sopt_") and given is not None and dest[5:] not in mine:
+            raise UsageError(f"--{dest[5:].replace('_', '-')} does not apply to suite {suite.name}")
     for key, opt in mine.items():
         given = getattr(args, "sopt_" + key, None)
         if opt.kind == "float" and given is not None and not math.isfinite(given):
@@ -351,11 +357,12 @@ def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     """End of run/resume: the console summary (results and the verdict panel), the report, and the exit code
     of the run's verdicts (verdict.run_verdicts: the one mapping from results to exit codes)."""
-    from ssdlab.report.terminal import print_results
     from ssdlab.verdict import run_verdicts
 
     verdicts = run_verdicts(run)
     if not args.quiet:
+        from ssdlab.report.terminal import print_results
+
         print_results(run, env.stderr, verdicts)
     if not args.no_report:
         report = _render(run_dir)
@@ -549,7 +556,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     previous_handlers = _install_interrupt_handlers()
     try:
         command = next((a for a in args_list if not a.startswith("-")), None)  # top-level options take no value
-        args = build_parser(command).parse_args(args_list)
+        args = _parse(command, args_list)
         handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
         return int(handler(args, env))
     except SsdlabError as exc:
@@ -570,6 +577,22 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     finally:
         for sig, handler in previous_handlers.items():
             signal.signal(sig, handler)
+
+
+def _parse(command: str | None, args_list: list[str]) -> argparse.Namespace:
+    """Parse the command line, loading only what the command needs: for run and plan, the suite named on it
+    (found by a first pass without suite options) and its family; every suite when none is named, for --help,
+    or to name the suite an option belongs to when it is not the one being run."""
+    suite: str | None = None
+    if command in ("run", "plan") and not {"-h", "--help"} & set(args_list):
+        with contextlib.suppress(UsageError):
+            suite = build_parser(command, "").parse_known_args(args_list)[0].suite
+    try:
+        return build_parser(command, suite).parse_args(args_list)
+    except UsageError:
+        if suite is None:
+            raise
+        return build_parser(command, None).parse_args(args_list)
 
 
 def _print_traceback(env: Env) -> None:

@@ -40,10 +40,18 @@ def all_suites() -> dict[str, Suite]:
 
 
 def get_suite(name: str) -> Suite:
+    """A suite by name, or a user's suite file (NAME.toml). Built-in families load in order until the name is
+    found, so `run quick` does not load the PTS, ACT or characterization suites."""
     if name.endswith(".toml"):  # a user-defined suite file (docs/suites.md)
         from ssdlab.suites.toml_suite import load_file
 
         return load_file(name)
+    from ssdlab.suites.base import REGISTRY
+
+    for module in BUILTIN_MODULES:
+        if name in REGISTRY:
+            return REGISTRY[name]
+        importlib.import_module(module)
     suites = all_suites()
     if name not in suites:
         raise UsageError(f"unknown suite {name!r}: run `ssdlab suites` to list them ({', '.join(sorted(suites))})")
