@@ -234,7 +234,9 @@ def test_integrity_catches_corruption_planted_between_write_and_check(tmp_path: 
     out = tmp_path / "run"
     extra = ["--mixed", "--runtime", "0.3"] if mixed else []
     r = run_cli("run", "integrity", "--target", f"nbdkit:file:{img}?size=4MiB", "--out", out, "--quiet", *extra)
-    assert r.code == ExitCode.NEGATIVE, r.err
+    # with --mixed, a fast host may rewrite every corrupted block before the check (a full pass of the random
+    # map): then nothing is left to find, and the run passes (asserted against what was found, below)
+    assert r.code == ExitCode.NEGATIVE or (mixed and r.code == 0), r.err
     run = load_run(out)
     check = run.points[-1]
     assert check.point.id == ("03-check" if mixed else "02-check")
@@ -243,6 +245,7 @@ def test_integrity_catches_corruption_planted_between_write_and_check(tmp_path: 
     if mixed:  # the random writes may have rewritten a corrupted block: nothing else may be reported
         assert {f["offset"] for f in found} <= {off - off % 4096 for off in planted}
         assert run.events[-1]["passed"] is (not found and not run.points[1].measurement.extra["verify"]["mismatches"])
+        assert r.code == (0 if run.events[-1]["passed"] else ExitCode.NEGATIVE)
     else:
         assert sorted(f["offset"] for f in found) == [off - off % 4096 for off in planted]
         assert run.events[-1]["passed"] is False
