@@ -1,34 +1,38 @@
-"""Simulator speed: simulated 4K random-write I/Os per wall-clock second at steady state, GC active, one core.
+"""Simulator speed: simulated 4K random-write I/Os per CPU second at steady state, GC active.
 
-Wall-clock time is what counts; the rate per CPU second is printed too because load from other processes on
-a shared machine lowers the wall-clock figure. The drive (default tlc-4k, 7% OP) is laid out, then written
-randomly for 2x its capacity so GC runs at its steady-state write amplification; only the measured phase
-is timed. Target (issue 4): >= 2.2 million/s.
+The drive (default tlc-4k, 7% OP) is laid out, then written randomly for 2x its capacity so GC runs at its
+steady-state write amplification; each timed phase writes --capacity-x capacities more. CPU time is what
+counts (target >= 10 M simulated I/Os per CPU second): on a shared host, wall-clock time mostly measures the
+other processes. Wall-clock rates are printed too, with the host's load. For a figure no other process can
+move, count the core's instructions with callgrind (docs/sim.md).
 
-    .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 3]
+    .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 
 from ssdlab.sim.validate import Bench
 
-TARGET = 2.2e6
+TARGET = 10e6
 
 
 def main() -> int:
-    """Print the figure (best of --repeat timed phases) and whether it meets the target."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """Print every timed phase and the median rate per CPU second; exit 1 below the target."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--preset", default="tlc-4k")
-    ap.add_argument("--capacity-x", type=float, default=2.0, help="measured writes, in user capacities")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--capacity-x", type=float, default=2.0, help="measured writes per phase, in user capacities")
+    ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     bench = Bench(args.preset)
     bench.fill()
     bench.run(io_bytes=2 * bench.user)  # reach steady state (not timed)
-    best = 0.0
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    per_cpu, per_wall = [], []
     for _ in range(args.repeat):
         before = bench.dev.counters()
         t0, c0 = time.perf_counter(), time.process_time()
@@ -37,14 +41,18 @@ def main() -> int:
         after = bench.dev.counters()
         ios = (after["host_write_bytes"] - before["host_write_bytes"]) / 4096
         gc = after["gc_runs"] - before["gc_runs"]
-        rate = ios / wall
-        best = max(best, rate)
-        print(f"{args.preset}: {ios:,.0f} 4K random writes in {wall:.3f} s wall = {rate / 1e6:.2f} M simulated "
-              f"I/O/s ({ios / cpu / 1e6:.2f} M per CPU second; WA {s['wa_gc']:.2f}, {gc:,} GC runs, "
-              f"simulated {s['iops']:,.0f} IOPS)")
-    verdict = "meets" if best >= TARGET else "BELOW"
-    print(f"best: {best / 1e6:.2f} million simulated I/Os per wall-clock second ({verdict} the 2.2 M target)")
-    return 0 if best >= TARGET else 1
+        per_cpu.append(ios / cpu)
+        per_wall.append(ios / wall)
+        print(f"{args.preset}: {ios:,.0f} 4K random writes in {cpu:.3f} CPU-s ({wall:.3f} s wall) = "
+              f"{ios / cpu / 1e6:.2f} M simulated I/O per CPU second ({ios / wall / 1e6:.2f} M per wall second; "
+              f"WA {s['wa_gc']:.2f}, {gc:,} GC runs, simulated {s['iops']:,.0f} IOPS)")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} afterwards")
+    med = statistics.median(per_cpu)
+    verdict = "meets" if med >= TARGET else "BELOW"
+    print(f"median: {med / 1e6:.2f} M simulated I/Os per CPU second (min {min(per_cpu) / 1e6:.2f}, max "
+          f"{max(per_cpu) / 1e6:.2f}, n {len(per_cpu)}; {verdict} the {TARGET / 1e6:g} M target); per wall "
+          f"second: median {statistics.median(per_wall) / 1e6:.2f} M")
+    return 0 if med >= TARGET else 1
 
 
 if __name__ == "__main__":

@@ -1,4 +1,7 @@
-"""Atomic file writes: write a temp file in the same directory, fsync, rename over the destination."""
+"""Atomic file writes: write a temp file in the same directory, fsync it, rename it over the destination,
+then fsync the directory so the rename itself survives a power cut. `durable=False` skips the flushes, for
+files that can be made again from what is stored durably (a simulated point's artefacts): still complete or
+absent after a crash of ssdlab, though not necessarily after a power cut."""
 
 from __future__ import annotations
 
@@ -11,25 +14,37 @@ from pathlib import Path
 from ssdlab.errors import ResultsDirError
 
 
-def write_text(path: Path, text: str) -> None:
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: Path, text: str, *, durable: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             Path(tmp).replace(path)
         except BaseException:
             with contextlib.suppress(OSError):
                 Path(tmp).unlink()
             raise
+        if durable:
+            fsync_dir(path.parent)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             raise ResultsDirError(f"no space left to write {path}: free space and run `ssdlab resume`") from exc
         raise ResultsDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the directory's entries (a rename, a new or removed file) durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -3,31 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
-from ssdlab.fio import runner as fio_runner
 from ssdlab.units import format_bytes, format_duration, parse_size
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-@dataclass
+
 class Env:
     """Streams and terminal facts, injectable so tests can call main() in-process."""
 
-    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
-    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
-    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+    def __init__(self, stdout: IO[str] | None = None, stderr: IO[str] | None = None,
+                 stdin: IO[str] | None = None) -> None:
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.stdin = stdin or sys.stdin
 
     def out(self, text: str = "") -> None:
         self.stdout.write(text + "\n")
@@ -49,9 +50,17 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
 
-# Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
-EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
-              "ssdlab.commands.plot", "ssdlab.commands.verify")
+# Subcommands contributed by modules under ssdlab/commands/: command name -> (module, one-line help). A module
+# defines add_commands(subparsers) -> {name: handler(args, env) -> int}; it is imported only when one of its
+# commands is invoked, so `ssdlab --help` and every other command list it without loading it.
+EXTENSIONS: dict[str, tuple[str, str]] = {
+    "sim": ("ssdlab.commands.sim", "the simulated SSD: validation table, presets and parameters"),
+    "ss-check": ("ssdlab.commands.sscheck",
+                 "check a series of per-round values against the SNIA PTS steady-state rule"),
+    "hist-log": ("ssdlab.commands.histlog", "per-interval latency percentiles (CSV) from fio histogram logs"),
+    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of a stored run (SVG/PNG)"),
+    "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
+}
 
 
 DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
@@ -67,7 +76,7 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
                    help="fio I/O engine for file and block targets (default libaio)")
 
 
-def _add_plan_args(p: argparse.ArgumentParser) -> None:
+def _add_plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("suite", help="suite name (see `ssdlab suites`)")
     _add_target_args(p)
     p.add_argument("--runtime", type=float, metavar="SECONDS", help="measured time per point")
@@ -76,16 +85,23 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
                    help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
     p.add_argument("--misalign", type=parse_size, metavar="BYTES",
                    help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
-    _add_suite_options(p)
+    if suite != "":
+        _add_suite_options(p, suite)
 
 
-def _add_suite_options(p: argparse.ArgumentParser) -> None:
-    """Every option any suite declares, once; which ones apply is checked after parsing."""
-    from ssdlab.suites.base import all_suites
+def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None) -> None:
+    """The named suite's options (only its family is loaded), or every option any suite declares (once; which
+    ones apply is checked after parsing) when no suite, or no known suite, is named."""
+    from ssdlab.errors import SsdlabError
+    from ssdlab.suites import all_suites, get_suite
 
+    try:
+        suites = [get_suite(suite_name)] if suite_name else list(all_suites().values())
+    except SsdlabError:  # not a suite (a typo, an option's value): every suite's options, the error comes later
+        suites = list(all_suites().values())
     seen: set[str] = set()
     group = p.add_argument_group("suite options (each applies to the suites that declare it)")
-    for suite in all_suites().values():
+    for suite in suites:
         for opt in suite.suite_options():
             if opt.name in seen:
                 continue
@@ -105,17 +121,10 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
             group.add_argument(f"--{opt.name}", **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
-                     epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
-                            "4 refused (unsafe), "
-                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
-    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
-    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    from pathlib import Path
 
-    p = sub.add_parser("run", help="run a suite and write results into a directory")
-    _add_plan_args(p)
+    _add_plan_args(p, suite)
     p.add_argument("--out", "-o", type=Path, help="results directory (default results/<time>-<suite>-<target>)")
     p.add_argument("--force", action="store_true", help="reuse a non-empty --out directory")
     p.add_argument("--destructive", action="store_true",
@@ -127,34 +136,81 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on an I/O error or fio failure: stop the run (default), or record the failed point "
                         "with every error and its offset, and go on with the next point (exit code 6 at the end)")
 
-    p = sub.add_parser("plan", help="print the test points, ETA and what would be overwritten; runs nothing "
-                                    "(exits 4 when the run would be refused)")
-    _add_plan_args(p)
+
+def _plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    _add_plan_args(p, suite)
     p.add_argument("--json", action="store_true", help="machine-readable plan")
     p.add_argument("--destructive", action="store_true", help="plan the run as `run --destructive` would do it")
     p.add_argument("--yes", "-y", action="store_true", help="accepted for symmetry with run (plan never asks)")
 
-    p = sub.add_parser("resume", help="continue an interrupted run from its first unfinished point")
+
+def _resume_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
     p.add_argument("--yes", "-y", action="store_true")
     p.add_argument("--destructive", action="store_true")
     p.add_argument("--quiet", "-q", action="store_true")
     p.add_argument("--no-report", action="store_true")
 
-    p = sub.add_parser("report", help="re-render report.html of a stored run")
+
+def _dir_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
 
-    p = sub.add_parser("export", help="print a stored run's results to stdout")
+
+def _export_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    from pathlib import Path
+
     p.add_argument("dir", type=Path)
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
-    sub.add_parser("suites", help="list the suites")
 
-    p = sub.add_parser("info", help="identity, capacity and write safety of a target")
+def _no_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+    pass
+
+
+def _info_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("target")
     p.add_argument("--json", action="store_true")
-    for modname in EXTENSIONS:
-        EXTENSION_COMMANDS.update(importlib.import_module(modname).add_commands(sub))
+
+
+# The built-in subcommands: name -> (one-line help, function that adds its arguments given the suite named on the
+# command line: None every suite's options, "" none).
+SUBCOMMANDS: dict[str, tuple[str, Any]] = {
+    "run": ("run a suite and write results into a directory", _run_args),
+    "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
+             "(exits 4 when the run would be refused)", _plan_args),
+    "resume": ("continue an interrupted run from its first unfinished point", _resume_args),
+    "report": ("re-render report.html of a stored run", _dir_args),
+    "export": ("print a stored run's results to stdout", _export_args),
+    "suites": ("list the suites", _no_args),
+    "info": ("identity, capacity and write safety of a target", _info_args),
+}
+
+
+def build_parser(command: str | None = None, suite: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser. Only `command`'s parser gets its arguments (an extension's parser loads its module;
+    run and plan get the options of `suite`, of every suite when None); the other subcommands are listed by name
+    and help only."""
+    parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
+                     epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
+                            "4 refused (unsafe), "
+                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    if command in EXTENSIONS:  # its module adds its own parser (with the module's other commands)
+        EXTENSION_COMMANDS.update(importlib.import_module(EXTENSIONS[command][0]).add_commands(sub))
+    for name, (help_text, add_args) in SUBCOMMANDS.items():
+        if name == command:
+            add_args(sub.add_parser(name, help=help_text), suite)
+        else:  # listed only: no --help of its own (each one costs locale lookups at start-up)
+            sub.add_parser(name, help=help_text, add_help=False)
+    for name, (_module, help_text) in EXTENSIONS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
@@ -192,15 +248,11 @@ def _target(args: argparse.Namespace, suite: Any) -> Any:
 
 def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
     """Values of the chosen suite's options (defaults filled in); reject options of other suites."""
-    from ssdlab.suites.base import all_suites
-
     mine = {o.key: o for o in suite.suite_options()}
     values: dict[str, Any] = {}
-    for other in all_suites().values():
-        for opt in other.suite_options():
-            given = getattr(args, "sopt_" + opt.key, None)
-            if given is not None and opt.key not in mine:
-                raise UsageError(f"--{opt.name} does not apply to suite {suite.name}")
+    for dest, given in vars(args).items():  # the parser holds other suites' options only when one was given
+        if dest.startswith("sopt_") and given is not None and dest[5:] not in mine:
+            raise UsageError(f"--{dest[5:].replace('_', '-')} does not apply to suite {suite.name}")
     for key, opt in mine.items():
         given = getattr(args, "sopt_" + key, None)
         if opt.kind == "float" and given is not None and not math.isfinite(given):
@@ -217,7 +269,8 @@ def make_context(target: Any, runtime: float | None, ramp: float | None, options
     capacity, limit, shift = common_limits(target.capacity(), lbs, footprint, misalign)
     return PlanContext(capacity=capacity, logical_block_size=lbs,
                        target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options,
-                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1)
+                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1,
+                       target=target.info())
 
 
 def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
@@ -232,7 +285,7 @@ def _check_times(args: argparse.Namespace) -> None:
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites import all_suites
 
     suites = sorted(all_suites().items())
     width = max(len(name) for name, _ in suites)
@@ -304,11 +357,12 @@ def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     """End of run/resume: the console summary (results and the verdict panel), the report, and the exit code
     of the run's verdicts (verdict.run_verdicts: the one mapping from results to exit codes)."""
-    from ssdlab.report.terminal import print_results
     from ssdlab.verdict import run_verdicts
 
     verdicts = run_verdicts(run)
     if not args.quiet:
+        from ssdlab.report.terminal import print_results
+
         print_results(run, env.stderr, verdicts)
     if not args.no_report:
         report = _render(run_dir)
@@ -381,6 +435,8 @@ def _recorded_specs(specs: Sequence[str], target: Any) -> list[str]:
 def _stop_orphan_fio(run_dir: Path) -> list[int]:
     """Kill fio processes left running on this run's points by a killed ssdlab (fio's forked job processes
     survive it and can hang); only processes whose command line names a job file under run_dir/points/."""
+    from pathlib import Path
+
     marker = str(run_dir.resolve() / "points").encode()
     stopped = []
     for proc in Path("/proc").iterdir():
@@ -494,15 +550,18 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     show_tb = "--traceback" in args_list  # accepted anywhere on the line, before or after the subcommand
     args_list = [a for a in args_list if a != "--traceback"]
-    fio_runner.clear_stop_request()
+    runner = _stop_requests()
+    if runner is not None:
+        runner.clear_stop_request()
     previous_handlers = _install_interrupt_handlers()
     try:
-        args = build_parser().parse_args(args_list)
+        command = next((a for a in args_list if not a.startswith("-")), None)  # top-level options take no value
+        args = _parse(command, args_list)
         handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
         return int(handler(args, env))
     except SsdlabError as exc:
         if show_tb:
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         env.err(f"ssdlab: error: {exc}")
         return int(exc.exit_code)
     except KeyboardInterrupt:
@@ -512,7 +571,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 0
     except Exception as exc:  # the boundary: an unexpected error still gets one line
         if show_tb:
-            traceback.print_exc(file=env.stderr)
+            _print_traceback(env)
         env.err(f"ssdlab: internal error: {type(exc).__name__}: {exc} (rerun with --traceback and report it)")
         return 70
     finally:
@@ -520,8 +579,38 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
             signal.signal(sig, handler)
 
 
+def _parse(command: str | None, args_list: list[str]) -> argparse.Namespace:
+    """Parse the command line, loading only what the command needs: for run and plan, the suite named on it
+    (found by a first pass without suite options) and its family; every suite when none is named, for --help,
+    or to name the suite an option belongs to when it is not the one being run."""
+    suite: str | None = None
+    if command in ("run", "plan") and not {"-h", "--help"} & set(args_list):
+        with contextlib.suppress(UsageError):
+            suite = build_parser(command, "").parse_known_args(args_list)[0].suite
+    try:
+        return build_parser(command, suite).parse_args(args_list)
+    except UsageError:
+        if suite is None:
+            raise
+        return build_parser(command, None).parse_args(args_list)
+
+
+def _print_traceback(env: Env) -> None:
+    import traceback  # only for --traceback: it loads the tokenizer, a large share of start-up
+
+    traceback.print_exc(file=env.stderr)
+
+
+def _stop_requests() -> Any:
+    """fio's runner, which remembers stop requests and stops a running fio, once a command has loaded it
+    (before that there is no fio to stop and no request to forget): None until then."""
+    return sys.modules.get("ssdlab.fio.runner")
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
-    fio_runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
+    runner = _stop_requests()
+    if runner is not None:
+        runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
     raise KeyboardInterrupt
 
 

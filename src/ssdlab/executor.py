@@ -6,12 +6,11 @@ Suites never run processes; the orchestrator hands each point to the executor ch
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ssdlab.errors import FioFailedError
+from ssdlab.live import LiveCallback, LiveSample
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
@@ -19,20 +18,7 @@ if TYPE_CHECKING:
     from ssdlab.fio.job import FioJob
     from ssdlab.fio.runner import JobGate
 
-
-@dataclass(frozen=True)
-class LiveSample:
-    """One interval of live progress (rates over the last status interval)."""
-
-    elapsed_s: float
-    read_iops: float = 0.0
-    write_iops: float = 0.0
-    read_mbps: float = 0.0
-    write_mbps: float = 0.0
-    mean_lat_us: float = 0.0
-
-
-LiveCallback = Callable[[LiveSample], None]
+__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "executor_for", "point_job"]
 
 
 class Executor(Protocol):
@@ -80,28 +66,17 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.parse import last_document, measurement_from_document, status_totals
+        from ssdlab.fio.parse import last_document, measurement_from_document
         from ssdlab.fio.runner import run_job
+        from ssdlab.fio.status import StatusRates
 
         job = point_job(point, target)
-        previous: dict[str, float] = {}
+        rates = StatusRates()
 
         def on_status(doc: dict[str, Any]) -> None:
-            if on_live is None:
-                return
-            now = status_totals(doc)
-            dt = now["elapsed_s"] - previous.get("elapsed_s", 0.0)
-            if dt <= 0:
-                return
-            d = {k: now[k] - previous.get(k, 0.0) for k in now}
-            ios = d["read_ios"] + d["write_ios"]
-            on_live(LiveSample(
-                elapsed_s=now["elapsed_s"], read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt,
-                read_mbps=d["read_bytes"] / dt / 1e6, write_mbps=d["write_bytes"] / dt / 1e6,
-                mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0,
-            ))
-            previous.clear()
-            previous.update(now)
+            sample = rates.feed(doc)
+            if on_live is not None and sample is not None:
+                on_live(sample)
 
         with target.during_point(point):
             try:

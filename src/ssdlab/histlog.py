@@ -29,17 +29,19 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from ssdlab.errors import UsageError
 from ssdlab.fio import hist
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 HEADER_COLS = 3
 Mode = Literal["fio", "weighted"]
@@ -503,7 +505,12 @@ def iter_intervals(paths: Sequence[Path | str], interval_ms: float, *, mode: Mod
     firsts = [s.reader.first_time for s in sources if s.reader.first_time is not None]
     if firsts:  # the weighted mode's start depends on the earliest row of all files
         agg.note_first(min(firsts))
-    pool = ThreadPoolExecutor(max_workers=threads) if threads > 0 else None
+    if threads > 0 and any(Path(p).stat().st_size > chunk_bytes for p in paths):  # only worth it for big logs
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=threads)
+    else:
+        pool = None
     try:
         while True:
             active = [s for s in sources if not s.done]

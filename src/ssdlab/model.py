@@ -7,6 +7,9 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
   1  first version (ssdlab 0.1): run, target, host, points with workload, measurement, bins.
      Extended compatibly: point status "invalid" (a finished point that completed too few I/Os, kept with its
      measurement; see verdict.py) and "verdict" run events; runs without them load unchanged.
+  2  a run directory also holds a points log (points.jsonl, store.py): points finished since run.json was
+     written are records there, one per line, until the run folds them in. The run and point shapes are
+     unchanged, so a version-1 run.json loads as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 PointStatus = Literal["ok", "failed", "skipped", "invalid"]  # invalid: finished, measured too little (verdict.py)
@@ -201,9 +205,24 @@ class Run:
     events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
 
     def with_point(self, result: PointResult) -> Run:
-        """New run with `result` appended (a re-run of an id replaces the unfinished attempt)."""
-        kept = tuple(p for p in self.points if not (p.point.id == result.point.id and p.status != "ok"))
-        return dataclasses.replace(self, points=(*kept, result))
+        """New run with `result` appended (a re-run of an id replaces the unfinished attempt). The lookups of
+        finished_by_id() carry over, so adding a point costs the same however many came before."""
+        index = self.finished_by_id()
+        redo: set[str] = self.__dict__["_redo_ids"]
+        pid = result.point.id
+        kept = self.points
+        if pid in redo:  # an earlier attempt that did not finish (or was skipped) is replaced
+            kept = tuple(p for p in self.points if not (p.point.id == pid and p.status != "ok"))
+        run = dataclasses.replace(self, points=(*kept, result))
+        index = dict(index)
+        if result.status in FINISHED:
+            index[pid] = result
+        else:
+            index.pop(pid, None)
+        redo = (redo | {pid}) if result.status != "ok" else (redo - {pid})
+        object.__setattr__(run, "_finished_index", index)  # memos of immutable data, not state
+        object.__setattr__(run, "_redo_ids", redo)
+        return run
 
     def with_status(self, status: RunStatus, finished: str = "") -> Run:
         return dataclasses.replace(self, status=status, finished=finished or self.finished)
@@ -224,9 +243,21 @@ class Run:
         look points up for every stimulus and round, which would otherwise rescan all points each time."""
         index: dict[str, PointResult] | None = self.__dict__.get("_finished_index")
         if index is None:
-            index = {p.point.id: p for p in self.points if p.status in FINISHED}
-            object.__setattr__(self, "_finished_index", index)  # a memo of immutable data, not state
+            index = {}
+            for p in self.points:  # in order: a later result of an id stands (as with_point keeps it)
+                if p.status in FINISHED:
+                    index[p.point.id] = p
+                else:
+                    index.pop(p.point.id, None)
+            object.__setattr__(self, "_finished_index", index)  # memos of immutable data, not state
+            object.__setattr__(self, "_redo_ids", {p.point.id for p in self.points if p.status != "ok"})
         return index
+
+    def attempts(self, point_id: str) -> int:
+        """How many results the run holds for `point_id` (a failed attempt stays until the point runs again)."""
+        if point_id not in self.finished_by_id() and point_id not in self.__dict__["_redo_ids"]:
+            return 0  # the common case, without a scan
+        return sum(1 for p in self.points if p.point.id == point_id)
 
     def done_ids(self) -> set[str]:
         return set(self.finished_by_id())
@@ -245,8 +276,18 @@ def percentile_key(p: float) -> str:
 
 # ---------------------------------------------------------------- serialisation
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
 def to_dict(obj: Any) -> Any:
     """Plain JSON-ready structure from model objects (tuples become lists)."""
+    kind = type(obj)
+    if kind in _PLAIN:  # the common cases first: a point's latency bins are thousands of numbers
+        return obj
+    if kind is tuple or kind is list:
+        return [v if type(v) in _PLAIN else to_dict(v) for v in obj]
+    if kind is dict:
+        return {str(k): v if type(v) in _PLAIN else to_dict(v) for k, v in obj.items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, Mapping):
@@ -307,10 +348,10 @@ def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:
 
 def run_from_dict(d: Mapping[str, Any]) -> Run:
     version = d.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise StoredResultsError(
-            f"results schema {version!r} is not supported by this ssdlab (reads schema {SCHEMA_VERSION}); "
-            "upgrade ssdlab to read it"
+            f"results schema {version!r} is not supported by this ssdlab (reads schema "
+            f"{', '.join(map(str, READABLE_VERSIONS))}); upgrade ssdlab to read it"
         )
     try:
         return Run(

@@ -1,9 +1,10 @@
 """The run loop: ask the suite for the next point, hand it to the executor, store the result atomically.
 
-Lifecycle: open results dir -> record target + host -> prepare target -> (next point -> execute -> save)*
--> conclude -> complete. Ctrl-C or an fio failure saves every finished point and marks the run
-interrupted/failed; `resume` reloads run.json and continues from the first unfinished point. With the run
-option `on_error: continue` (--on-error continue) a failed point is recorded and the run goes on.
+Lifecycle: open results dir -> record target + host -> prepare target -> (next point -> execute -> append it
+to the points log)* -> conclude -> complete (run.json written whole). Ctrl-C or an fio failure keeps every
+finished point and marks the run interrupted/failed; `resume` reloads the run and continues from the first
+unfinished point. With the run option `on_error: continue` (--on-error continue) a failed point is recorded
+and the run goes on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from ssdlab import __version__, anomalies, store, verdict
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
+from ssdlab.eta import Estimator, Outlook
 from ssdlab.executor import Executor
 from ssdlab.fio import runner
 from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
@@ -100,7 +102,7 @@ def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
           progress: Progress, *, grant: WriteGrant) -> Run:
-    """Run every remaining point of `suite`, saving after each; return the completed Run. `grant` (from
+    """Run every remaining point of `suite`, storing each as it finishes; return the completed Run. `grant` (from
     safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor."""
     try:
         return _drive(run_dir, run, suite, ctx, target, executor, progress, grant=grant)
@@ -110,8 +112,11 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
 
 def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
            progress: Progress, *, grant: WriteGrant) -> Run:
-    total = len(suite.plan(ctx))
-    progress.run_start(f"{suite.name} on {target.name}", total, suite.eta_seconds(ctx))
+    estimator = Estimator(run.target, suite.point_overhead_s)
+    for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
+        if earlier.measurement is not None and "wall_s" in earlier.measurement.extra:
+            estimator.observe(earlier, float(earlier.measurement.extra["wall_s"]))
+    progress.run_start(f"{suite.name} on {target.name}", estimator.estimate(suite.outlook(ctx, run)))
     runner.clear_stop_request()
     policy = on_error_policy(run)
     given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
@@ -127,15 +132,16 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
             run = run.with_status("running")
         store.save_run(run_dir, run)
         while True:
+            t0 = time.monotonic()
             if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
                 raise KeyboardInterrupt
-            remaining = [p for p in suite.next_points(ctx, run) if p.id not in given_up]
-            if not remaining:
+            outlook = suite.outlook(ctx, run)
+            if outlook.next_point is not None and outlook.next_point.id in given_up:  # rare: list what else is left
+                outlook = Outlook.of([p for p in suite.next_points(ctx, run) if p.id not in given_up])
+            if outlook.next_point is None:
                 break
-            point = apply_error_policy(apply_common(ctx, remaining[0]), policy)  # --footprint, --misalign, ...
-            index = len(run.done_ids()) + 1
-            eta = sum(p.est_seconds + suite.point_overhead_s for p in remaining)
-            progress.point_start(point, index, max(total, index + len(remaining) - 1), eta)
+            point = apply_error_policy(apply_common(ctx, outlook.next_point), policy)  # --footprint, --misalign, ...
+            progress.point_start(point, len(run.finished_by_id()) + 1, estimator.estimate(outlook))
             attempt = _attempt(run, point)
             try:
                 result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
@@ -147,11 +153,13 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 if policy != "continue":
                     raise
                 given_up.add(point.id)
-                store.save_run(run_dir, run)
+                store.append_point(run_dir, failed)
+                estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)
                 continue
             run = run.with_point(result)
-            store.save_run(run_dir, run)
+            store.append_point(run_dir, result)
+            estimator.observe(result, time.monotonic() - t0)
             progress.point_end(result)
     except KeyboardInterrupt:
         run = _stop(run_dir, run, "interrupted", "interrupted by the user (Ctrl-C)")
@@ -187,7 +195,7 @@ def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
 
 
 def _attempt(run: Run, point: TestPoint) -> int:
-    return 1 + sum(1 for p in run.points if p.point.id == point.id)
+    return 1 + run.attempts(point.id)
 
 
 def _run_valid(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,

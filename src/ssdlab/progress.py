@@ -1,18 +1,26 @@
-"""Live progress: a rich display on a terminal, plain lines elsewhere. One factory picks."""
+"""Live progress: a rich display on a terminal, plain lines elsewhere. One factory picks.
+
+Each point shows where the run is ([index/expected total]), the wall-clock ETA (expected and, for suites that
+may stop early, the worst case; eta.py) and, while it runs, a live line with the last interval's IOPS, MB/s
+and mean latency (fio's status output each second; the simulator's counters), how much of the point is done
+and the ETA counted down from it.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import IO, Protocol
 
-from ssdlab.executor import LiveSample
+from ssdlab.eta import Eta
+from ssdlab.live import LiveSample
 from ssdlab.model import PointResult, Run, TestPoint
 from ssdlab.units import format_duration
 
 
 class Progress(Protocol):
-    def run_start(self, title: str, total: int, eta_s: float) -> None: ...
-    def point_start(self, point: TestPoint, index: int, total: int, eta_s: float) -> None: ...
+    def run_start(self, title: str, eta: Eta) -> None: ...
+    def point_start(self, point: TestPoint, index: int, eta: Eta) -> None: ...
     def live(self, sample: LiveSample) -> None: ...
     def point_end(self, result: PointResult) -> None: ...
     def note(self, text: str) -> None: ...
@@ -39,10 +47,52 @@ def _summary(result: PointResult) -> str:
     return "; ".join(parts) or "no I/O"
 
 
-def _live_text(s: LiveSample) -> str:
-    iops = s.read_iops + s.write_iops
-    mbps = s.read_mbps + s.write_mbps
-    return f"{iops:,.0f} IOPS  {mbps:,.1f} MB/s  {s.mean_lat_us:,.1f} µs"
+def run_text(title: str, eta: Eta) -> str:
+    """'pts on sim:tlc-4k: about 450 points, 40s expected; at most 3174 points, 9m30s' (the first line)."""
+    if not eta.adaptive:
+        return f"{title}: {eta.worst_points} points, estimated {format_duration(eta.expected_s)}"
+    return (f"{title}: about {eta.expected_points} points, {format_duration(eta.expected_s)} expected; at most "
+            f"{eta.worst_points} points, {format_duration(eta.worst_s)}")
+
+
+def position(index: int, eta: Eta) -> str:
+    """'3/8', or '12/~450' when the suite may stop earlier or later than its worst case."""
+    total = index - 1 + eta.expected_points
+    return f"{index}/{'~' if eta.adaptive else ''}{total}"
+
+
+def fraction_done(point: TestPoint, sample: LiveSample) -> float | None:
+    """How much of a point is done: its time for a time-based point, its bytes for a size-based one."""
+    w = point.workload
+    if w.runtime_s is not None and w.runtime_s + w.ramp_s > 0:
+        return min(1.0, sample.elapsed_s / (w.runtime_s + w.ramp_s))
+    if w.io_bytes:
+        return min(1.0, sample.bytes_done / (w.io_bytes * max(1, w.numjobs)))
+    return None
+
+
+def live_text(sample: LiveSample, fraction: float | None = None, eta_s: float | None = None) -> str:
+    """'42% 2,000 IOPS  8.2 MB/s  75.5 µs  ETA 3m10s': the last interval's rates, how far the point is, the ETA."""
+    done = f"{fraction * 100:3.0f}%  " if fraction is not None else f"{sample.elapsed_s:.0f}s  "
+    text = f"{done}{sample.iops:,.0f} IOPS  {sample.mbps:,.1f} MB/s  {sample.mean_lat_us:,.1f} µs"
+    return text + (f"  ETA {format_duration(eta_s)}" if eta_s is not None else "")
+
+
+class _PointClock:
+    """The point in progress: its start time and the ETA at its start, for live lines."""
+
+    def __init__(self) -> None:
+        self.point: TestPoint | None = None
+        self.eta: Eta | None = None
+        self.started = 0.0
+
+    def start(self, point: TestPoint, eta: Eta) -> None:
+        self.point, self.eta, self.started = point, eta, time.monotonic()
+
+    def text(self, sample: LiveSample) -> str:
+        frac = fraction_done(self.point, sample) if self.point is not None else None
+        left = self.eta.after(time.monotonic() - self.started, frac) if self.eta is not None else None
+        return live_text(sample, frac, left)
 
 
 class PlainProgress:
@@ -52,25 +102,26 @@ class PlainProgress:
         self.stream = stream
         self.live_every_s = live_every_s
         self._last_live = 0.0
-        self._current = ""
+        self._clock = _PointClock()
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def run_start(self, title: str, total: int, eta_s: float) -> None:
-        self._say(f"{title}: {total} points, estimated {format_duration(eta_s)}")
+    def run_start(self, title: str, eta: Eta) -> None:
+        self._say(run_text(title, eta))
 
-    def point_start(self, point: TestPoint, index: int, total: int, eta_s: float) -> None:
-        self._current = point.label
+    def point_start(self, point: TestPoint, index: int, eta: Eta) -> None:
+        self._clock.start(point, eta)
         self._last_live = time.monotonic()
-        self._say(f"[{index}/{total}] {point.label} (ETA {format_duration(eta_s)})")
+        self._say(f"[{position(index, eta)}] {point.label} (ETA {eta.text()})")
 
     def live(self, sample: LiveSample) -> None:
         now = time.monotonic()
         if now - self._last_live >= self.live_every_s:
             self._last_live = now
-            self._say(f"    {self._current}: {sample.elapsed_s:.0f}s  {_live_text(sample)}")
+            label = self._clock.point.label if self._clock.point is not None else ""
+            self._say(f"    {label}: {self._clock.text(sample)}")
 
     def point_end(self, result: PointResult) -> None:
         self._say(f"    -> {_summary(result)}")
@@ -85,51 +136,73 @@ class PlainProgress:
 
 
 class RichProgress:
-    """rich display: overall bar with ETA, current point, live IOPS / MB/s / latency."""
+    """rich display: a bar over the expected points with the position and ETA, and under it the live line."""
 
     def __init__(self, stream: IO[str]) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.console import Console, RenderableType
+        from rich.progress import BarColumn, Progress, TextColumn
+        from rich.text import Text
 
-        self.console = Console(file=stream)
-        self.bar = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[live]}"),
-            console=self.console, transient=False,
+        class _Display(Progress):
+            line = ""
+
+            def get_renderables(self) -> Iterable[RenderableType]:
+                yield self.make_tasks_table(self.tasks)
+                if self.line:
+                    yield Text("  " + self.line, no_wrap=True, overflow="ellipsis")
+
+        self.console = Console(file=stream, highlight=False)
+        self.bar = _Display(
+            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[position]}"),
+            TextColumn("{task.fields[eta]}"), console=self.console, transient=False,
         )
-        self.task = self.bar.add_task("", total=1, live="")
+        self.task = self.bar.add_task("", total=1, eta="", position="")
+        self._clock = _PointClock()
         self._started = False
 
-    def run_start(self, title: str, total: int, eta_s: float) -> None:
-        self.console.print(f"[bold]{title}[/]: {total} points, estimated {format_duration(eta_s)}")
-        self.bar.update(self.task, total=total, description=title)
+    def run_start(self, title: str, eta: Eta) -> None:
+        self.console.print(run_text(title, eta), markup=False)
+        self.bar.update(self.task, total=max(1, eta.expected_points), description=title)
         self.bar.start()
         self._started = True
 
-    def point_start(self, point: TestPoint, index: int, total: int, eta_s: float) -> None:
-        self.bar.update(self.task, description=point.label, total=max(total, index), live="")
+    def point_start(self, point: TestPoint, index: int, eta: Eta) -> None:
+        self._clock.start(point, eta)
+        self.bar.line = ""
+        self.bar.update(self.task, description=_escape(point.label), completed=index - 1,
+                        total=max(index, index - 1 + eta.expected_points), position=position(index, eta),
+                        eta=f"ETA {eta.text()}")
 
     def live(self, sample: LiveSample) -> None:
-        self.bar.update(self.task, live=_live_text(sample))
+        self.bar.line = self._clock.text(sample)
+        self.bar.refresh()
 
     def point_end(self, result: PointResult) -> None:
         style = "green" if result.status == "ok" else "yellow"
-        self.bar.console.print(f"[{style}]{result.point.label}[/]: {_summary(result)}")
+        self.bar.console.print(f"[{style}]{_escape(result.point.label)}[/]: {_escape(_summary(result))}")
         for w in result.warnings:
-            self.bar.console.print(f"  [yellow]warning:[/] {w}")
+            self.bar.console.print(f"  [yellow]warning:[/] {_escape(w)}")
         self.bar.advance(self.task)
 
     def note(self, text: str) -> None:
-        self.bar.console.print(text)
+        self.bar.console.print(text, markup=False)
 
     def run_end(self, run: Run) -> None:
         if self._started:
+            self.bar.line = ""
             self.bar.stop()
 
 
+def _escape(text: str) -> str:
+    """Text shown literally by rich (a label may hold '[...]')."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 class QuietProgress:
-    def run_start(self, title: str, total: int, eta_s: float) -> None: ...
-    def point_start(self, point: TestPoint, index: int, total: int, eta_s: float) -> None: ...
+    def run_start(self, title: str, eta: Eta) -> None: ...
+    def point_start(self, point: TestPoint, index: int, eta: Eta) -> None: ...
     def live(self, sample: LiveSample) -> None: ...
     def point_end(self, result: PointResult) -> None: ...
     def note(self, text: str) -> None: ...

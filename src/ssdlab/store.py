@@ -1,6 +1,8 @@
-"""Run directories: layout, atomic run.json writes after every point, loading for report/export/resume.
+"""Run directories: layout, point-by-point storage, loading for report/export/resume.
 
-DIR/run.json                     the Run (schema_version'ed), rewritten atomically after each point
+DIR/run.json                     the Run (schema_version'ed), written atomically at the start and end of a run
+DIR/points.jsonl                 the points finished since run.json was written: one JSON record per line,
+                                 appended and fsynced after every point, folded into run.json at the end
 DIR/points/<point-id>/job.fio    the exact job file
 DIR/points/<point-id>/cmd.txt    the exact fio command (re-runnable)
 DIR/points/<point-id>/fio.json   fio's raw json+ output
@@ -11,18 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import fcntl
 import json
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, BinaryIO
 
 from ssdlab import atomic
 from ssdlab.errors import ResultsDirError, StoredResultsError
-from ssdlab.model import PointResult, Run, run_from_dict, to_dict
+from ssdlab.model import SCHEMA_VERSION, PointResult, Run, point_result_from_dict, run_from_dict, to_dict
 
 RUN_FILE = "run.json"
+LOG_FILE = "points.jsonl"
 
 
 def now_iso() -> str:
@@ -76,41 +82,144 @@ def point_dir(run_dir: Path, point_id: str) -> Path:
     return run_dir / "points" / point_id
 
 
-_POINTS_SLOT = "\u0000ssdlab-points\u0000"
-
-
 def _point_json(result: PointResult) -> str:
-    """JSON text of one point result, computed once: results are immutable, and a long run (a PTS run has
-    ~1400 points with latency bins) would otherwise re-serialise every earlier point after each new one."""
+    """One point result as one line of JSON, computed once: results are immutable, and the same text is the
+    point's record in the log and its line in run.json."""
     cached: str | None = result.__dict__.get("_json_text")
     if cached is None:
-        cached = json.dumps(to_dict(result), indent=1)
+        cached = json.dumps(to_dict(result), separators=(",", ":"))
         object.__setattr__(result, "_json_text", cached)  # a memo, not state: to_dict ignores it
     return cached
 
 
 def run_json(run: Run) -> str:
-    """run.json text: the run's own fields, then its points (each serialised once and reused)."""
+    """run.json text: the run's own fields (indented), then its points, one line each."""
     head = to_dict(dataclasses.replace(run, points=()))
-    head["points"] = _POINTS_SLOT
+    head["schema_version"] = SCHEMA_VERSION  # the layout this writer produces (a resumed old run is upgraded)
+    head.pop("points")
     text = json.dumps(head, indent=1)
-    points = "[" + ",\n".join(_point_json(p) for p in run.points) + "]"
-    return text.replace(json.dumps(_POINTS_SLOT), points, 1) + "\n"
+    points = "".join(("\n" if i == 0 else ",\n") + _point_json(p) for i, p in enumerate(run.points))
+    return text[:-2] + ',\n "points": [' + points + "\n ]\n}\n"
 
 
 def save_run(run_dir: Path, run: Run) -> None:
-    """Write run.json atomically (temp file + rename): a crash leaves the previous complete version."""
+    """Write the whole run to run.json atomically (temp file, fsync, rename, fsync of the directory), then
+    empty the points log: a crash at any moment leaves the previous complete run.json, whose log records
+    (if any) load_run applies, skipping those run.json already holds."""
     atomic.write_text(run_dir / RUN_FILE, run_json(run))
+    log = run_dir / LOG_FILE
+    if log.exists():
+        try:
+            log.unlink()
+            atomic.fsync_dir(run_dir)
+        except OSError as exc:
+            raise ResultsDirError(f"cannot remove {log}: {exc.strerror or exc}") from exc
+
+
+def append_point(run_dir: Path, result: PointResult) -> None:
+    """Add one finished point to the run's log: one line, flushed and fsynced before this returns. The cost
+    does not depend on how many points came before; save_run folds the log into run.json."""
+    log = run_dir / LOG_FILE
+    line = (_point_json(result) + "\n").encode("utf-8")
+    try:
+        created = not log.exists()
+        with log.open("a+b") as fh:
+            if not created:
+                _cut_torn_tail(fh)
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if created:
+            atomic.fsync_dir(run_dir)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise ResultsDirError(f"no space left to write {log}: free space and run `ssdlab resume`") from exc
+        raise ResultsDirError(f"cannot write {log}: {exc.strerror or exc}") from exc
+
+
+def _cut_torn_tail(fh: BinaryIO) -> None:
+    """Truncate a log whose last record was torn (a crash mid-write) back to its last complete line, so the
+    next record starts on a line of its own. A log ssdlab itself appended to always ends with a newline."""
+    size = fh.seek(0, os.SEEK_END)
+    if size == 0 or os.pread(fh.fileno(), 1, size - 1) == b"\n":
+        return
+    data = os.pread(fh.fileno(), size, 0)  # rare: only after a torn write
+    fh.truncate(data.rfind(b"\n") + 1)
+    fh.seek(0, os.SEEK_END)
+
+
+def _log_records(path: Path) -> list[dict[str, Any]]:
+    """The complete records of a points log. A record counts once its line, newline included, is written;
+    a torn end (the process or the machine died while writing it) is ignored, damage before a complete record
+    is an error."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoredResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    records: list[dict[str, Any]] = []
+    bad: int | None = None  # line number of the first line that is not a record
+    for number, line in enumerate(data.split(b"\n")[:-1], 1):  # the text after the last newline is torn
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            bad = number if bad is None else bad
+            continue
+        if bad is not None:
+            raise StoredResultsError(f"{path} is damaged at line {bad} (not a point record, yet complete records "
+                                     "follow it)")
+        records.append(record)
+    return records
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise StoredResultsError(f"cannot read {path}: {exc}") from exc
 
 
 def load_run(run_dir: Path) -> Run:
+    """The stored run: run.json plus the records of its points log (a run that is going on, or was killed,
+    has its latest points there). The one way every command and renderer reads a run."""
     path = run_dir / RUN_FILE if run_dir.is_dir() else run_dir
     if not path.exists():
         raise StoredResultsError(f"no {RUN_FILE} in {run_dir}: name a directory written by `ssdlab run`")
+    for _ in range(5):  # a writer may fold the log into run.json meanwhile: then read both again
+        before = _identity(path)
+        data = _read_json(path)
+        if not isinstance(data, dict):
+            raise StoredResultsError(f"{path} does not hold a run object")
+        log = path.parent / LOG_FILE
+        records = _log_records(log) if data.get("schema_version") != 1 else []  # schema 1 had no log
+        if _identity(path) == before:
+            break
+    run = run_from_dict(data)
+    if not records:
+        return run
+    have = {_record_key(to_dict(p)) for p in run.points}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise StoredResultsError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise StoredResultsError(f"{path} does not hold a run object")
-    return run_from_dict(data)
+        for record in records:
+            if _record_key(record) not in have:  # run.json may already hold it (a crash while folding)
+                run = run.with_point(point_result_from_dict(record))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoredResultsError(f"{log} holds a malformed point record "
+                                 f"({type(exc).__name__}: {exc})") from exc
+    return run
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_ino, st.st_mtime_ns)
+
+
+def _record_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What identifies one stored point result: its id, attempt, status and start time."""
+    point = record.get("point") or {}
+    return (point.get("id"), record.get("attempt", 1), record.get("status"), record.get("started"))

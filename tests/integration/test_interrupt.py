@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import signal
 import subprocess
@@ -15,7 +14,9 @@ from typing import Any
 import pytest
 
 from conftest import fio_pids
-from ssdlab.errors import ExitCode
+from ssdlab import store
+from ssdlab.errors import ExitCode, StoredResultsError
+from ssdlab.model import to_dict
 
 pytestmark = pytest.mark.integration
 
@@ -26,8 +27,8 @@ def ssdlab(*args: str | Path) -> list[str]:
 
 
 def load(out: Path) -> dict[str, Any]:
-    """run.json as plain data."""
-    data: dict[str, Any] = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    """The stored run as plain data (run.json and, while the run goes on, its points log)."""
+    data: dict[str, Any] = to_dict(store.load_run(out))
     return data
 
 
@@ -44,7 +45,7 @@ def wait_for_points(out: Path, proc: subprocess.Popen[str], count: int, timeout:
         try:
             if len(ok_ids(load(out))) >= count:
                 return
-        except (OSError, json.JSONDecodeError):
+        except StoredResultsError:
             pass
         time.sleep(0.1)
     pytest.fail(f"{count} points did not finish within {timeout} s")

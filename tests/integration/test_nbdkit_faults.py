@@ -244,6 +244,7 @@ def test_integrity_catches_corruption_planted_between_write_and_check(tmp_path: 
     if mixed:  # the random writes may have rewritten a corrupted block: nothing else may be reported
         assert {f["offset"] for f in found} <= {off - off % 4096 for off in planted}
         assert run.events[-1]["passed"] is (not found and not run.points[1].measurement.extra["verify"]["mismatches"])
+        assert r.code == (0 if run.events[-1]["passed"] else ExitCode.NEGATIVE)
     else:
         assert sorted(f["offset"] for f in found) == [off - off % 4096 for off in planted]
         assert run.events[-1]["passed"] is False

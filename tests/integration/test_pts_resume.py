@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 
 from conftest import fio_pids
+from ssdlab import store
+from ssdlab.errors import StoredResultsError
+from ssdlab.model import to_dict
 from ssdlab.store import load_run
 from ssdlab.verdict import run_verdicts
 
@@ -24,9 +27,10 @@ CLI = [sys.executable, "-m", "ssdlab.cli"]
 
 
 def _points(run_dir: Path) -> list[dict[str, Any]]:
+    """The stored points (run.json and the points log a running or killed run appends to)."""
     try:
-        return list(json.loads((run_dir / "run.json").read_text())["points"])
-    except (OSError, ValueError, KeyError):
+        return list(to_dict(store.load_run(run_dir).points))
+    except StoredResultsError:
         return []
 
 
@@ -77,7 +81,7 @@ def test_resume_after_kill9_and_ctrl_c(tmp_path: Path) -> None:
         assert kept.items() <= before.items()  # nothing finished earlier was lost or re-run
         kept = before
         snapshots.append(before)
-        status = json.loads((run_dir / "run.json").read_text())["status"]
+        status = store.load_run(run_dir).status
         assert status == ("running" if sig == signal.SIGKILL else "interrupted"), f"interruption {i}: {status}"
         if i < len(plan) - 1:
             proc = _start(["resume", str(run_dir), "-q", "--no-report"])

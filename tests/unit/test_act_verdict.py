@@ -323,3 +323,26 @@ def test_console_prints_acts_table_and_never_adds_large_block_reads_to_reads() -
     assert "service read 2,000.0 IOPS" in summary
     assert "large-block-reads-d0 read 23.5 IOPS" in summary
     assert "2,023" not in summary
+
+
+def test_find_max_eta_expects_the_levels_up_to_the_predicted_failure() -> None:
+    """Worst case: every level up to --max-load. Expected: up to the level the last finished level's worst
+    read exceedance, grown in proportion to the load, predicts to fail."""
+    suite = ActSuite()
+    ctx = _ctx(skip_prep=True, find_max=True, max_load="4x")
+    lv = [suite.level_points(ctx, float(k)) for k in (1, 2, 3, 4)]
+    empty = _run([], [])
+    out = suite.outlook(ctx, empty)
+    assert out.next_point == suite.next_points(ctx, empty)[0]
+    assert sum(n for _, n in out.worst) == 8  # 4 levels of 2 slices
+    assert out.expected is None  # nothing measured yet: the worst case is the expectation
+    # 1x passes with 0.05 % of reads >= 64 ms (half the 0.1 % limit): 2x is expected to reach the limit
+    half = _slice({70_000_000: 2}, reads_ops=4000)
+    run = _run(lv[0], [half, half])
+    out = suite.outlook(ctx, run)
+    assert [p.id for p, _ in out.worst] == [p.id for level in lv[1:] for p in level]
+    assert [p.id for p, _ in out.expected or ()] == [p.id for p in lv[1]]
+    # no exceedance at all: nothing predicts a failure, so every level is expected
+    good = _slice({})
+    out = suite.outlook(ctx, _run(lv[0], [good, good]))
+    assert sum(n for _, n in out.expected or out.worst) == 6

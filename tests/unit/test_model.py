@@ -85,7 +85,7 @@ def test_unknown_schema_version_is_a_clear_stored_results_error(golden: Callable
         run_from_dict(data)
     text = str(info.value)
     assert f"schema {version!r} is not supported" in text
-    assert f"reads schema {SCHEMA_VERSION}" in text
+    assert f"reads schema 1, {SCHEMA_VERSION}" in text
     assert "\n" not in text
     assert info.value.exit_code == ExitCode.STORED
 

@@ -48,9 +48,8 @@ class FakeExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        """Record how many points run.json held when this point started; raise or measure."""
-        saved = json.loads((self.run_dir / "run.json").read_text(encoding="utf-8"))
-        self.saved_before.append(len(saved["points"]))
+        """Record how many points the stored run held when this point started; raise or measure."""
+        self.saved_before.append(len(store.load_run(self.run_dir).points))
         if point.id in self.fail:
             raise self.fail[point.id]
         d = DirectionStats(iops=1000.0, bw_bytes=4096e3, io_bytes=4096 * 1000, total_ios=1000, runtime_ms=1000)
@@ -94,12 +93,14 @@ def stopped(tmp_path: Path, raises: type[BaseException], executor_fail: dict[str
     return store.load_run(run_dir)
 
 
-def test_run_json_is_saved_after_every_point(tmp_path: Path) -> None:
+def test_every_point_is_stored_before_the_next_starts(tmp_path: Path) -> None:
     run_dir, _, go, executor = start(tmp_path)
     run = go()
     assert run.status == "complete"
     assert executor.saved_before == [0, 1, 2]
     assert store.load_run(run_dir) == run
+    assert not (run_dir / store.LOG_FILE).exists()  # folded into run.json at the end
+    assert len(json.loads((run_dir / store.RUN_FILE).read_text(encoding="utf-8"))["points"]) == 3
     assert all(p.measurement is not None and "wall_s" in p.measurement.extra for p in run.points)
 
 

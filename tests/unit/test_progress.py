@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from ssdlab import progress
-from ssdlab.executor import LiveSample
+from ssdlab.eta import Eta
+from ssdlab.fio.status import StatusRates, documents
+from ssdlab.live import LiveSample
 from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload
+
+FIXED = Eta(expected_s=75, worst_s=75, expected_points=8, worst_points=8, next_s=10)
+ADAPTIVE = Eta(expected_s=40, worst_s=3170, expected_points=120, worst_points=3174, next_s=2)
 
 
 class _Tty(io.StringIO):
@@ -31,11 +38,13 @@ def test_plain_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ssdlab.progress.time.monotonic", lambda: clock[0])
     out = io.StringIO()
     p = progress.PlainProgress(out, live_every_s=10)
-    p.run_start("quick on null", 8, 75)
-    p.point_start(_point(), 1, 8, 75)
+    p.run_start("quick on null", FIXED)
+    p.point_start(_point(), 1, FIXED)
     p.live(LiveSample(elapsed_s=1, read_iops=1234.0, read_mbps=5.0, mean_lat_us=80.0))  # too soon: silent
-    clock[0] += 11
-    p.live(LiveSample(elapsed_s=11, read_iops=2000.0, read_mbps=8.2, mean_lat_us=75.5))
+    clock[0] += 2.5
+    p.live(LiveSample(elapsed_s=2.5, read_iops=2000.0, read_mbps=8.2, mean_lat_us=75.5))  # still too soon
+    clock[0] += 8.5
+    p.live(LiveSample(elapsed_s=4, read_iops=2000.0, read_mbps=8.2, mean_lat_us=75.5))
     clat = LatencyStats(kind="clat", n=1, min_ns=1, max_ns=1, mean_ns=42_000, stddev_ns=0, percentiles_ns={})
     d = DirectionStats(iops=2500.0, bw_bytes=10.24e6, io_bytes=1, total_ios=1, runtime_ms=1, clat=clat)
     m = Measurement(engine="fio", engine_version="3.33", directions={"read": d})
@@ -45,7 +54,8 @@ def test_plain_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     assert lines == [
         "quick on null: 8 points, estimated 1m15s",
         "[1/8] RND4K Q1T1 Read (ETA 1m15s)",
-        "    RND4K Q1T1 Read: 11s  2,000 IOPS  8.2 MB/s  75.5 µs",
+        # 80 % of the 5-s point done after 11 s of wall time: 2.75 s of it left, plus 65 s of later points
+        "    RND4K Q1T1 Read:  80%  2,000 IOPS  8.2 MB/s  75.5 µs  ETA 1m08s",
         "    -> read 2,500 IOPS 10.2 MB/s, 42.0 µs",
         "    warning: fio threads were 99% busy",
     ]
@@ -64,9 +74,9 @@ def test_skipped_and_run_end_lines() -> None:
 def test_rich_progress_runs_on_a_fake_terminal() -> None:
     out = _Tty()
     p = progress.make_progress(out)
-    p.run_start("quick on null", 1, 5)
-    p.point_start(_point(), 1, 1, 5)
-    p.live(LiveSample(elapsed_s=1, read_iops=10.0))
+    p.run_start("quick on null", ADAPTIVE)
+    p.point_start(_point(), 1, ADAPTIVE)
+    p.live(LiveSample(elapsed_s=1, read_iops=12345.0))
     p.point_end(PointResult(point=_point(), status="skipped", started="", finished="", reason="r"))
     p.note("a note")
     p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
@@ -74,3 +84,48 @@ def test_rich_progress_runs_on_a_fake_terminal() -> None:
     text = out.getvalue()
     assert "quick on null" in text
     assert "a note" in text
+    assert "12,345 IOPS" in text  # the live line
+    assert "at most 3174 points" in text  # the worst case of an adaptive suite
+
+
+def test_adaptive_eta_shows_expected_and_worst_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    p = progress.PlainProgress(out)
+    p.run_start("pts on sim:tlc-4k", ADAPTIVE)
+    p.point_start(_point(), 12, ADAPTIVE)
+    assert out.getvalue().splitlines() == [
+        "pts on sim:tlc-4k: about 120 points, 40s expected; at most 3174 points, 52m50s",
+        "[12/~131] RND4K Q1T1 Read (ETA 40s expected, at most 3174 points in 52m50s)",
+    ]
+
+
+def test_live_line_of_a_size_based_phase_counts_bytes() -> None:
+    wipc = TestPoint(id="w", label="WIPC", workload=Workload(rw="write", bs=131072, io_bytes=8 << 30))
+    sample = LiveSample(elapsed_s=30, write_iops=8000.0, write_mbps=1048.6, mean_lat_us=3900.0,
+                        bytes_done=2 << 30)
+    assert progress.fraction_done(wipc, sample) == 0.25
+    assert progress.live_text(sample, 0.25, 95) == " 25%  8,000 IOPS  1,048.6 MB/s  3,900.0 µs  ETA 1m35s"
+
+
+def test_status_lines_of_a_real_fio_run_give_per_interval_rates(golden: Callable[[str], Path]) -> None:
+    """fio 3.33 with --status-interval=1: two status documents and the final one (golden capture)."""
+    lines = golden("file-randread-status.json").read_text(encoding="utf-8").splitlines(keepends=True)
+    docs = [doc for _, doc in documents(lines)]
+    assert len(docs) == 3  # fio's note line before the first document is skipped
+    rates = StatusRates()
+    samples = [rates.feed(d) for d in docs]
+    assert all(s is not None for s in samples)
+    first, second, last = samples  # type: ignore[misc]
+    # first interval: 13415 reads in the job's first 892 ms (fio itself reports 15039.24 IOPS then)
+    assert first.read_iops == pytest.approx(13415 / 0.892)
+    assert first.read_iops == pytest.approx(docs[0]["jobs"][0]["read"]["iops"], rel=1e-6)
+    assert first.read_mbps == pytest.approx(54923264 / 0.892 / 1e6)
+    assert first.mean_lat_us == pytest.approx(66.227924, rel=1e-6)  # the interval's mean clat (µs)
+    assert first.write_iops == 0
+    # second interval: the counters' differences over 999 ms; the mean latency of those I/Os alone
+    assert second.read_iops == pytest.approx((29273 - 13415) / 0.999)
+    lat = (64330.1747 * 29273 - 66227.924189 * 13415) / (29273 - 13415) / 1000
+    assert second.mean_lat_us == pytest.approx(lat, rel=1e-6)
+    assert last.read_iops == pytest.approx((31013 - 29273) / 0.109)
+    assert last.bytes_done == 127029248
+    assert rates.feed(docs[-1]) is None  # the same document again adds no run time

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from tests.unit.test_pts_rounds import ctx, flat, rising, simulate, suite
 
 from ssdlab.model import Run
 from ssdlab.report import pts as report_pts
+from ssdlab.report.html import render_html
 from ssdlab.suites.base import PlanContext
 
 
@@ -110,3 +112,17 @@ def test_interruptions_and_repeated_points_are_reported(tmp_path: Path) -> None:
     assert "repeated: iops-r01-rnd4k-100-0" in rec
     assert "killed or crashed" in rec
     assert "nothing (no point was in progress)" in rec
+
+
+def test_a_full_report_has_unique_element_ids(tmp_path: Path) -> None:
+    """The whole report.html of a PTS run (dozens of inline SVG charts): no element id twice, every reference
+    to one resolves."""
+    c = ctx()
+    run = _stored(simulate(suite("pts-iops"), c, flat), c)
+    doc = render_html(run, tmp_path)
+    assert doc.count("<svg") >= 8
+    ids = re.findall(r'\bid="([^"]+)"', doc)
+    assert len(ids) == len(set(ids))
+    refs = set(re.findall(r"url\(#([^)]+)\)", doc)) | set(re.findall(r'href="#([^"]+)"', doc))
+    assert refs
+    assert refs <= set(ids)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from ssdlab.report import charts
 
 _URL = re.compile(r"https?://[^\s\"'<>]+")
@@ -25,12 +27,13 @@ def test_every_helper_returns_bare_svg_without_metadata_urls() -> None:
         charts.grouped_hbar_chart(["SEQ1M", "RND4K"], {"Read": [10.0, 2.0], "Write": [8.0, None]}),
         charts.percentile_chart([("p", {50.0: 10.0, 99.0: 40.0})]),
     ]
-    for svg in outputs:
-        assert svg.startswith("<svg")
-        assert svg.rstrip().endswith("</svg>")
+    for fragment in outputs:
+        assert fragment.startswith("<svg")
+        svg, _, legend = fragment.partition("</svg>")
+        assert legend == "" or legend.startswith("<div class='chart-legend'>")  # a legend of several series
         assert "<metadata>" not in svg
         assert "<?xml" not in svg
-        assert urls_outside_xmlns(svg) == []
+        assert urls_outside_xmlns(fragment) == []
 
 
 def test_grouped_hbar_marks_missing_values_instead_of_zero() -> None:
@@ -61,3 +64,63 @@ def test_same_data_gives_identical_svg() -> None:
     a = charts.grouped_hbar_chart(["x"], {"Read": [1.0], "Write": [2.0]}, title="t")
     b = charts.grouped_hbar_chart(["x"], {"Read": [1.0], "Write": [2.0]}, title="t")
     assert a == b
+
+
+def _jobs() -> list[str]:
+    return [
+        charts.line_chart([charts.Series("a", [1, 2], [1.0, 2.0]), charts.Series("b", [1, 2], [2.0, 3.0])],
+                          title="one"),
+        charts.bar_chart(["x", "y"], {"r": [1.0, 2.0], "w": [2.0, 1.0]}, title="two"),
+        charts.percentile_chart([("p", {50.0: 10.0, 99.0: 40.0})], title="three"),
+    ]
+
+
+def test_a_report_batch_gives_every_chart_its_own_element_ids() -> None:
+    """matplotlib numbers ids per figure (figure_1, patch_1, clip paths): several inline SVGs in one HTML
+    document would share them; a batch prefixes each chart's ids and the references to them."""
+    plain = _jobs()
+    assert all('id="figure_1"' in c for c in plain)  # what the batch has to fix
+    with charts.deferred() as batch:
+        placeholders = _jobs()
+    assert all(p.startswith("<!--ssdlab-chart:") for p in placeholders)
+    page = batch.fill("<main>" + "".join(placeholders) + "</main>")
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) > 3
+    refs = re.findall(r'url\(#([^)]+)\)', page) + re.findall(r'href="#([^"]+)"', page)
+    assert refs
+    assert set(refs) <= set(ids)
+    assert page.count("<svg") == 3
+    # the same charts, drawn one by one, differ only in those prefixes
+    assert re.sub(r"chart\d+-", "", page) == "<main>" + "".join(plain) + "</main>"
+
+
+def test_worker_processes_draw_the_same_charts(monkeypatch: pytest.MonkeyPatch) -> None:
+    with charts.deferred() as batch:
+        _jobs()
+    serial = batch.render()
+    monkeypatch.setattr(charts, "CHARTS_PER_WORKER", 1)
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: {0, 1, 2, 3})
+    monkeypatch.setattr("os.getloadavg", lambda: (0.0, 0.0, 0.0))
+    calls: list[int] = []
+    real_pool = charts.ProcessPoolExecutor
+
+    def pool(workers: int, **kwargs: object) -> object:
+        calls.append(workers)
+        return real_pool(workers, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(charts, "ProcessPoolExecutor", pool)
+    assert batch.render() == serial
+    assert calls == [3]  # three charts, three workers
+
+
+def test_legends_are_html_with_escaped_labels() -> None:
+    svg = charts.line_chart([charts.Series("<b>a</b>", [1, 2], [1.0, 2.0], "--"),
+                             charts.Series("b & c", [1, 2], [2.0, 3.0])], ref_lines=[charts.RefLine(1.5, "avg")])
+    legend = svg[svg.index("</svg>"):]
+    assert "&lt;b&gt;a&lt;/b&gt;" in legend
+    assert "<b>" not in legend
+    assert "b &amp; c" in legend
+    assert "avg" in legend
+    assert "border-top-style:dashed" in legend  # the dashed series keeps its style in its swatch
+    single = charts.line_chart([charts.Series("only", [1, 2], [1.0, 2.0])])
+    assert single.endswith("</svg>")  # one series: no legend

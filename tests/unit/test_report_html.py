@@ -361,7 +361,7 @@ def test_sim_measurements_name_the_model_and_show_no_cpu(tmp_path: Path) -> None
     doc = html.render_report(run, tmp_path).read_text()
     assert "<dt>engine</dt><dd>ssdlab-sim 0.1.0</dd>" in doc
     assert "Simulated target: not a real drive" in doc
-    cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', point_block(doc, "01-s"))
+    cells = re.findall(r'<td class="num[^"]*"[^>]*>([^<]*)</td>', point_block(doc, "01-s"))
     assert cells[-1] == "n/a"  # no CPU figure for the model, not a 0
     null = make_run(target={"kind": "null", "name": "null (fio null engine)", "capacity_bytes": 1 << 30})
     doc = html.render_report(null, tmp_path).read_text()

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ssdlab import store
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio import hist
-from ssdlab.model import TestPoint, Workload
+from ssdlab.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
 from ssdlab.sim.executor import SimExecutor, parse_bssplit, translate
-from ssdlab.sim.target import STATE_FILE, SimTarget
+from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
 from ssdlab.targets import parse_target
 from ssdlab.targets.base import TargetOptions
 
@@ -94,16 +95,48 @@ def test_artefacts_written(tmp_path: Path) -> None:
     assert (tmp_path / STATE_FILE).exists()
 
 
-def test_state_persists_for_a_resumed_run(tmp_path: Path) -> None:
+def _stored(results: list[PointResult]) -> Run:
+    return Run(schema_version=SCHEMA_VERSION, ssdlab_version="t", run_id="r", suite="s", status="running",
+               created="", options={}, target={}, host={}, points=tuple(results))
+
+
+@pytest.mark.parametrize("checkpoint_every_point", [False, True])
+def test_a_resumed_run_gets_the_drive_state_of_its_last_finished_point(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoint_every_point: bool) -> None:
+    if checkpoint_every_point:
+        monkeypatch.setattr("ssdlab.sim.target.CHECKPOINT_S", 0.0)
+        monkeypatch.setattr("ssdlab.sim.target.CHECKPOINT_SHARE", 0.0)
     first = target()
     first.prepare(True)
-    run(first, point("a", runtime_s=None, io_bytes=64 << 20), tmp_path)
+    results = []
+    for p in (point("a", runtime_s=None, io_bytes=32 << 20), point("b"), point("c", rw="randrw")):
+        m = run(first, p, tmp_path)
+        results.append(PointResult(point=p, status="ok", started="", finished="", measurement=m))
+        store.save_run(tmp_path, _stored(results))  # what the orchestrator records after each point
     expected = first.device().counters()
+    saved_after = json.loads((tmp_path / STATE_META).read_text())["point"]
+    assert saved_after == ("b" if checkpoint_every_point else "")  # saved before a point, when due
     resumed = target()  # a fresh target object, as after `ssdlab resume`
     resumed.prepare(True)
-    note = resumed.begin_session(tmp_path)
+    note = resumed.begin_session(tmp_path, replay=lambda p: SimExecutor().replay(p, resumed))
     assert "reloaded" in note
-    assert resumed.device().counters() == expected
+    assert f"replayed the {1 if checkpoint_every_point else 3} finished point(s)" in note
+    assert resumed.device().counters() == expected  # exactly where point c left it
+    d = run(resumed, point("d"), tmp_path)
+    again = target()
+    again.prepare(True)
+    for p in ("a", "b", "c"):
+        run(again, point(p, runtime_s=None, io_bytes=32 << 20) if p == "a" else point(p, rw="randrw" if p == "c"
+                                                                                      else "randwrite"), tmp_path / "x")
+    assert run(again, point("d"), tmp_path / "x").directions == d.directions  # as if never interrupted
+
+
+def test_a_checkpoint_the_run_does_not_hold_is_refused(tmp_path: Path) -> None:
+    t = target()
+    t.save_state(tmp_path, "zz")
+    store.save_run(tmp_path, _stored([]))
+    with pytest.raises(TargetError, match="does not hold"):
+        target().begin_session(tmp_path)
 
 
 def test_same_point_same_result(tmp_path: Path) -> None:

@@ -65,12 +65,11 @@ def cmd_verify(args: argparse.Namespace, env: Any) -> int:
 
 def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any]) -> int:
     from ssdlab import store
-    from ssdlab.cli import target_options
     from ssdlab.executor import FioExecutor
     from ssdlab.model import PointResult
     from ssdlab.safety import WriteGrant
     from ssdlab.suites.integrity import check_point, summary, verdict
-    from ssdlab.targets import FileTarget, parse_target
+    from ssdlab.targets import FileTarget, TargetOptions, parse_target
     from ssdlab.units import format_bytes
 
     then = found.get("target") or {}
@@ -79,7 +78,7 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
         raise TargetError("the data was written to an nbdkit memory disk, which ended with its run: nothing is "
                           "left to check (write to nbdkit:file:PATH to keep it)")
     o = run.options
-    target = parse_target(spec, target_options(None, o.get("capacity"), o.get("ioengine")))
+    target = parse_target(spec, TargetOptions(capacity=o.get("capacity"), ioengine=o.get("ioengine") or "libaio"))
     span_end = int(found.get("span_offset") or 0) + int(found.get("span_bytes") or 0)
     if isinstance(target, FileTarget) and (not target.path.exists() or target.path.stat().st_size < span_end):
         raise TargetError(f"{target.path} is missing or shorter than the {span_end:,} bytes that were written")

@@ -170,11 +170,13 @@ def _numjobs(jobs: list[Mapping[str, Any]], global_options: Mapping[str, Any]) -
 
 
 def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
-    """Cumulative counters of a status document: ios/bytes per direction, runtime, weighted latency sum."""
+    """Cumulative counters of a status document: ios/bytes per direction, weighted latency sum, the jobs'
+    elapsed whole seconds (ramp included) and their measured run time in seconds (job_runtime, ms precision)."""
     out = {"read_ios": 0.0, "write_ios": 0.0, "read_bytes": 0.0, "write_bytes": 0.0, "lat_sum_ns": 0.0,
-           "elapsed_s": 0.0}
+           "elapsed_s": 0.0, "runtime_s": 0.0}
     for j in _jobs(doc):
         out["elapsed_s"] = max(out["elapsed_s"], float(j.get("elapsed", 0) or 0))
+        out["runtime_s"] = max(out["runtime_s"], float(j.get("job_runtime", 0) or 0) / 1000.0)
         for ddir in ("read", "write"):
             p = j.get(ddir) or {}
             ios = float(p.get("total_ios", 0) or 0)

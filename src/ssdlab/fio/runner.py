@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import shlex
 import shutil
 import signal
@@ -24,6 +23,7 @@ from typing import IO, Any, Protocol
 from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError
 from ssdlab.fio.job import FioJob
+from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
 
 StatusCallback = Callable[[dict[str, Any]], None]
@@ -202,24 +202,13 @@ def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: lis
 
 
 def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None) -> str:
-    """Split stdout into JSON documents (each ends with a line that is exactly '}'); return the last."""
+    """Split stdout into JSON documents, hand each to on_status; return the last one's text."""
     assert proc.stdout is not None
-    buf: list[str] = []
     last = ""
-    for line in proc.stdout:
-        if not buf and not line.startswith("{"):
-            continue  # text between or before documents
-        buf.append(line)
-        if line.rstrip("\n") == "}":
-            text = "".join(buf)
-            buf = []
-            try:
-                doc = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            last = text
-            if on_status is not None:
-                on_status(doc)
+    for text, doc in documents(proc.stdout):
+        last = text
+        if on_status is not None:
+            on_status(doc)
     return last
 
 

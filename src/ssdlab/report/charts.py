@@ -1,18 +1,30 @@
 """Chart helpers shared by every report section: matplotlib figures rendered to inline SVG strings.
 
-Every *_chart function returns an `<svg ...>` fragment (no XML prolog, no external references) ready to embed
-in report.html. Figures are closed after rendering; output is deterministic for the same data. line_figure
-returns the figure itself, for a caller that renders it as PNG (fig_to_png) or SVG (fig_to_svg).
+Every *_chart function returns an HTML fragment ready to embed in report.html: an `<svg ...>` element (no XML
+prolog, no external references) and, for a chart of several series, its legend as HTML under it (a legend
+drawn by matplotlib costs as much as the rest of the chart). Output is deterministic for the same data.
+line_figure returns the figure itself (legend included), for a caller that renders it as PNG (fig_to_png) or
+SVG (fig_to_svg), as `ssdlab plot` does.
+
+Inside `with deferred() as batch:` the *_chart functions return a placeholder instead and `batch.fill(html)`
+renders every chart of a report at once, in parallel worker processes where the host has cores to spare,
+giving each chart's SVG element ids a prefix of their own (ids must be unique in one HTML document).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import html
 import io
 import math
+import multiprocessing
+import os
 import re
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec
 
@@ -20,8 +32,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.backends import backend_mixed, backend_svg
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.transforms import ScaledTranslation
 
 plt.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
@@ -61,19 +76,48 @@ class RefLine:
 
 
 def fig_to_svg(fig: Any) -> str:
-    """Render and close a figure; return the bare <svg> element."""
+    """Render and close a figure; return the bare <svg> element, cropped to what it draws.
+
+    One drawing, with one renderer: savefig's bbox_inches="tight" draws twice, measuring every text again with
+    another renderer, for the same crop. Here the SVG is drawn at the figure's size, the tight box is measured
+    with that renderer (its text extents already known), and the viewBox is cropped to it.
+    """
     buf = io.StringIO()
+    dpi = fig.dpi
     try:
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+        fig.dpi = 72  # SVG user units are points, as savefig draws them
+        width, height = fig.get_size_inches()
+        mixed: Any = backend_mixed.MixedModeRenderer  # (untyped in matplotlib)
+        svg: Any = backend_svg.RendererSVG
+        renderer = mixed(fig, width, height, dpi,
+                         svg(width * 72, height * 72, buf, image_dpi=dpi, metadata={"Date": None, "Creator": None}))
+        fig.draw(renderer)
+        box = fig.get_tightbbox(renderer).padded(PAD_IN)  # inches, origin bottom left
+        renderer.finalize()
     finally:
+        fig.dpi = dpi
         plt.close(fig)
     text = buf.getvalue()
     start = text.find("<svg")
     text = text[start:] if start >= 0 else text
+    text = _crop(text, box.x0 * 72, (height - box.y1) * 72, box.width * 72, box.height * 72)
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
     # the RDF metadata block only carries vocabulary URLs (dc/cc/rdf); drop it so the report names no URL
     # besides the xmlns namespace declarations
     return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S).strip()
+
+
+PAD_IN = 0.1  # margin around a chart's drawing, inches (savefig's default)
+
+
+def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
+    """The <svg> element showing only the region (x, y, w, h) of its drawing, in points from the top left."""
+    head_end = svg.find(">")
+    head = svg[:head_end]
+    head = re.sub(r'\bwidth="[^"]*"', f'width="{w:.2f}pt"', head, count=1)
+    head = re.sub(r'\bheight="[^"]*"', f'height="{h:.2f}pt"', head, count=1)
+    head = re.sub(r'\bviewBox="[^"]*"', f'viewBox="{x:.2f} {y:.2f} {w:.2f} {h:.2f}"', head, count=1)
+    return head + svg[head_end:]
 
 
 def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
@@ -86,13 +130,139 @@ def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
     return buf.getvalue()
 
 
+def _figure(size: tuple[float, float]) -> Any:
+    """A figure outside pyplot's bookkeeping, on the Agg canvas (text extents for the tight crop, PNG output)."""
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def _axes(title: str, size: tuple[float, float] = (7.5, 3.6)) -> tuple[Any, Any]:
-    fig, ax = plt.subplots(figsize=size)
+    fig = _figure(size)
+    ax = fig.add_subplot()
     if title:
-        ax.set_title(title)
+        _title(ax, title)
     return fig, ax
 
 
+@dataclass(frozen=True)
+class Key:
+    """One legend entry: its label and how its series is drawn."""
+
+    label: str
+    color: str
+    kind: str = "line"  # "line" (with the matplotlib style in `style`) | "bar"
+    style: str = "-"
+
+
+_DASHES = {"--": "dashed", ":": "dotted", "-.": "dashed"}
+
+
+def legend_html(keys: Sequence[Key]) -> str:
+    """A chart's legend as HTML (escaped labels, a CSS swatch per entry); '' for fewer than two entries."""
+    if len(keys) < 2:
+        return ""
+    items = []
+    for k in keys:
+        if k.kind == "bar":
+            swatch = f"<i class='bar' style='color:{k.color}'></i>"
+        else:
+            line = k.style.rstrip("o.sx^v+*")
+            dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
+            cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
+            swatch = f"<i class='{cls.strip()}' style='color:{k.color};border-top-style:{dash}'></i>"
+        items.append(f"<span>{swatch}{html.escape(k.label)}</span>")
+    return f"<div class='chart-legend'>{''.join(items)}</div>"
+
+
+def _nudge(fig: Any, ax: Any, dx_pt: float, dy_pt: float) -> Any:
+    """Data coordinates shifted by (dx, dy) points: a value label beside its bar (a plain text, which costs a
+    fraction of an annotation)."""
+    return ax.transData + ScaledTranslation(dx_pt / 72, dy_pt / 72, fig.dpi_scale_trans)
+
+
+def _title(ax: Any, text: str, **kwargs: Any) -> None:
+    """An axes title at a fixed height: matplotlib's automatic placement measures the axis decorations again
+    on every draw, a large share of a chart's rendering time."""
+    ax.set_title(text, y=1.0, pad=6, **kwargs)
+
+
+# ------------------------------------------------------------------ rendering a report's charts together
+
+_RENDERERS: dict[str, Callable[..., str]] = {}  # chart helper name -> the function that draws it
+_PENDING: list[Batch] = []  # the open deferred() batch, if any
+MAX_WORKERS = 4
+CHARTS_PER_WORKER = 12  # a worker's start costs about as much as drawing a few charts
+
+
+def _chart(draw: Callable[P, str]) -> Callable[P, str]:
+    """A chart helper: draws its SVG now, or, inside deferred(), queues it and returns its placeholder."""
+    _RENDERERS[draw.__name__] = draw
+
+    @functools.wraps(draw)
+    def chart(*args: P.args, **kwargs: P.kwargs) -> str:
+        if _PENDING:
+            return _PENDING[-1].add(draw.__name__, args, kwargs)
+        return draw(*args, **kwargs)
+
+    return chart
+
+
+def _render(job: tuple[str, tuple[Any, ...], dict[str, Any]]) -> str:
+    name, args, kwargs = job
+    return _RENDERERS[name](*args, **kwargs)
+
+
+class Batch:
+    """The charts of one report, queued by the chart helpers and drawn together by fill()."""
+
+    PLACEHOLDER = re.compile(r"<!--ssdlab-chart:(\d+)-->")
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+
+    def add(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        self.jobs.append((name, args, kwargs))
+        return f"<!--ssdlab-chart:{len(self.jobs) - 1}-->"
+
+    def render(self) -> list[str]:
+        """Every queued chart's SVG, in order: in worker processes when cores are idle and there are enough
+        charts to pay for the workers' start (each loads its fonts again), and the process can fork safely (no
+        other threads); else here, one after the other."""
+        idle = len(os.sched_getaffinity(0)) - os.getloadavg()[0]
+        workers = min(MAX_WORKERS, int(idle), len(self.jobs) // CHARTS_PER_WORKER)
+        if workers < 2 or threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return [_render(job) for job in self.jobs]
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_render, self.jobs))
+
+    def fill(self, text: str) -> str:
+        """`text` with every placeholder replaced by its chart, element ids made unique per chart."""
+        svgs = self.render()
+        return self.PLACEHOLDER.sub(lambda m: unique_ids(svgs[int(m[1])], f"chart{m[1]}-"), text)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[Batch]:
+    """Queue the charts drawn inside the block (see Batch)."""
+    batch = Batch()
+    _PENDING.append(batch)
+    try:
+        yield batch
+    finally:
+        _PENDING.remove(batch)
+
+
+_ID = re.compile(r'(\bid="|url\(#|href="#)([^")]+)')
+
+
+def unique_ids(svg: str, prefix: str) -> str:
+    """The SVG with every element id, and every reference to one (url(#..), href="#.."), prefixed: matplotlib
+    numbers ids per figure, so two charts in one page would otherwise share ids such as figure_1."""
+    return _ID.sub(lambda m: m[1] + prefix + m[2], svg)
+
+
+@_chart
 def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
               ylabel: str = "", log: bool = False, annotate: bool = True) -> str:
     """Grouped vertical bars: one group per category, one bar per series (None -> no bar)."""
@@ -106,8 +276,8 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
         if annotate:
             for b, v in zip(bars, values, strict=False):
                 if v is not None and v > 0:
-                    ax.annotate(_short(v), (b.get_x() + b.get_width() / 2, b.get_height()), ha="center",
-                                va="bottom", fontsize=7, xytext=(0, 1), textcoords="offset points")
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), _short(v), ha="center", va="bottom",
+                            fontsize=7, transform=_nudge(fig, ax, 0, 1))
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels(categories, rotation=20 if len(categories) > 4 else 0, ha="right" if len(categories) > 4
                        else "center")
@@ -116,11 +286,11 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
         log_axis(ax, "y")
     else:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
-    if len(series) > 1:
-        ax.legend(fontsize=8)
-    return fig_to_svg(fig)
+    keys = [Key(name, PALETTE[i % len(PALETTE)], "bar") for i, name in enumerate(series)]
+    return fig_to_svg(fig) + legend_html(keys)
 
 
+@_chart
 def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "", xlabel: str = "",
                color: str = PALETTE[0]) -> str:
     """Horizontal bars (CrystalDiskMark style: one row per test)."""
@@ -131,16 +301,17 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
     ax.set_yticklabels(labels)
     ax.set_xlabel(xlabel)
     for b, v in zip(bars, values, strict=False):
-        ax.annotate(_short(v), (b.get_width(), b.get_y() + b.get_height() / 2), va="center", fontsize=7,
-                    xytext=(2, 0), textcoords="offset points")
+        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, _short(v), va="center", fontsize=7,
+                transform=_nudge(fig, ax, 2, 0))
     return fig_to_svg(fig)
 
 
 def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
                 logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
                 xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
-                size: tuple[float, float] = (7.5, 3.6)) -> Any:
-    """Lines/scatter of several series with optional horizontal reference lines (line_chart draws it as SVG)."""
+                size: tuple[float, float] = (7.5, 3.6), legend: bool = True) -> Any:
+    """Lines/scatter of several series with optional horizontal reference lines (line_chart draws it as SVG,
+    its legend as HTML)."""
     fig, ax = _axes(title, size)
     for i, s in enumerate(series):
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
@@ -164,31 +335,33 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
             ax.set_xticklabels(list(xticklabels))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if len(series) + len(ref_lines) > 1:
+    if legend and len(series) + len(ref_lines) > 1:
         ax.legend(fontsize=7, loc="best")
     return fig
 
 
-def _as_svg(build: Callable[P, Any]) -> Callable[P, str]:
-    """A figure builder turned into a chart helper that returns the figure as inline SVG."""
-
-    @functools.wraps(build)
-    def chart(*args: P.args, **kwargs: P.kwargs) -> str:
-        return fig_to_svg(build(*args, **kwargs))
-
-    return chart
+def line_keys(series: Sequence[Series], ref_lines: Sequence[RefLine] = ()) -> list[Key]:
+    """The legend of line_figure's series and reference lines, in its colours and styles."""
+    keys = [Key(s.name, s.color or PALETTE[i % len(PALETTE)], style=s.style) for i, s in enumerate(series)
+            if any(y is not None for y in s.y)]
+    return keys + [Key(r.label, r.color, style=r.style) for r in ref_lines]
 
 
-line_chart = _as_svg(line_figure)
+@_chart
+def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), **kwargs: Any) -> str:
+    """line_figure as inline SVG with its legend in HTML (same keyword arguments)."""
+    fig = line_figure(series, ref_lines=ref_lines, legend=False, **kwargs)
+    return fig_to_svg(fig) + legend_html(line_keys(series, ref_lines))
 
 
+@_chart
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
                 title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "") -> str:
     """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS)."""
-    fig = plt.figure(figsize=(7.5, 5.0))
+    fig = _figure((7.5, 5.0))
     ax = fig.add_subplot(projection="3d")
     if title:
-        ax.set_title(title)
+        _title(ax, title)
     for j in range(len(ylabels)):
         xs, ys, hs = [], [], []
         for i in range(len(xlabels)):
@@ -210,6 +383,7 @@ def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequ
     return fig_to_svg(fig)
 
 
+@_chart
 def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "", xlabel: str = "",
                     ylabel: str = "count") -> str:
     """Distribution of values (e.g. per-second IOPS of a stability run)."""
@@ -237,6 +411,7 @@ def plain_label(text: str) -> str:
     return text.replace("$", r"\$")
 
 
+@_chart
 def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
                        xlabel: str = "", colors: Sequence[str] | None = None, width: float = 7.5,
                        missing: Mapping[str, Sequence[str | None]] | None = None) -> str:
@@ -272,7 +447,7 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
             ws.append(w)
             hs.append(height * 0.92)
             text = plain_label(str(note(name, j))) if v is None else _short(float(v))
-            ax.annotate(text, (w, y), va="center", fontsize=7, xytext=(2, 0), textcoords="offset points",
+            ax.text(w, y, text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
                         color="#9b1c1c" if v is None else "black", fontstyle="italic" if v is None else "normal")
     for i, (ys, ws, hs) in bars.items():
         ax.barh(ys, ws, height=hs, color=palette[i % len(palette)])
@@ -284,12 +459,8 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if title:
-        ax.set_title(plain_label(title), loc="left")
-    if len(names) > 1:  # legend above the plot, right of the left-aligned title: never over a bar
-        handles = [Patch(color=palette[i % len(palette)], label=plain_label(name)) for i, name in enumerate(names)]
-        ax.legend(handles=handles, fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(names),
-                  frameon=False, borderaxespad=0.2)
-    return fig_to_svg(fig)
+        _title(ax, plain_label(title), loc="left")
+    return fig_to_svg(fig) + legend_html([Key(name, palette[i % len(palette)], "bar") for i, name in enumerate(names)])
 
 
 def nines(p: float) -> float:
@@ -297,6 +468,7 @@ def nines(p: float) -> float:
     return -math.log10(1.0 - p / 100.0)
 
 
+@_chart
 def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], *, title: str = "",
                      ylabel: str = "completion latency (µs)", size: tuple[float, float] = (5.8, 3.2)) -> str:
     """Latency against percentile on a nines axis (log latency scale), one line per (name, {p: value}).
@@ -318,9 +490,9 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
     log_axis(ax, "y")
     ax.set_xlabel("percentile")
     ax.set_ylabel(ylabel)
-    if ps_all:
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
-    return fig_to_svg(fig)
+    keys = [Key(name, PALETTE[i % len(PALETTE)], style="-o") for i, (name, values) in enumerate(lines)
+            if any(v is not None and v > 0 and p < 100 for p, v in values.items())]
+    return fig_to_svg(fig) + legend_html(keys)
 
 
 def log_axis(ax: Any, which: str = "y") -> None:
@@ -335,6 +507,8 @@ def log_axis(ax: Any, which: str = "y") -> None:
     subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)  # keep labels apart
     axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: _plain(v)))
+    # minor ticks only where the labels are a decade apart (each tick is an artist to lay out and draw)
+    axis.set_minor_locator(NullLocator() if decades <= 3 else LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
     axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", axis=which, alpha=0.3)
 

@@ -40,6 +40,10 @@ GROUP_ARTEFACTS_OVER = 40  # more points than this: commands are grouped per tes
 RESULTS_OPEN_MAX = 60  # more measured points than this: the results table starts collapsed
 READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#1f77b4", "#d62728", "#2ca02c"
 DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR}
+# the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
+# its sections with report.sections when imported
+SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.characterization", "ssdlab.report.act",
+                   "ssdlab.report.integrity", "ssdlab.report.faults")
 
 SIM_NOTE = (
     "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "
@@ -321,23 +325,18 @@ def _runtime_per_point(run: Run) -> str:
     return text
 
 
-def header_facts(run: Run) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Grouped (label, value) facts for the run header."""
-    h, t = run.host, run.target
-    mem = h.get("memory_bytes")
-    cpu = str(h.get("cpu_model") or "unknown")
-    if h.get("cpu_count"):
-        cpu += f" ({h['cpu_count']} CPUs)"
-    host = [
-        ("hostname", str(h.get("hostname") or "unknown")),
-        ("OS", str(h.get("os") or "unknown")),
-        ("kernel", " ".join(str(x) for x in (h.get("kernel"), h.get("arch")) if x) or "unknown"),
-        ("CPU", cpu),
-        ("memory", format_bytes(float(mem)) if isinstance(mem, (int, float)) else "unknown"),
-    ]
-    if h.get("cpu_governor"):
-        host.append(("CPU governor", str(h["cpu_governor"])))
-    run_facts = [
+Facts = list[tuple[str, str]]
+
+
+def header_facts(run: Run) -> list[tuple[str, Facts]]:
+    """Grouped (label, value) facts for the run header: the run, the host, the target, the options."""
+    return [("Run", run_facts(run)), ("Host", host_facts(run.host)), ("Target", target_facts(run.target)),
+            ("Options", option_facts(run))]
+
+
+def run_facts(run: Run) -> Facts:
+    """Suite, status, times, points, versions."""
+    return [
         ("suite", run.suite),
         ("status", run.status),
         ("started", fmt_time(run.created)),
@@ -348,27 +347,53 @@ def header_facts(run: Run) -> list[tuple[str, list[tuple[str, str]]]]:
         ("engine", _engine(run)),
         ("run id", run.run_id),
     ]
-    ident = t.get("identity") or {}
-    target = [
-        ("name", str(t.get("name") or t.get("spec") or "unknown")),
-        ("kind", str(t.get("kind") or "unknown")),
+
+
+def host_facts(h: Mapping[str, Any]) -> Facts:
+    """The machine the run ran on (run.json `host`)."""
+    cpu = str(h.get("cpu_model") or "unknown")
+    if h.get("cpu_count"):
+        cpu += f" ({h['cpu_count']} CPUs)"
+    mem = h.get("memory_bytes")
+    facts = [
+        ("hostname", str(h.get("hostname") or "unknown")),
+        ("OS", str(h.get("os") or "unknown")),
+        ("kernel", " ".join(str(x) for x in (h.get("kernel"), h.get("arch")) if x) or "unknown"),
+        ("CPU", cpu),
+        ("memory", format_bytes(float(mem)) if isinstance(mem, (int, float)) else "unknown"),
     ]
+    if h.get("cpu_governor"):
+        facts.append(("CPU governor", str(h["cpu_governor"])))
+    return facts
+
+
+def target_facts(t: Mapping[str, Any]) -> Facts:
+    """What was tested (run.json `target`): name, kind, sizes, then the device's identity."""
+    facts = [("name", str(t.get("name") or t.get("spec") or "unknown")), ("kind", str(t.get("kind") or "unknown"))]
     if t.get("path") and t.get("path") != t.get("name"):
-        target.append(("path", str(t["path"])))
+        facts.append(("path", str(t["path"])))
     cap = t.get("capacity_bytes")
-    target.append(("capacity tested", format_bytes(float(cap)) if isinstance(cap, (int, float)) else "unknown"))
+    facts.append(("capacity tested", format_bytes(float(cap)) if isinstance(cap, (int, float)) else "unknown"))
     if isinstance(t.get("device_bytes"), (int, float)) and t.get("device_bytes") != cap:
-        target.append(("device size", format_bytes(float(t["device_bytes"]))))
-    target.append(("block size", f"{t.get('logical_block_size', '?')} B logical, "
-                                 f"{t.get('physical_block_size', '?')} B physical"))
-    if isinstance(ident, Mapping):
-        for key in ("model", "serial", "firmware"):
-            target.append((key, str(ident.get(key) or "not reported")))
-        for key, v in ident.items():
-            if key not in ("model", "serial", "firmware") and v not in (None, "", [], {}):
-                target.append((readable.humanize(str(key)), readable.value_text(v, str(key))))
-    opts = [("runtime per point", _runtime_per_point(run)), *readable.option_facts(run)]
-    return [("Run", run_facts), ("Host", host), ("Target", target), ("Options", opts)]
+        facts.append(("device size", format_bytes(float(t["device_bytes"]))))
+    facts.append(("block size", f"{t.get('logical_block_size', '?')} B logical, "
+                                f"{t.get('physical_block_size', '?')} B physical"))
+    return facts + identity_facts(t.get("identity") or {})
+
+
+def identity_facts(ident: Any) -> Facts:
+    """Model, serial and firmware (always listed, 'not reported' when unknown), then any other identity."""
+    if not isinstance(ident, Mapping):
+        return []
+    named = ("model", "serial", "firmware")
+    facts = [(key, str(ident.get(key) or "not reported")) for key in named]
+    return facts + [(readable.humanize(str(key)), readable.value_text(v, str(key))) for key, v in ident.items()
+                    if key not in named and v not in (None, "", [], {})]
+
+
+def option_facts(run: Run) -> Facts:
+    """The run's options and its suite's options, as sentences a reader can follow (report.readable)."""
+    return [("runtime per point", _runtime_per_point(run)), *readable.option_facts(run)]
 
 
 def _points_summary(run: Run) -> str:
@@ -624,11 +649,9 @@ def _slug(text: str) -> str:
 
 def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]]:
     """Suite-specific sections registered with report.sections (a failing builder becomes a notice)."""
-    from ssdlab.suites import load_builtin
-
     try:
-        load_builtin()
-        importlib.import_module("ssdlab.report.faults")  # the I/O errors and stalls section (any suite)
+        for name in SECTION_MODULES:
+            importlib.import_module(name)
         found = sections.sections_for(run, run_dir)
     except Exception as exc:  # a broken section must not cost the whole report
         return [], [Notice("error", "Suite section failed",
@@ -694,9 +717,11 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(run: Run, run_dir: Path) -> str:
-    """The report as one HTML string."""
+    """The report as one HTML string (its charts are drawn together, in parallel where cores are free)."""
     env = _environment()
-    return env.get_template("report.html.j2").render(v=build_view(run, run_dir))
+    with charts.deferred() as batch:
+        text = env.get_template("report.html.j2").render(v=build_view(run, run_dir))
+    return batch.fill(text)
 
 
 def render_report(run: Run, run_dir: Path) -> Path:

@@ -13,7 +13,7 @@ import functools
 import html
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -264,86 +264,117 @@ def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
     return "".join(parts)
 
 
-def _matrix(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], metric: str
-            ) -> dict[tuple[int, int], float | None]:
-    return {(st.bs, st.read_pct): window_average(test, state, run, st.key, metric) for st in stimuli}
+Matrix = dict[tuple[int, int], float | None]  # (block size, read %) -> value
+RESULT_METRICS = {"iops": ("iops",), "lat": ("art", "nines", "mrt", "iops")}  # other tests: ("mbps",)
 
 
 def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:
+    """A round test's results: the window average of each stimulus as tables and 2D/3D charts (HTML), and the
+    same numbers as CSV. Before a window exists, the averages of the rounds run so far."""
     stimuli = test.stimuli(s)
-    sizes, mixes = _sizes(stimuli), _mixes(stimuli)
-    parts: list[str] = []
-    if not state.window:
-        parts.append("<p>No measurement window yet; the tables below average the rounds run so far.</p>")
-    csv_buf = io.StringIO()
-    writer = csv.writer(csv_buf, lineterminator="\n")
+    tables = {m: _averages(run, test, state, stimuli, m) for m in RESULT_METRICS.get(test.name, ("mbps",))}
+    parts = [] if state.window else ["<p>No measurement window yet; the tables below average the rounds run so far."
+                                     "</p>"]
+    if test.name == "iops":
+        parts += _matrix_tables(run, test, state, stimuli, tables) + _iops_charts(stimuli, tables["iops"])
+    elif test.name == "lat":
+        parts += _matrix_tables(run, test, state, stimuli, tables) + _lat_charts(stimuli, tables)
+    else:
+        parts += _tp_results(stimuli, tables["mbps"])
+    return "".join(parts), _results_csv(test, state, stimuli, tables)
+
+
+def _averages(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], metric: str) -> Matrix:
+    """Each stimulus's metric averaged over the measurement window (over the rounds so far without one)."""
+    if state.window:
+        return {(st.bs, st.read_pct): window_average(test, state, run, st.key, metric) for st in stimuli}
+    return {(st.bs, st.read_pct): _mean(per_round(test, run, st.key, metric, state.rounds_done)) for st in stimuli}
+
+
+def _results_csv(test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> str:
+    """pts/<test>.csv: one row per metric and stimulus."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["test", "stimulus", "access", "bs_bytes", "read_pct", "metric", "unit", "window_average",
                      "window_rounds"])
-    metrics = {"iops": ["iops"], "lat": ["art", "nines", "mrt", "iops"]}.get(test.name, ["mbps"])
-    tables: dict[str, dict[tuple[int, int], float | None]] = {}
-    for metric in metrics:
-        if state.window:
-            tables[metric] = _matrix(run, test, state, stimuli, metric)
-        else:
-            tables[metric] = {(st.bs, st.read_pct): _mean(per_round(test, run, st.key, metric, state.rounds_done))
-                              for st in stimuli}
+    window = f"{state.window[0]}-{state.window[-1]}" if state.window else ""
+    for metric, t in tables.items():
         for st in stimuli:
             writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
-                             _csv_num(tables[metric][(st.bs, st.read_pct)]),
-                             f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
-    if test.name in ("iops", "lat"):
-        for metric in metrics:
-            label, unit, _ = METRICS[metric]
-            t = tables[metric]
-            rows = [[bs_label(bs)] + [_num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes]
-                    for bs in sizes]
-            parts.append(_table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
-                                f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
-            if metric == "nines":
-                parts.append(_nines_counts(run, test, state, stimuli, sizes, mixes))
-        if test.name == "iops":
-            t = tables["iops"]
-            xs = [float(i) for i in range(len(sizes))]
-            series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
-            parts.append(_figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix",
-                                                   xlabel="Block size", ylabel="IOPS", logy=True, xticks=xs,
-                                                   xticklabels=[bs_label(b) for b in sizes]),
-                                 "2D plot: IOPS by block size for every R/W mix (log scale)"))
-            parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
-                                                    [[t.get((bs, m)) for m in mixes] for bs in sizes],
-                                                    title="IOPS by block size and R/W mix", xlabel="Block size",
-                                                    ylabel="R/W mix", zlabel="IOPS"),
-                                 "3D bar plot of the IOPS matrix"))
-        else:
-            for metric in ("art", "mrt", "nines"):
-                label, unit, _ = METRICS[metric]
-                t = tables[metric]
-                parts.append(_figure(charts.bar_chart([bs_label(b) for b in sizes],
-                                                      {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes]
-                                                       for m in mixes},
-                                                      title=f"{label} by block size, one bar per R/W mix",
-                                                      ylabel=unit, annotate=True),
-                                     f"2D plot: {label} at T1Q1"))
-            for metric in ("art", "mrt"):
-                label, unit, _ = METRICS[metric]
-                t = tables[metric]
-                parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes],
-                                                        [mix_label(m) for m in mixes],
-                                                        [[t.get((bs, m)) for m in mixes] for bs in sizes],
-                                                        title=f"{label} by block size and R/W mix",
-                                                        xlabel="Block size", ylabel="R/W mix", zlabel=unit),
-                                     f"3D bar plot of {label}"))
-    else:
-        t = tables["mbps"]
-        bs = stimuli[0].bs
-        read, write = t.get((bs, 100)), t.get((bs, 0))
-        parts.append(_table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"],
-                            [[bs_label(bs), _num(read), _num(write)]],
-                            "Throughput in decimal MB/s (10^6 bytes/s), window averages"))
-        parts.append(_figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
-                                              title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
-                             "2D plot: sequential read and write throughput"))
-    return "".join(parts), csv_buf.getvalue()
+                             _csv_num(t[(st.bs, st.read_pct)]), window])
+    return buf.getvalue()
+
+
+def _matrix_tables(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
+                   tables: Mapping[str, Matrix]) -> list[str]:
+    """One block size x R/W mix table per metric (the SNIA tabular format); after the 5-nines table, how many
+    I/Os stand behind its values."""
+    sizes, mixes = _sizes(stimuli), _mixes(stimuli)
+    parts = []
+    for metric, t in tables.items():
+        label, unit, _ = METRICS[metric]
+        rows = [[bs_label(bs)] + [_num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes] for bs in sizes]
+        parts.append(_table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
+                            f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
+        if metric == "nines":
+            parts.append(_nines_counts(run, test, state, stimuli, sizes, mixes))
+    return parts
+
+
+def _grid(t: Matrix, sizes: Sequence[int], mixes: Sequence[int]) -> list[list[float | None]]:
+    """t as rows of block sizes, columns of mixes (the 3D charts' z)."""
+    return [[t.get((bs, m)) for m in mixes] for bs in sizes]
+
+
+def _iops_charts(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
+    """IOPS against block size, one line per mix (log scale), and the 3D bars of the whole matrix."""
+    sizes, mixes = _sizes(stimuli), _mixes(stimuli)
+    xs = [float(i) for i in range(len(sizes))]
+    series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
+    return [
+        _figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
+                                  ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
+                "2D plot: IOPS by block size for every R/W mix (log scale)"),
+        _figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                   _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",
+                                   xlabel="Block size", ylabel="R/W mix", zlabel="IOPS"),
+                "3D bar plot of the IOPS matrix"),
+    ]
+
+
+def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> list[str]:
+    """ART, MRT and 5 nines by block size (bars per mix), then ART and MRT as 3D bars."""
+    sizes, mixes = _sizes(stimuli), _mixes(stimuli)
+    parts = []
+    for metric in ("art", "mrt", "nines"):
+        label, unit, _ = METRICS[metric]
+        t = tables[metric]
+        parts.append(_figure(charts.bar_chart([bs_label(b) for b in sizes],
+                                              {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
+                                              title=f"{label} by block size, one bar per R/W mix", ylabel=unit,
+                                              annotate=True),
+                             f"2D plot: {label} at T1Q1"))
+    for metric in ("art", "mrt"):
+        label, unit, _ = METRICS[metric]
+        parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                                _grid(tables[metric], sizes, mixes),
+                                                title=f"{label} by block size and R/W mix", xlabel="Block size",
+                                                ylabel="R/W mix", zlabel=unit),
+                             f"3D bar plot of {label}"))
+    return parts
+
+
+def _tp_results(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
+    """A throughput test's one block size: read and write MB/s as a table and bars."""
+    bs = stimuli[0].bs
+    read, write = t.get((bs, 100)), t.get((bs, 0))
+    return [
+        _table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"], [[bs_label(bs), _num(read), _num(write)]],
+               "Throughput in decimal MB/s (10^6 bytes/s), window averages"),
+        _figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
+                                 title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
+                "2D plot: sequential read and write throughput"),
+    ]
 
 
 def _nines_counts(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], sizes: list[int],

@@ -41,7 +41,7 @@ def value_text(v: Any, key: str = "") -> str:
 
 def _suite_defaults(suite: str) -> dict[str, Any]:
     """Defaults of a registered suite's options (empty for a suite file or an unknown suite)."""
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites import all_suites
 
     found = all_suites().get(suite)
     return {o.key: o.default for o in found.suite_options()} if found is not None else {}

@@ -1,4 +1,7 @@
-"""Suite-specific report sections. A suite module registers a builder; html.py renders what it returns.
+"""Suite-specific report sections. A report module registers a builder; html.py renders what it returns.
+
+The section modules are listed in html.SECTION_MODULES and loaded before a report is built. They read the
+suites' analysis (report -> suites); suites never import renderers.
 
 A builder gets the stored Run and its directory and returns Sections (already-escaped HTML fragments,
 charts embedded as inline SVG/data URIs). Builders must read only the run and files in its directory.

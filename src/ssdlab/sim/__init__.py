@@ -1,7 +1,7 @@
 """The simulated SSD: `sim:PRESET?key=value` targets run on a native model instead of fio.
 
-Importing this package registers the `sim` target scheme. The model itself lives in the C extension
-`ssdlab.sim._core` (built by `pip install`); see docs/sim.md.
+ssdlab.targets.parse_target builds a SimTarget (sim/target.py) for `sim:` target strings. The model itself
+lives in the C extension `ssdlab.sim._core` (built by `pip install`); see docs/sim.md.
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 from types import ModuleType
 
 from ssdlab.errors import TargetError
-from ssdlab.targets import register_scheme
-from ssdlab.targets.base import Target, TargetOptions
 
 
 def core() -> ModuleType:
@@ -24,12 +22,3 @@ def core() -> ModuleType:
         ) from exc
     module: ModuleType = _core
     return module
-
-
-def _factory(rest: str, params: dict[str, str], opts: TargetOptions) -> Target:
-    from ssdlab.sim.target import SimTarget
-
-    return SimTarget.from_spec(rest, params, opts)
-
-
-register_scheme("sim", _factory)

@@ -45,10 +45,51 @@ typedef struct {
     double lat[NDIR];
 } Interval;
 
+/* An event of the closed-loop host: its time and slot; events order by time, then by slot */
 typedef struct {
     int64_t key;
-    int32_t slot;
+    int64_t slot;
 } HeapEnt;
+#define EV_KEY(e) ((e).key)
+#define EV_SLOT(e) ((int32_t)(e).slot)
+
+static inline int ev_before(HeapEnt a, HeapEnt b) { /* without branches: the outcome is a coin toss */
+    return (a.key < b.key) | ((a.key == b.key) & (a.slot < b.slot));
+}
+
+typedef struct {
+    int64_t gap; /* pacing gap (rate_ns, or a Poisson draw) */
+    int64_t off; /* offset of a random I/O */
+    int bi, dir; /* bssplit entry, direction */
+} Draw;
+
+/* Division by a run-time constant without a divide instruction (a divide costs tens of cycles and the hot
+ * paths need several per I/O): a shift for a power of two, else Lemire's multiply-high, exact for every
+ * 32-bit numerator ("Faster remainder by direct computation", 2019). */
+typedef struct {
+    uint64_t m;
+    uint32_t d;
+    int shift; /* >= 0: d is 1 << shift */
+} Div32;
+
+static void div32_init(Div32 *v, uint32_t d) {
+    v->d = d;
+    v->shift = -1;
+    v->m = 0;
+    if (d && (d & (d - 1)) == 0) v->shift = __builtin_ctz(d);
+    else if (d) v->m = UINT64_MAX / d + 1;
+}
+
+static inline uint32_t div32(const Div32 *v, uint32_t a) {
+    if (v->shift >= 0) return a >> v->shift;
+    return (uint32_t)(((__uint128_t)v->m * a) >> 64);
+}
+
+static inline uint32_t mod32(const Div32 *v, uint32_t a) {
+    if (v->shift >= 0) return a & (v->d - 1);
+    uint64_t low = v->m * a;
+    return (uint32_t)(((__uint128_t)low * v->d) >> 64);
+}
 
 /* A shared link (channel, host interface) as a calendar of 4.096 µs bins holding the busy time booked in
  * each. Requests are booked in issue order but may start earlier than requests booked before them (a
@@ -58,9 +99,13 @@ typedef struct {
 #define CAL_W (1LL << CAL_SHIFT)
 #define CAL_N (1 << 14)
 typedef struct {
-    uint32_t id[CAL_N];
-    int32_t used[CAL_N];
+    uint32_t id;  /* the bin number this slot of the ring holds */
+    int32_t used; /* busy ns booked in it */
+} CalBin;
+typedef struct {
+    CalBin bin[CAL_N]; /* id and use side by side: one cache line serves both */
     int64_t full_lo, full_hi; /* bins [full_lo, full_hi) are known to be fully booked */
+    int64_t top; /* the highest bin booked since the calendar was cleared: every bin above it is empty */
 } Cal;
 
 static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
@@ -70,27 +115,32 @@ static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     int64_t left = dur, end = t + dur;
     int64_t limit = (now >> CAL_SHIFT) + CAL_N - 64;
     if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
-    int64_t run_start = b, run_end = b; /* contiguous full bins met from b */
-    int contiguous = 1;
-    for (; left > 0 && b < limit; b++) {
-        int i = (int)(b & (CAL_N - 1));
-        if (c->id[i] != (uint32_t)b) {
-            c->id[i] = (uint32_t)b;
-            c->used[i] = 0;
+    /* bins [run_start, run_end) are full afterwards: every bin the booking passes is full, or is filled up,
+     * except the one it ends in */
+    int64_t run_start = b, run_end = b;
+    for (; b < limit; b++) {
+        CalBin *x = &c->bin[b & (CAL_N - 1)];
+        int64_t used = 0; /* a bin above the top, or not booked since the ring wrapped, is empty */
+        if (b <= c->top && x->id == (uint32_t)b) used = x->used;
+        int64_t cap = CAL_W - used;
+        if (cap >= left) { /* the booking ends in this bin */
+            used += left;
+            left = 0;
+            x->id = (uint32_t)b;
+            x->used = (int32_t)used;
+            int64_t fin = (b << CAL_SHIFT) + used;
+            if (fin > end) end = fin;
+            if (used >= CAL_W) run_end = b + 1;
+            break;
         }
-        int64_t cap = CAL_W - c->used[i];
-        if (cap > 0) {
-            int64_t take = left < cap ? left : cap;
-            c->used[i] += (int32_t)take;
-            left -= take;
-            if (left == 0) {
-                int64_t fin = (b << CAL_SHIFT) + c->used[i];
-                if (fin > end) end = fin;
-            }
+        if (cap > 0) { /* fill it up and go on */
+            x->id = (uint32_t)b;
+            x->used = (int32_t)CAL_W;
+            left -= cap;
         }
-        if (contiguous && c->used[i] >= CAL_W) run_end = b + 1;
-        else contiguous = 0;
+        run_end = b + 1;
     }
+    if (b > c->top) c->top = b < limit ? b : limit - 1; /* the last bin this booking reached */
     if (left > 0) end = (b << CAL_SHIFT) + left; /* past the horizon: uncontended */
     if (run_end > run_start) {
         if (run_start <= c->full_hi && run_start >= c->full_lo) c->full_hi = run_end > c->full_hi ? run_end : c->full_hi;
@@ -112,6 +162,8 @@ typedef struct {
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
     double host_ns_per_byte, ch_ns_per_byte;
     int gc_policy; /* 0 greedy, 1 fifo */
+    Div32 dv_spb, dv_spu, dv_dies, dv_ch, dv_depth; /* divisions by geometry constants */
+    int iu_shift; /* log2(iu_bytes) when it is a power of two, else -1 */
     uint32_t gc_free_min;
     int64_t buf_slots, flush_thr;
     /* map cache */
@@ -123,6 +175,7 @@ typedef struct {
     double e_read, e_prog_pu, e_erase_sb, e_io;
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
+    int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
     uint8_t *bstate;
     int32_t *bprev, *bnext, *bhead;
     uint32_t *freeq, free_head, free_cnt;
@@ -154,6 +207,7 @@ typedef struct {
     int64_t bs_val[MAX_BSSPLIT];
     uint32_t bs_cum[MAX_BSSPLIT]; /* cumulative weight out of 2^32-1 scale via 1e6 */
     uint32_t bs_total;
+    int64_t bs_nblk[MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
     int64_t iodepth, numjobs, nslots;
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
@@ -162,6 +216,8 @@ typedef struct {
     uint8_t *slot_gated;
     HeapEnt *heap;
     int64_t heap_n;
+    Draw nx[2]; /* the next two I/Os' draws */
+    int nx_head;
     int64_t t_now, t_last_done;
     /* stats */
     uint64_t st_n[NDIR], st_bytes[NDIR];
@@ -179,6 +235,7 @@ typedef struct {
 } Dev;
 
 #define HL_RING 64
+#define SPU_MAX 128 /* slots per program unit at most: 8 planes x 64 KiB pages / 4 KiB IU */
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -222,8 +279,21 @@ static int plat_idx(int64_t v) {
 }
 
 static inline uint32_t die_of_slot(Dev *d, uint32_t slot) {
-    uint32_t k = slot % d->spb;
-    return (k / d->spu) % d->n_dies;
+    return mod32(&d->dv_dies, div32(&d->dv_spu, mod32(&d->dv_spb, slot)));
+}
+
+static inline int64_t iu_div(const Dev *d, int64_t x) { /* x >= 0 */
+    return d->iu_shift >= 0 ? x >> d->iu_shift : x / d->iu_bytes;
+}
+
+static inline int64_t iu_mod(const Dev *d, int64_t x) { /* x >= 0 */
+    return d->iu_shift >= 0 ? x & (d->iu_bytes - 1) : x % d->iu_bytes;
+}
+
+/* a + b for ring positions a, b < n (no divide) */
+static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
+    int64_t x = a + b;
+    return x >= n ? x - n : x;
 }
 
 static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
@@ -251,7 +321,7 @@ static void bucket_remove(Dev *d, uint32_t b) {
 }
 
 static inline void invalidate(Dev *d, uint32_t slot) {
-    uint32_t b = slot / d->spb;
+    uint32_t b = div32(&d->dv_spb, slot);
     d->p2l[slot] = UNMAPPED;
     if (d->gc_policy == 0 && d->bstate[b] == BS_CLOSED) {
         bucket_remove(d, b);
@@ -266,14 +336,14 @@ static void close_block(Dev *d, uint32_t b) {
     d->bstate[b] = BS_CLOSED;
     if (d->gc_policy == 0) bucket_insert(d, b);
     else {
-        d->fifoq[(d->fifo_head + d->fifo_cnt) % d->n_blk] = b;
+        d->fifoq[ring_add(d->fifo_head, d->fifo_cnt, d->n_blk)] = b;
         d->fifo_cnt++;
     }
 }
 
 static uint32_t pop_free(Dev *d) {
     uint32_t b = d->freeq[d->free_head];
-    d->free_head = (d->free_head + 1) % d->n_blk;
+    d->free_head = (uint32_t)ring_add(d->free_head, 1, d->n_blk);
     d->free_cnt--;
     d->bstate[b] = BS_OPEN;
     d->valid[b] = 0;
@@ -281,7 +351,7 @@ static uint32_t pop_free(Dev *d) {
 }
 
 static void push_free(Dev *d, uint32_t b) {
-    d->freeq[(d->free_head + d->free_cnt) % d->n_blk] = b;
+    d->freeq[ring_add(d->free_head, d->free_cnt, d->n_blk)] = b;
     d->free_cnt++;
     d->bstate[b] = BS_FREE;
     d->valid[b] = 0;
@@ -293,7 +363,7 @@ static int gc_one(Dev *d, int64_t t);
 
 static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
     uint32_t die = die_of_slot(d, pu_first_slot);
-    uint32_t ch = die % d->n_ch;
+    uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
     die_op(d, die, ce, d->t_prog);
     d->c_energy += d->e_prog_pu;
@@ -309,17 +379,40 @@ static inline uint32_t place_slot(Dev *d, uint32_t blk, uint32_t *next, uint32_t
     return slot;
 }
 
-static uint32_t gc_place(Dev *d, uint32_t lpn, int64_t t) {
-    if (d->gc_blk == UNMAPPED || d->gc_slot >= d->spb) {
-        if (d->gc_blk != UNMAPPED) close_block(d, d->gc_blk);
-        if (d->free_cnt == 0) return UNMAPPED;
-        d->gc_blk = pop_free(d);
-        d->gc_slot = 0;
+/* GC moves the valid slots `src[0..n)` of victim block b (one program unit's worth, in slot order) to the
+ * GC write point, then programs every unit they complete. Returns how many it placed (< n: no free block). */
+static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, uint32_t n, int64_t t) {
+    uint32_t *p2l = d->p2l, *l2p = d->l2p;
+    const uint32_t spb = d->spb, spu = d->spu;
+    uint32_t i = 0;
+    while (i < n) {
+        if (d->gc_blk == UNMAPPED || d->gc_slot >= spb) {
+            if (d->gc_blk != UNMAPPED) close_block(d, d->gc_blk);
+            if (d->free_cnt == 0) { /* the slot being moved is lost with the run, as before the batch form */
+                p2l[src[i]] = UNMAPPED;
+                d->valid[b]--;
+                return i;
+            }
+            d->gc_blk = pop_free(d);
+            d->gc_slot = 0;
+        }
+        uint32_t blk = d->gc_blk, from = d->gc_slot;
+        uint32_t take = n - i < spb - from ? n - i : spb - from;
+        uint32_t dst = blk * spb + from;
+        for (uint32_t j = 0; j < take; j++) {
+            uint32_t lpn = p2l[src[i + j]];
+            p2l[src[i + j]] = UNMAPPED;
+            p2l[dst + j] = lpn;
+            l2p[lpn] = dst + j;
+        }
+        d->valid[b] -= take;
+        d->valid[blk] += take;
+        d->gc_slot = from + take;
+        for (uint32_t end = (div32(&d->dv_spu, from) + 1) * spu; end <= from + take; end += spu)
+            gc_program_unit(d, blk * spb + end - spu, t); /* each unit filled, in order */
+        i += take;
     }
-    uint32_t slot = place_slot(d, d->gc_blk, &d->gc_slot, lpn);
-    d->c_gc_slots++;
-    if (d->gc_slot % d->spu == 0) gc_program_unit(d, slot - (d->spu - 1), t);
-    return slot;
+    return n;
 }
 
 static int64_t select_victim(Dev *d) {
@@ -346,31 +439,39 @@ static int gc_one(Dev *d, int64_t t) {
     if (d->valid[b] >= d->spb) return 0;
     if (d->gc_policy == 0) bucket_remove(d, b);
     else {
-        d->fifo_head = (d->fifo_head + 1) % d->n_blk;
+        d->fifo_head = (uint32_t)ring_add(d->fifo_head, 1, d->n_blk);
         d->fifo_cnt--;
     }
     d->bstate[b] = BS_OPEN; /* out of the lists while being cleaned */
     d->c_gc_runs++;
-    uint32_t base = b * d->spb;
+    const uint32_t spu = d->spu, base = b * d->spb; /* spu <= SPU_MAX (Dev_init) */
+    uint32_t *p2l = d->p2l;
+    uint64_t moved = 0;
     for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
-        uint32_t s0 = base + pu * d->spu;
-        int any = 0;
-        for (uint32_t k = 0; k < d->spu; k++) {
-            if (d->p2l[s0 + k] != UNMAPPED) { any = 1; break; }
-        }
-        if (!any) continue;
-        uint32_t die = die_of_slot(d, s0);
-        die_op(d, die, t, d->t_r);
+        uint32_t s0 = base + pu * spu, k0 = 0;
+        while (k0 < spu && p2l[s0 + k0] == UNMAPPED) k0++;
+        if (k0 == spu) continue; /* nothing valid in this program unit: no read */
+        die_op(d, mod32(&d->dv_dies, pu), t, d->t_r); /* the die of unit pu of every superblock */
         d->c_nand_reads++;
         d->c_energy += d->e_read;
-        for (uint32_t k = 0; k < d->spu; k++) {
-            uint32_t lpn = d->p2l[s0 + k];
-            if (lpn == UNMAPPED) continue;
-            d->p2l[s0 + k] = UNMAPPED;
-            d->valid[b]--;
-            if (gc_place(d, lpn, t) == UNMAPPED) return -1;
+        uint32_t src[SPU_MAX], n = 0;
+        for (uint32_t k = k0; k < spu; k++) { /* the valid slots, without a branch per slot */
+            uint32_t lpn = p2l[s0 + k];
+            int valid = lpn != UNMAPPED;
+            __builtin_prefetch(&d->l2p[valid ? lpn : 0], 1, 1); /* its mapping entry changes in gc_move */
+            src[n] = s0 + k;
+            n += (uint32_t)valid;
+        }
+        uint32_t placed = gc_move(d, b, src, n, t);
+        moved += placed;
+        if (placed < n) {
+            d->c_nand_w_slots += moved;
+            d->c_gc_slots += moved;
+            return -1;
         }
     }
+    d->c_nand_w_slots += moved;
+    d->c_gc_slots += moved;
     for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, d->t_bers);
     d->c_erases++;
     d->c_energy += d->e_erase_sb;
@@ -416,7 +517,7 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     int64_t n = 0;
     while (n < (int64_t)d->spu && d->ring_cnt > 0) {
         uint32_t lpn = d->ring[d->ring_head];
-        d->ring_head = (d->ring_head + 1) % d->ring_cap;
+        d->ring_head = ring_add(d->ring_head, 1, d->ring_cap);
         d->ring_cnt--;
         if (lpn == UNMAPPED) continue; /* trimmed while pending */
         if (first) {
@@ -433,14 +534,14 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
         /* pad the program unit: the remaining slots stay empty */
         d->host_slot += (uint32_t)(d->spu - n);
     }
-    uint32_t ch = die % d->n_ch;
+    uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
     int64_t done = die_op(d, die, ce, d->t_prog);
     d->c_energy += d->e_prog_pu;
     /* ring-buffer release order: a unit frees its space no earlier than the previous one */
     if (done < d->infl_last) done = d->infl_last;
     d->infl_last = done;
-    int64_t pos = (d->infl_head + d->infl_cnt) % d->infl_cap;
+    int64_t pos = ring_add(d->infl_head, d->infl_cnt, d->infl_cap);
     d->infl_t[pos] = done;
     d->infl_n[pos] = n;
     d->infl_cnt++;
@@ -465,8 +566,15 @@ static void flush_all(Dev *d, int64_t t) {
 
 /* ------------------------------------------------------------------ map cache */
 
-static int64_t map_lookup(Dev *d, uint32_t lpn, int64_t t, int dirty) {
+static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty);
+
+/* the mapping entry of lpn, through the map cache when the map does not fit in DRAM: when it is available */
+static inline int64_t map_lookup(Dev *d, uint32_t lpn, int64_t t, int dirty) {
     if (d->mc_cap >= d->n_mp) return t;
+    return map_miss(d, lpn, t, dirty);
+}
+
+static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
     int64_t mp = (int64_t)lpn / d->map_entries;
     uint8_t f = d->mc_flags[mp];
     if (f & 1) {
@@ -512,7 +620,7 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
     d->ctrl_free = s + d->ctrl_ns;
     int64_t ready = s + d->fw_ns;
     int64_t done = ready;
-    int64_t first = off / d->iu_bytes, last = (off + len - 1) / d->iu_bytes;
+    int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     uint32_t last_pu = UNMAPPED;
     for (int64_t lpn = first; lpn <= last; lpn++) {
         int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
@@ -521,7 +629,7 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
             if (r > done) done = r;
             continue;
         }
-        uint32_t pu = m / d->spu;
+        uint32_t pu = div32(&d->dv_spu, m);
         uint32_t die = die_of_slot(d, m);
         int64_t e;
         if (pu != last_pu) {
@@ -534,7 +642,7 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
         }
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
-        uint32_t ch = die % d->n_ch;
+        uint32_t ch = mod32(&d->dv_ch, die);
         int64_t ce = cal_book(&d->cal_ch[ch], e, (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5), d->cal_now);
         if (ce > done) done = ce;
     }
@@ -556,25 +664,26 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
             invalidate(d, m);
         }
         d->l2p[lpn] = UNMAPPED;
+        d->n_mapped--;
         d->c_trim_slots++;
     }
     return s + d->fw_ns;
 }
 
 static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
-    int aligned = (off % d->iu_bytes == 0) && ((off + len) % d->iu_bytes == 0);
+    int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
+    int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
     int64_t s = max64(t, d->ctrl_free);
     d->ctrl_free = s + d->ctrl_ns + slow;
     int64_t ready = s + d->fw_ns + slow;
     int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)len * d->host_ns_per_byte + 0.5), d->cal_now);
-    int64_t first = off / d->iu_bytes, last = (off + len - 1) / d->iu_bytes;
+    int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     /* read-modify-write of partially covered IUs that hold data on NAND */
     for (int side = 0; side < 2; side++) {
         int64_t lpn = side == 0 ? first : last;
         if (side == 1 && last == first) break;
-        int partial = side == 0 ? (off % d->iu_bytes != 0 || (first == last && (off + len) % d->iu_bytes != 0))
-                                : ((off + len) % d->iu_bytes != 0);
+        int partial = side == 0 ? (head_part != 0 || (first == last && tail_part != 0)) : (tail_part != 0);
         if (!partial) continue;
         uint32_t m = d->l2p[lpn];
         if (m == UNMAPPED || (m & BUFBIT)) continue;
@@ -599,14 +708,14 @@ static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
         while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
             if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
             d->infl_occ -= d->infl_n[d->infl_head];
-            d->infl_head = (d->infl_head + 1) % d->infl_cap;
+            d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
             d->infl_cnt--;
         }
         if (n_new > 0 && d->space_t > done) done = d->space_t;
         /* retire units already programmed by now (they no longer hold space) */
         while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
             d->infl_occ -= d->infl_n[d->infl_head];
-            d->infl_head = (d->infl_head + 1) % d->infl_cap;
+            d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
             d->infl_cnt--;
         }
         for (int64_t x = lpn; x <= chunk_end; x++) {
@@ -617,7 +726,8 @@ static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
                 continue;
             }
             if (m != UNMAPPED) invalidate(d, m);
-            int64_t pos = (d->ring_head + d->ring_cnt) % d->ring_cap;
+            else d->n_mapped++;
+            int64_t pos = ring_add(d->ring_head, d->ring_cnt, d->ring_cap);
             d->ring[pos] = (uint32_t)x;
             d->ring_cnt++;
             d->pend_live++;
@@ -660,8 +770,9 @@ static void cal_clear(Dev *d) {
     d->cal_now = 0;
     for (uint32_t i = 0; i <= d->n_ch; i++) {
         Cal *c = i < d->n_ch ? &d->cal_ch[i] : d->cal_host;
-        for (int k = 0; k < CAL_N; k++) c->id[k] = UINT32_MAX;
+        for (int k = 0; k < CAL_N; k++) c->bin[k].id = UINT32_MAX;
         c->full_lo = c->full_hi = 0;
+        c->top = -1;
     }
 }
 
@@ -707,6 +818,7 @@ static void rebuild_lists(Dev *d) {
 
 static void fob_reset(Dev *d) {
     for (int64_t i = 0; i < d->n_lpn; i++) d->l2p[i] = UNMAPPED;
+    d->n_mapped = 0;
     memset(d->p2l, 0xFF, sizeof(uint32_t) * (size_t)d->n_blk * d->spb);
     d->free_head = 0;
     d->free_cnt = 0;
@@ -774,9 +886,18 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
     d->spu = (uint32_t)(d->planes * d->page_bytes / d->iu_bytes);
+    if (d->spu > SPU_MAX) {
+        PyErr_SetString(PyExc_ValueError, "planes x page holds more than 128 indirection units");
+        return -1;
+    }
     d->pu_per_sb = d->n_dies * pages;
     d->spb = d->spu * d->pu_per_sb;
     d->n_lpn = user / d->iu_bytes;
+    d->iu_shift = (d->iu_bytes & (d->iu_bytes - 1)) == 0 ? __builtin_ctzll((uint64_t)d->iu_bytes) : -1;
+    div32_init(&d->dv_spb, d->spb);
+    div32_init(&d->dv_spu, d->spu);
+    div32_init(&d->dv_dies, d->n_dies);
+    div32_init(&d->dv_ch, d->n_ch);
     if (d->n_lpn < 1 || d->n_lpn >= (int64_t)BUFBIT || d->spb < 2) {
         PyErr_SetString(PyExc_ValueError, "capacity / geometry out of range");
         return -1;
@@ -872,6 +993,7 @@ static PyObject *Dev_fill(Dev *d, PyObject *args) {
             PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks");
             return NULL;
         }
+        if (m == UNMAPPED) d->n_mapped++;
     }
     /* finish the open program unit so later units stay aligned */
     uint32_t rem = d->host_slot % d->spu;
@@ -933,8 +1055,7 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
     PyObject *e = PyFloat_FromDouble(d->c_energy);
     PyDict_SetItemString(r, "energy_j", e);
     Py_DECREF(e);
-    uint64_t used = 0, freeb = d->free_cnt;
-    for (int64_t i = 0; i < d->n_lpn; i++) used += d->l2p[i] != UNMAPPED;
+    uint64_t used = (uint64_t)d->n_mapped, freeb = d->free_cnt;
     PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "user_slots", (unsigned long long)d->n_lpn,
                                 "raw_slots", (unsigned long long)d->n_blk * d->spb, "mapped_slots",
                                 (unsigned long long)used, "free_blocks", (unsigned long long)freeb, "blocks",
@@ -1028,6 +1149,8 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     for (int i = 0; i < NCOUNTERS; i++) *refs[i] = h[13 + i];
     memcpy(&d->c_energy, &h[26], 8);
     memcpy(&d->pw_level, &h[27], 8);
+    d->n_mapped = 0;
+    for (int64_t i = 0; i < d->n_lpn; i++) d->n_mapped += d->l2p[i] != UNMAPPED;
     rebuild_lists(d);
     d->ring_head = d->ring_cnt = d->pend_live = 0;
     if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
@@ -1060,34 +1183,67 @@ bad:
 /* ------------------------------------------------------------------ methods: running a point */
 
 static void heap_push(Dev *d, int64_t key, int32_t slot) {
+    HeapEnt x = {key, slot}, *h = d->heap;
     int64_t i = d->heap_n++;
     while (i > 0) {
         int64_t pa = (i - 1) / 2;
-        HeapEnt *q = &d->heap[pa];
-        if (q->key < key || (q->key == key && q->slot < slot)) break;
-        d->heap[i] = *q;
+        if (ev_before(h[pa], x)) break;
+        h[i] = h[pa];
         i = pa;
     }
-    d->heap[i].key = key;
-    d->heap[i].slot = slot;
+    h[i] = x;
 }
 
-static HeapEnt heap_pop(Dev *d) {
-    HeapEnt top = d->heap[0];
-    HeapEnt last = d->heap[--d->heap_n];
-    int64_t i = 0, n = d->heap_n;
+/* sift `x` down from the root of a heap of n entries */
+static inline void heap_sift_root(HeapEnt *h, int64_t n, HeapEnt x) {
+    int64_t i = 0;
     for (;;) {
         int64_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && (d->heap[c + 1].key < d->heap[c].key ||
-                          (d->heap[c + 1].key == d->heap[c].key && d->heap[c + 1].slot < d->heap[c].slot)))
-            c++;
-        if (last.key < d->heap[c].key || (last.key == d->heap[c].key && last.slot < d->heap[c].slot)) break;
-        d->heap[i] = d->heap[c];
+        if (c + 1 < n) c += ev_before(h[c + 1], h[c]);
+        if (ev_before(x, h[c])) break;
+        h[i] = h[c];
         i = c;
     }
-    if (n > 0) d->heap[i] = last;
-    return top;
+    h[i] = x;
+}
+
+static void heap_pop(Dev *d) {
+    HeapEnt last = d->heap[--d->heap_n];
+    if (d->heap_n > 0) heap_sift_root(d->heap, d->heap_n, last);
+}
+
+/* the top event's time becomes `key` (its slot's next event): one sift-down instead of a pop and a push; events
+ * order strictly by (time, slot), so they come in the same order however the heap is kept */
+static void heap_replace_top(Dev *d, int64_t key) {
+    HeapEnt x = {key, d->heap[0].slot};
+    heap_sift_root(d->heap, d->heap_n, x);
+}
+
+/* The random draws of one I/O, in the order the model makes them: the Poisson gap of a paced job, the block
+ * size of a bssplit, the direction of a mix, the offset. Drawing them one I/O ahead gives the same sequence and
+ * lets the I/O after the current one fetch its mapping entry from memory while this one is simulated. */
+static void draw_io(Dev *d, Draw *x) {
+    x->gap = d->rate_ns;
+    if (d->rate_ns > 0 && d->poisson) { /* exponential inter-arrival times, same mean (fio rate_process=poisson) */
+        double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
+        x->gap = (int64_t)(-log(u) * (double)d->rate_ns);
+    }
+    int bi = 0;
+    if (d->nbs > 1) {
+        uint32_t r = (uint32_t)rng_below(d, d->bs_total);
+        while (r >= d->bs_cum[bi]) bi++;
+    }
+    x->bi = bi;
+    if (d->trim_mode) x->dir = 2;
+    else if (d->rmix >= 100) x->dir = 0;
+    else if (d->rmix <= 0) x->dir = 1;
+    else x->dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
+    x->off = d->random ? d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align : 0;
+}
+
+static inline void prefetch_mapping(Dev *d, const Draw *x) {
+    __builtin_prefetch(&d->l2p[iu_div(d, x->off)], 1, 1);
 }
 
 static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
@@ -1147,6 +1303,8 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
             return NULL;
         }
     }
+    for (int i = 0; i < d->nbs; i++) d->bs_nblk[i] = (d->range_len - d->bs_val[i]) / d->align + 1;
+    div32_init(&d->dv_depth, (uint32_t)d->iodepth);
     d->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     if (!d->rng) d->rng = 1;
     d->nslots = d->iodepth * d->numjobs;
@@ -1175,6 +1333,9 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->rate_ns = rate > 0 ? (int64_t)(1e9 / (double)rate) : 0;
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
+    d->nx_head = 0;
+    draw_io(d, &d->nx[0]);
+    draw_io(d, &d->nx[1]);
     d->t_meas = ramp;
     d->t_end = d->time_based ? ramp + runtime : INT64_MAX;
     d->heap_n = 0;
@@ -1246,22 +1407,24 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "advance() without begin()");
         return NULL;
     }
-    while (d->heap_n > 0 && d->heap[0].key < until) {
-        HeapEnt e = heap_pop(d);
-        int32_t slot = e.slot;
-        int64_t t = e.key;
-        int64_t job = slot / d->iodepth;
+    while (d->heap_n > 0 && EV_KEY(d->heap[0]) < until) {
+        /* the slot whose event comes first: it is retired (pop) or rescheduled (its key replaced) */
+        int32_t slot = EV_SLOT(d->heap[0]);
+        int64_t t = EV_KEY(d->heap[0]);
+        int64_t job = div32(&d->dv_depth, (uint32_t)slot);
         d->t_now = t;
         d->cal_now = t;
-        if (t >= d->t_end) continue; /* time-based point over: retire the slot */
-        if (d->io_limit > 0 && d->job_issued[job] >= d->io_limit) continue;
+        if (t >= d->t_end || (d->io_limit > 0 && d->job_issued[job] >= d->io_limit)) {
+            heap_pop(d); /* time-based point over, or the job's bytes are done: retire the slot */
+            continue;
+        }
         if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
         d->slot_gated[slot] = 0;
         if (d->rate_ns > 0 && t < d->job_next[job]) {
             /* rate_iops: fio holds the submission until the job's next slot */
             d->slot_issue[slot] = d->job_next[job];
             d->slot_gated[slot] = 1;
-            heap_push(d, d->job_next[job], slot);
+            heap_replace_top(d, d->job_next[job]);
             continue;
         }
         if (d->p_cap > 0) {
@@ -1273,37 +1436,25 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
                 int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
                 if (wait < 1) wait = 1;
                 d->slot_gated[slot] = 1;
-                heap_push(d, t + wait, slot);
+                heap_replace_top(d, t + wait);
                 continue;
             }
         }
+        /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
+        Draw io = d->nx[d->nx_head];
+        draw_io(d, &d->nx[d->nx_head]);
+        d->nx_head ^= 1;
+        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head]);
         if (d->rate_ns > 0) {
-            int64_t gap = d->rate_ns;
-            if (d->poisson) { /* exponential inter-arrival times with the same mean (fio rate_process=poisson) */
-                double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
-                gap = (int64_t)(-log(u) * (double)d->rate_ns);
-            }
             /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
                full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
-            d->job_next[job] += gap;
+            d->job_next[job] += io.gap;
         }
-        /* the I/O */
-        int64_t bs = d->bs_val[0];
-        if (d->nbs > 1) {
-            uint32_t r = (uint32_t)rng_below(d, d->bs_total);
-            int i = 0;
-            while (r >= d->bs_cum[i]) i++;
-            bs = d->bs_val[i];
-        }
-        int dir;
-        if (d->trim_mode) dir = 2;
-        else if (d->rmix >= 100) dir = 0;
-        else if (d->rmix <= 0) dir = 1;
-        else dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
+        int64_t bs = d->bs_val[io.bi];
+        int dir = io.dir;
         int64_t off;
         if (d->random) {
-            int64_t nblk = (d->range_len - bs) / d->align + 1;
-            off = d->range_start + (int64_t)rng_below(d, (uint64_t)nblk) * d->align;
+            off = io.off;
         } else {
             off = d->job_pos[job];
             if (off + bs > d->range_start + d->range_len) off = d->range_start;
@@ -1317,14 +1468,18 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         else if (dir == 1) done = do_write(d, t, off, bs);
         else done = do_trim(d, t, off, bs);
         if (done < 0) {
+            heap_pop(d);
             d->running = 0;
             PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
             return NULL;
         }
         d->c_energy += d->e_io;
         if (d->p_cap > 0) d->pw_level -= d->c_energy - e0;
-        if (record(d, dir, bs, t0, done) < 0) return PyErr_NoMemory();
-        heap_push(d, done, slot);
+        if (record(d, dir, bs, t0, done) < 0) {
+            heap_pop(d);
+            return PyErr_NoMemory();
+        }
+        heap_replace_top(d, done);
     }
     if (d->heap_n == 0) Py_RETURN_TRUE;
     Py_RETURN_FALSE;

@@ -14,20 +14,23 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ssdlab import __version__, atomic
 from ssdlab.errors import FioFailedError, TargetError, UsageError
-from ssdlab.executor import LiveCallback, LiveSample
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
+from ssdlab.live import LiveCallback, LiveSample
 from ssdlab.model import DirectionStats, LatencyStats, Measurement, TestPoint, Workload, percentile_key
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size
+
+if TYPE_CHECKING:
+    from ssdlab.sim.target import SimTarget
 
 _RW: dict[str, str] = {  # rw -> kind (random or sequential is Workload.is_random)
     "read": "read", "randread": "read", "write": "write", "randwrite": "write",
@@ -209,7 +212,8 @@ def run_core(dev: Any, sw: SimWorkload, on_live: LiveCallback | None = None) -> 
                 on_live(LiveSample(elapsed_s=now[0] / 1e9, read_iops=(now[1] - last[1]) / dt,
                                    write_iops=(now[2] - last[2]) / dt, read_mbps=(now[3] - last[3]) / dt / 1e6,
                                    write_mbps=(now[4] - last[4]) / dt / 1e6,
-                                   mean_lat_us=(now[5] - last[5]) / ios / 1000.0 if ios else 0.0))
+                                   mean_lat_us=(now[5] - last[5]) / ios / 1000.0 if ios else 0.0,
+                                   bytes_done=now[3] + now[4]))
             last, last_wall = now, time.monotonic()
     result: dict[str, Any] = dev.finish()
     if hist_ns:
@@ -230,7 +234,7 @@ def write_hist_log(point_dir: Path, sw: SimWorkload, rows: list[tuple[int, int, 
         values = np.frombuffer(counts, dtype=np.int64)
         lines.append(f"{(k + 1) * interval_ms}, {ddir}, {bs}, " + ", ".join(map(str, values.tolist())))
     name = f"{HIST_PREFIX}_clat_hist.1.log"
-    atomic.write_text(point_dir / name, "\n".join(lines) + ("\n" if lines else ""))
+    atomic.write_text(point_dir / name, "\n".join(lines) + ("\n" if lines else ""), durable=False)
     return [name]
 
 
@@ -263,17 +267,18 @@ class SimExecutor:
                               "drive runs one workload per point: use a file or block device target")
         run_dir = point_dir.parent.parent
         point_dir.mkdir(parents=True, exist_ok=True)
-        note = target.begin_session(run_dir)
+        note = target.begin_session(run_dir, replay=lambda p: self.replay(p, target))
+        target.checkpoint(run_dir)  # the state up to the previous point, when one is due
         capacity = target.capacity()
         sw = translate(point, capacity, int(target.values["seed"]))
         dev = target.device()
         before = dev.counters()
-        wall0 = time.perf_counter()
+        wall0, cpu0 = time.perf_counter(), time.thread_time()
         try:
             result = run_core(dev, sw, on_live)
         except (RuntimeError, ValueError) as exc:  # the model could not run the point: fail it like fio would
             raise FioFailedError(f"the simulated drive failed on point {point.id}: {exc}") from exc
-        wall = time.perf_counter() - wall0
+        wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
         after = dev.counters()
         delta = counter_delta(before, after)
         runtime_s = max(1e-9, (int(result["t_end_ns"]) - int(result["t_meas_ns"])) / 1e9)
@@ -287,7 +292,7 @@ class SimExecutor:
         all_ios = int(progress[1]) + int(progress[2])
         summary = {"wa_total": delta["wa_total"], "wa_gc": delta["wa_gc"], "avg_power_w": round(avg_power, 3),
                    "gc_runs": delta["gc_runs"], "rmw_reads": delta["rmw_reads"],
-                   "simulated_ios_per_wall_s": round(all_ios / wall) if wall > 0 else None}
+                   "simulated_ios": all_ios, "simulated_ios_per_wall_s": round(all_ios / wall) if wall > 0 else None}
         if note:
             summary["state"] = note
         if sw.notes:
@@ -305,12 +310,17 @@ class SimExecutor:
             "point": {"id": point.id, "label": point.label, "phase": point.phase},
             "virtual_time_s": {"ramp": int(result["t_meas_ns"]) / 1e9, "measured": runtime_s, "total": total_s},
             "counters": delta, "counters_lifetime": after, "energy_j": energy, "avg_power_w": avg_power,
-            "wall_s": round(wall, 4), "notes": list(sw.notes) + ([note] if note else []),
+            "wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "notes": list(sw.notes) + ([note] if note else []),
         }
-        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float) + "\n")
-        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, capacity))
-        target.save_state(run_dir, point.id)
+        # not flushed to disk one by one: the model is deterministic, so both can be made again from run.json
+        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float) + "\n", durable=False)
+        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, capacity), durable=False)
+        target.note_point(point.id)
         return m
+
+    def replay(self, point: TestPoint, target: SimTarget) -> None:
+        """Simulate a point again for its effect on the drive only (restoring a resumed run's drive state)."""
+        run_core(target.device(), translate(point, target.capacity(), int(target.values["seed"])))
 
 
 def command_text(point: TestPoint, spec: str, capacity: int) -> str:

@@ -1,19 +1,24 @@
 """SimTarget: the simulated drive as a Target. It owns the model's state for the length of a run.
 
-State persistence: the drive state lives in the native Device object for the run; after every point the
-executor also writes it to <run_dir>/sim-state.bin (+ sim-state.json), and a fresh SimTarget (after
-`ssdlab resume`) reloads it before its first point, unless the run purged the drive after that save.
+State persistence: the drive state lives in the native Device object for the run. Now and then (before a
+point, at most every CHECKPOINT_S seconds) the executor writes it to <run_dir>/sim-state.bin (+ sim-state.json
+naming the last point it includes). A fresh SimTarget (after `ssdlab resume`) reloads that checkpoint and
+replays the run's finished points after it: the model is deterministic, so the drive ends up exactly where
+the last finished point left it, while a point costs no state write of its own.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ssdlab import atomic
 from ssdlab.errors import TargetError
+from ssdlab.model import PointResult, TestPoint
 from ssdlab.sim import core
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
@@ -22,6 +27,8 @@ from ssdlab.units import format_bytes
 STATE_FILE = "sim-state.bin"
 STATE_META = "sim-state.json"
 PURGE_METHOD = "sim-reset"
+CHECKPOINT_S = 10.0  # at most this much simulation is replayed on resume (more when a save itself is slow)
+CHECKPOINT_SHARE = 0.05  # checkpoints take at most this share of the time
 MODEL_NOTE = ("simulated SSD: results come from ssdlab's model and show mechanisms and ratios "
               "(write amplification, GC, OP, IU, power cap), not a real drive's absolute numbers")
 
@@ -34,6 +41,9 @@ class SimTarget(Target):
     _device: Any = field(default=None, repr=False)
     _session: bool = field(default=False, repr=False)  # True once this process ran, loaded or purged
     _laid_out: bool = field(default=False, repr=False)
+    _after: str = field(default="", repr=False)  # the last point whose effect the device holds ("" none yet)
+    _saved_at: float | None = field(default=None, repr=False)  # monotonic time of the last checkpoint
+    _save_cost: float = field(default=0.0, repr=False)  # seconds the last checkpoint took
 
     @classmethod
     def from_spec(cls, rest: str, params: dict[str, str], opts: TargetOptions) -> SimTarget:
@@ -125,14 +135,20 @@ class SimTarget(Target):
         g: dict[str, int] = self.device().geometry()
         return g
 
-    def begin_session(self, run_dir: Path) -> str:
-        """Before the first point of this process: reload the run's saved drive state when it applies."""
+    def begin_session(self, run_dir: Path, replay: Callable[[TestPoint], None] | None = None) -> str:
+        """Before the first point of this process: put the drive where the run's last finished point left it.
+
+        Reloads the run's checkpoint (unless it belongs to another target), then replays the finished points
+        recorded after it: a purge resets the drive, a measured point runs again through `replay` (the
+        executor's simulation, recording nothing). Returns a note for the point's record ("" when there was
+        nothing to restore)."""
         if self._session:
             return ""
         self._session = True
         state, meta = run_dir / STATE_FILE, run_dir / STATE_META
-        purged_after = _purged_after(run_dir, _saved_point(meta))
-        if state.exists() and not purged_after:
+        notes = []
+        after = ""
+        if state.exists():
             try:
                 info = json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
                 if info.get("spec") not in (None, self.spec):
@@ -141,34 +157,61 @@ class SimTarget(Target):
             except (OSError, ValueError) as exc:
                 raise TargetError(f"cannot reload the simulated drive state {state}: {exc}; "
                                   "delete it to restart the drive from its initial state") from exc
-            return f"simulated drive state reloaded from {state.name} (saved after {info.get('point', '?')})"
-        if purged_after:
-            self.device().reset()
-            return "simulated drive purged earlier in this run: continuing from fresh-out-of-box"
-        return ""
+            after = str(info.get("point") or "")
+            notes.append(f"simulated drive state reloaded from {state.name} (saved after {after or 'no point'})")
+        later = _finished_after(run_dir, after)
+        if later is None:
+            raise TargetError(f"the simulated drive state {state} was saved after point {after}, which this run "
+                              "does not hold: delete it to replay the run from the drive's initial state")
+        resets = simulated = 0
+        for pr in later:
+            if pr.point.phase == "purge":
+                self.device().reset()
+                resets += 1
+            elif pr.measurement is not None and replay is not None:
+                replay(pr.point)
+                simulated += 1
+            self._after = pr.point.id
+        if resets or simulated:
+            notes.append(f"replayed the {resets + simulated} finished point(s) after it ({simulated} simulated, "
+                         f"{resets} purge(s) to fresh-out-of-box): the model is deterministic, so the drive is "
+                         "where the last finished point left it")
+        self._after = self._after or after
+        return "; ".join(notes)
+
+    def note_point(self, point_id: str) -> None:
+        """The device now holds the effect of `point_id` (the executor calls this after each simulated point)."""
+        self._after = point_id
+
+    def checkpoint(self, run_dir: Path, *, force: bool = False) -> bool:
+        """Write the drive state (atomically) when one is due: the first time in this process, then at most
+        every CHECKPOINT_S seconds and at most CHECKPOINT_SHARE of the time. Returns whether it wrote."""
+        now = time.monotonic()
+        gap = max(CHECKPOINT_S, self._save_cost / CHECKPOINT_SHARE if CHECKPOINT_SHARE else 0.0)
+        if not force and self._saved_at is not None and now - self._saved_at < gap:
+            return False
+        self.save_state(run_dir, self._after)
+        self._saved_at = time.monotonic()
+        self._save_cost = self._saved_at - now
+        return True
 
     def save_state(self, run_dir: Path, point_id: str) -> None:
-        """Write the drive state after `point_id` (atomically) so a resumed run continues from it."""
+        """Write the drive state, which holds the effect of every point up to `point_id`, atomically."""
         atomic.write_bytes(run_dir / STATE_FILE, self.device().save())
         atomic.write_text(run_dir / STATE_META, json.dumps({"spec": self.spec, "point": point_id}) + "\n")
 
 
-def _saved_point(meta: Path) -> str | None:
-    try:
-        point = json.loads(meta.read_text(encoding="utf-8")).get("point")
-    except (OSError, ValueError):
-        return None
-    return str(point) if point else None
-
-
-def _purged_after(run_dir: Path, saved_point: str | None) -> bool:
-    """Whether run.json records a finished purge after the point the state was saved after."""
+def _finished_after(run_dir: Path, after: str) -> list[PointResult] | None:
+    """The finished points the run recorded after point `after` (all of them for ""), in run order; None
+    when the run does not hold `after`. No stored run (the executor used directly): none."""
     from ssdlab.store import load_run
 
     try:
         run = load_run(run_dir)
-    except Exception:  # no run.json (direct executor use): nothing to honour
-        return False
+    except Exception:  # no run.json: nothing to honour
+        return []
     ids = [p.point.id for p in run.points]
-    start = ids.index(saved_point) + 1 if saved_point in ids else 0
-    return any(p.point.phase == "purge" and p.status == "ok" for p in run.points[start:])
+    if after and after not in ids:
+        return None
+    start = ids.index(after) + 1 if after else 0
+    return [p for p in run.points[start:] if p.status == "ok"]

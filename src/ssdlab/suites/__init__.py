@@ -1,4 +1,5 @@
-"""Built-in suites. Each module registers its suites (and its report sections) on import."""
+"""Built-in suites. Each module registers its suites on import (suites never import renderers: the report
+modules register their own sections, see report/sections.py)."""
 
 from __future__ import annotations
 
@@ -30,13 +31,27 @@ def load_builtin() -> None:
         importlib.import_module(name)
 
 
-def get_suite(name: str) -> Suite:
-    from ssdlab.suites.base import all_suites
+def all_suites() -> dict[str, Suite]:
+    """Every registered suite by name, the built-ins loaded."""
+    from ssdlab.suites.base import REGISTRY
 
+    load_builtin()
+    return dict(REGISTRY)
+
+
+def get_suite(name: str) -> Suite:
+    """A suite by name, or a user's suite file (NAME.toml). Built-in families load in order until the name is
+    found, so `run quick` does not load the PTS, ACT or characterization suites."""
     if name.endswith(".toml"):  # a user-defined suite file (docs/suites.md)
         from ssdlab.suites.toml_suite import load_file
 
         return load_file(name)
+    from ssdlab.suites.base import REGISTRY
+
+    for module in BUILTIN_MODULES:
+        if name in REGISTRY:
+            return REGISTRY[name]
+        importlib.import_module(module)
     suites = all_suites()
     if name not in suites:
         raise UsageError(f"unknown suite {name!r}: run `ssdlab suites` to list them ({', '.join(sorted(suites))})")

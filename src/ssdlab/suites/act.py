@@ -21,7 +21,6 @@ has < 5 % >= 1 ms, < 1 % >= 8 ms and < 0.1 % >= 64 ms.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from typing import Any
 
 from ssdlab import store
 from ssdlab.errors import UsageError
+from ssdlab.eta import Outlook
 from ssdlab.fio import hist
 from ssdlab.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
 from ssdlab.suites.act_config import (
@@ -734,6 +734,34 @@ class ActSuite(Suite):
                 return remaining  # --find-max: the first failing level ends the search
         return remaining
 
+    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
+        """What is left (eta.Outlook). A single level: its remaining slices. --find-max: worst case, every
+        level up to --max-load; expected, the levels up to the one the last finished level's worst read
+        exceedance predicts to fail (taken to grow in proportion to the load), or the worst case before a level
+        has finished."""
+        rest = self.next_points(ctx, run)
+        lvs = levels(ctx)
+        done = run.done_ids()
+        current = next((i for i, lv in enumerate(lvs)
+                        if any(p.id not in done for p in self.level_points(ctx, lv))), len(lvs))
+        if not rest or len(lvs) < 2 or current >= len(lvs) - 1 or rest[-1].id not in {
+                p.id for p in self.level_points(ctx, lvs[current])}:
+            return Outlook.of(rest)  # one level, the last one, or the search ended
+        later = [self.level_points(ctx, lv) for lv in lvs[current + 1:]]
+        worst = rest + [p for level in later for p in level]
+        if current == 0:
+            return Outlook.of(worst)
+        last = evaluate_level(ctx, run, lvs[current - 1].key, self.level_points(ctx, lvs[current - 1]))
+        ratio = max(last.worst.get(t, 0.0) / limit for t, limit in CRITERIA)
+        fails_at = lvs[current - 1].key / ratio if ratio > 0 else float("inf")
+        expected = list(rest)
+        if lvs[current].key < fails_at:  # the level under way is expected to pass: the search goes on
+            for lv, level in zip(lvs[current + 1:], later, strict=True):
+                expected += level
+                if lv.key >= fails_at:  # the first level expected to fail ends the search
+                    break
+        return Outlook(worst=Outlook.of(worst).worst, expected=Outlook.of(expected).worst)
+
     def eta_seconds(self, ctx: PlanContext) -> float:
         points = self.plan(ctx)
         prep_s = 0.0
@@ -835,6 +863,3 @@ def _check_device_names(named: Sequence[str], target: Any, where: str) -> None:
 
 
 register(ActSuite())
-
-# the report section lives with the suite family and registers when the suite loads
-importlib.import_module("ssdlab.report.act")

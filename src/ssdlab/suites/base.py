@@ -6,9 +6,11 @@ and lets stateful procedures (steady-state rounds, find-max curves) unfold phase
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ssdlab.eta import Outlook
 from ssdlab.model import Run, TestPoint
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ class PlanContext:
     footprint: int | None = None  # --footprint in bytes: I/O stays in the first N bytes (capacity is limited too)
     misalign: int = 0  # --misalign: bytes added to every I/O offset (unaligned 4K writes, S3500 review)
     devices: int = 1  # number of --target devices (multi-target suites split their load over them)
+    target: Mapping[str, Any] = field(default_factory=dict)  # the target's info() record, for wall-clock ETAs
 
 
 class Suite(ABC):
@@ -54,8 +57,17 @@ class Suite(ABC):
         done = run.done_ids()
         return [p for p in self.plan(ctx) if p.id not in done]
 
+    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
+        """What remains, for the run's ETA: next_points() as the worst and expected case. Adaptive suites
+        override it with what they expect (and to avoid listing every worst-case point one by one)."""
+        return Outlook.of(self.next_points(ctx, run))
+
     def eta_seconds(self, ctx: PlanContext) -> float:
-        return sum(p.est_seconds + self.point_overhead_s for p in self.plan(ctx))
+        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`)."""
+        from ssdlab.eta import Estimator
+
+        target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
+        return Estimator(target, self.point_overhead_s).estimate(Outlook.of(self.plan(ctx))).worst_s
 
     def validate(self, ctx: PlanContext, target: Target) -> None:
         """Refuse what this suite cannot do on `target` with these options (raise UsageError or TargetError,
@@ -129,19 +141,12 @@ def common_limits(capacity: int, logical_block_size: int, footprint: str | None,
     return active, limit, shift
 
 
-_REGISTRY: dict[str, Suite] = {}
+REGISTRY: dict[str, Suite] = {}  # filled by register(); ssdlab.suites.all_suites() loads the built-ins first
 
 
 def register(suite: Suite) -> Suite:
-    _REGISTRY[suite.name] = suite
+    REGISTRY[suite.name] = suite
     return suite
-
-
-def all_suites() -> dict[str, Suite]:
-    from ssdlab.suites import load_builtin
-
-    load_builtin()
-    return dict(_REGISTRY)
 
 
 @dataclass(frozen=True)

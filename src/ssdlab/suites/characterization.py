@@ -2,8 +2,8 @@
 
 sweep-bs, sweep-qd, stability, lat-curve, iorate-curve, app-oracle/app-sql/app-vdi/app-vsi,
 iometer-fileserver/webserver/database/workstation and the P5430 review's preconditioned iorate curves are
-all TomlSuite instances; `ssdlab run FILE.toml` builds a user suite the same way. Importing this module also
-registers the report sections (ssdlab.report.characterization).
+all TomlSuite instances; `ssdlab run FILE.toml` builds a user suite the same way. Their report sections live
+in ssdlab.report.characterization.
 """
 
 from __future__ import annotations
@@ -19,5 +19,3 @@ def builtin_suites() -> list[TomlSuite]:
 
 for _suite in builtin_suites():
     register(_suite)
-
-import ssdlab.report.characterization  # noqa: E402,F401  (registers the report sections)

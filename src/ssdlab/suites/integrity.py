@@ -20,7 +20,6 @@ the data again (after a power cycle or a firmware update) without writing anythi
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -225,6 +224,3 @@ def verdict(run: Run, results: list[PointResult] | None = None) -> dict[str, Any
 
 
 register(IntegritySuite())
-
-# the report section lives with the suite family and registers when the suite loads
-importlib.import_module("ssdlab.report.integrity")

@@ -452,7 +452,8 @@ def load_file(path: str | Path) -> TomlSuite:
 
 def builtin_files() -> list[tuple[str, str]]:
     """(file name, text) of every built-in suite file under ssdlab/suites/data/."""
-    root = resources.files("ssdlab.suites").joinpath("data")
+    assert __package__  # ssdlab.suites, whose data/ directory holds the files
+    root = resources.files(__package__).joinpath("data")
     out = []
     for entry in sorted(root.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):

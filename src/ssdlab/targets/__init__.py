@@ -4,7 +4,7 @@
   file:PATH[?size=4GiB]         a regular file, created and laid out at that size if absent
   PATH                          a plain path: a block device if it is one, else a file
   /dev/...                      a block device (including loop devices)
-  sim:PRESET[?k=v&...]          the simulated SSD (registered by ssdlab.sim)
+  sim:PRESET[?k=v&...]          the simulated SSD (ssdlab.sim, loaded only for sim: targets)
   nbd://HOST[:PORT][/EXPORT]    an NBD server's export (fio's nbd engine); nbd+unix:///EXPORT?socket=PATH
   nbdkit:memory?size=64MiB      an nbdkit server ssdlab starts for the run, with optional injected faults
   nbdkit:file:PATH[?...]        (targets/nbdkit.py lists the faults: read-error, write-error, stall, ...)
@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 
 from ssdlab.errors import UsageError
@@ -28,7 +27,7 @@ _SCHEMES: dict[str, TargetFactory] = {}
 
 
 def register_scheme(scheme: str, factory: TargetFactory) -> None:
-    """Let other packages (e.g. the simulator) add a `scheme:` target form."""
+    """Let other packages add a `scheme:` target form."""
     _SCHEMES[scheme] = factory
 
 
@@ -51,8 +50,10 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
         return FileTarget.from_path(rest, params, opts)
     if scheme == "dev" or (scheme == "" and rest.startswith("/dev/")):
         return BlockTarget.from_path(rest, params, opts)
-    if scheme == "sim" and scheme not in _SCHEMES:
-        importlib.import_module("ssdlab.sim")  # registers the scheme on import (loads the native model)
+    if scheme == "sim":  # the simulated SSD: its module (and native model) loads only when one is named
+        from ssdlab.sim.target import SimTarget
+
+        return SimTarget.from_spec(rest, params, opts)
     if scheme in _SCHEMES:
         return _SCHEMES[scheme](rest, params, opts)
     if scheme:

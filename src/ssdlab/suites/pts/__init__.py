@@ -1,8 +1,8 @@
 """SNIA Solid State Storage Performance Test Specification 2.0 (PTS-E and PTS-C) suites:
 pts-iops, pts-tp, pts-lat, pts-wsat,
-and pts (all of them in one run). Importing this package registers them and their report sections."""
+and pts (all of them in one run). Importing this package registers them (their report sections live in
+ssdlab.report.pts)."""
 
 from __future__ import annotations
 
-from ssdlab.report import pts as _report  # noqa: F401  (registers the PTS report sections)
 from ssdlab.suites.pts import full, tests, wsat  # noqa: F401  (registers the suites)

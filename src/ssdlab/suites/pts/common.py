@@ -7,6 +7,7 @@ Point ids: <test>-0-purge, <test>-0-wipc, <test>-r<NN>-<stimulus key> (rounds fr
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,9 +15,10 @@ from typing import Any
 
 from ssdlab import steady
 from ssdlab.errors import UsageError
+from ssdlab.eta import Outlook
 from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, common_limits
+from ssdlab.suites.base import REGISTRY, PlanContext, Suite, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -315,8 +317,15 @@ def round_point(test: RoundTest, s: PtsSettings, r: int, st: Stimulus) -> TestPo
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _round_points(test: RoundTest, s: PtsSettings, r: int) -> tuple[TestPoint, ...]:
+    """Round r's points, built once per (test, settings, round): next_points, analyse and the ETA ask for
+    the same rounds after every point, and points are immutable."""
+    return tuple(round_point(test, s, r, st) for st in test.stimuli(s))
+
+
 def round_points(test: RoundTest, s: PtsSettings, r: int) -> list[TestPoint]:
-    return [round_point(test, s, r, st) for st in test.stimuli(s)]
+    return list(_round_points(test, s, r))
 
 
 def setup_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
@@ -429,10 +438,17 @@ class TestState:
 
 def _window_steady(values: Sequence[float | None], x: int) -> Determination | None:
     """Determination of rounds x-4 ... x (values holds rounds 1..n); None when a round lacks a value."""
-    window = values[x - steady.WINDOW:x]
+    window = tuple(values[x - steady.WINDOW:x])
     if any(v is None for v in window):
         return None
-    return steady.determine([v for v in window if v is not None], list(range(x - steady.WINDOW + 1, x + 1)))
+    return _determine(window, x)
+
+
+@functools.lru_cache(maxsize=65536)
+def _determine(window: tuple[float, ...], x: int) -> Determination:
+    """steady.determine (exact rational arithmetic, about a millisecond) once per window: analyse() goes over
+    every round of a test each time a point finishes."""
+    return steady.determine(list(window), list(range(x - steady.WINDOW + 1, x + 1)))
 
 
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
@@ -445,17 +461,15 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
         return TestState(test, True, 0, {t.name: [] for t in test.trackers(s)}, True, False, None, {}, note,
                          bad_setup)
     trackers = test.trackers(s)
-    stimuli = test.stimuli(s)
     tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
     r = 0
     while setup_done:
-        ids = [f"{test.name}-r{r + 1:02d}-{st.key}" for st in stimuli]
-        if not all(i in res for i in ids):
+        if not all(p.id in res for p in _round_points(test, s, r + 1)):
             break
         r += 1
         for t in trackers:
             tracking[t.name].append(metric_value(t.metric, res.get(f"{test.name}-r{r:02d}-{t.key}")))
-        invalid = tuple(i for i in ids if res[i].status == "invalid")
+        invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
         if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
             pr = res[invalid[0]]
             note = f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
@@ -495,6 +509,42 @@ def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[Test
     for later in range(r + 1, s.max_rounds + 1):
         out.extend(round_points(test, s, later))
     return out
+
+
+def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds: int
+                       ) -> tuple[list[tuple[TestPoint, int]], list[tuple[TestPoint, int]], TestState | None]:
+    """What one test has left, as (worst, expected) runs of points (see eta.Outlook), and its analysed state
+    (None before its set-up is done). Expected: the test stops at round `expect_rounds`, or at the next round
+    when it has run that many without steady state (any round from the fifth on may be the steady one)."""
+    done = run.done_ids()
+    setup = [(p, 1) for p in setup_points(test, s) if p.id not in done]
+
+    def cap(rounds: int) -> int:  # --until-steady runs past max-rounds
+        return rounds if s.until_steady else min(rounds, s.max_rounds)
+
+    if setup:
+        first = _round_points(test, s, 1)
+        return (setup + [(p, s.max_rounds) for p in first], setup + [(p, cap(expect_rounds)) for p in first],
+                None)
+    state = analyse(test, s, run)
+    if state.finished:
+        return [], [], state
+    r = state.rounds_done + 1
+    current = [(p, 1) for p in _round_points(test, s, r) if p.id not in done]
+    later_worst = max(0, s.max_rounds - r)
+    later_expected = max(0, cap(max(expect_rounds, r)) - r)
+    after = _round_points(test, s, r + 1)
+    return (current + ([(p, later_worst) for p in after] if later_worst else []),
+            current + ([(p, later_expected) for p in after] if later_expected else []), state)
+
+
+def expected_rounds(finished: Sequence[int]) -> int:
+    """Rounds a PTS test is expected to need: the median of the tests this run has finished, or, before any,
+    the first possible measurement window (steady.WINDOW rounds)."""
+    if not finished:
+        return steady.WINDOW
+    ordered = sorted(finished)
+    return max(steady.WINDOW, ordered[len(ordered) // 2])
 
 
 def window_average(test: RoundTest, state: TestState, run: Run, key: str, metric: str) -> float | None:
@@ -542,6 +592,21 @@ class RoundSuite(Suite):
             if rest:
                 return rest + [p for later in self.tests[i + 1:] for p in plan_round_test(later, s)]
         return []
+
+    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
+        """Worst case: every test runs max-rounds rounds. Expected: as many rounds as the finished tests
+        needed (5 before any finished), one more at a time while a test runs on without steady state."""
+        s = self.settings(ctx)
+        worst: list[tuple[TestPoint, int]] = []
+        expected: list[tuple[TestPoint, int]] = []
+        finished: list[int] = []
+        for t in self.tests:
+            w, e, state = round_test_outlook(t, s, run, expected_rounds(finished))
+            if state is not None and state.finished:
+                finished.append(state.rounds_done)
+            worst += w
+            expected += e
+        return Outlook(tuple(worst), tuple(expected))
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
         """Record the steady-state determination of every test; warn when the run is scaled."""
@@ -634,8 +699,6 @@ def settings_from_run(run: Run) -> PtsSettings:
 
 
 def tests_of(suite_name: str) -> tuple[RoundTest, ...]:
-    """The round tests of a registered PTS suite (empty for WSAT)."""
-    from ssdlab.suites.base import all_suites
-
-    suite = all_suites().get(suite_name)
+    """The round tests of a PTS suite (empty for WSAT); importing ssdlab.suites.pts registered them all."""
+    suite = REGISTRY.get(suite_name)
     return tuple(getattr(suite, "tests", ()))

@@ -3,9 +3,11 @@ samples from fresh-out-of-box until 4x the user capacity is written or 24 h have
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
+from ssdlab.eta import Outlook
 from ssdlab.model import PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
 from ssdlab.suites.pts.common import (
@@ -30,6 +32,7 @@ def max_samples(s: PtsSettings) -> int:
     return max(1, math.ceil(s.wsat_hours * 60))
 
 
+@functools.lru_cache(maxsize=8192)
 def sample_point(s: PtsSettings, n: int) -> TestPoint:
     """Sample n (from 1): RND 4 KiB 100 % writes over the active range for one point time."""
     return TestPoint(
@@ -94,6 +97,35 @@ def wsat_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
     return [sample_point(s, k) for k in range(len(state.samples) + 1, max_samples(s) + 1)]
 
 
+def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = None) -> Outlook:
+    """What WSAT has left. Worst case: samples up to the time cap. Expected: samples until the write goal,
+    at the bytes per sample the last sample wrote, or at `steady_write_iops` (RND 4 KiB writes at steady
+    state, when an earlier test measured them) when that is lower: WSAT falls from FOB to that level."""
+    if purge_point(TEST, s).id not in run.done_ids():
+        first, done_n, written = [(purge_point(TEST, s), 1)], 0, 0
+    else:
+        state = analyse(s, run)
+        if state.finished:
+            return Outlook()
+        first, done_n = [], len(state.samples)
+        written = state.written[-1] if state.written else 0
+    left = max_samples(s) - done_n
+    rates = [float(steady_write_iops) * s.runtime_s * WSAT_BS] if steady_write_iops else []
+    if done_n:
+        rates.append(float(written - (state.written[-2] if done_n > 1 else 0)))
+    per_sample = min(rates) if rates else 0.0
+    goal = s.wsat_fills * s.capacity - written
+    want = min(left, max(1, math.ceil(goal / per_sample))) if per_sample > 0 else left
+
+    def runs(n: int) -> tuple[tuple[TestPoint, int], ...]:
+        out = [*first, (sample_point(s, done_n + 1), 1)]
+        if n > 1:
+            out.append((sample_point(s, done_n + 2), n - 1))
+        return tuple(out)
+
+    return Outlook(worst=runs(left), expected=runs(want))
+
+
 def wsat_conclude(s: PtsSettings, run: Run) -> Run:
     """Record how WSAT ended (samples, bytes written, stop rule) and its verdict: WSAT has no pass criterion,
     so it is complete, or incomplete when a sample was invalid."""
@@ -135,6 +167,9 @@ class WsatSuite(Suite):
 
     def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
         return wsat_remaining(settings(ctx), run)
+
+    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
+        return wsat_outlook(settings(ctx), run)
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
         s = settings(ctx)

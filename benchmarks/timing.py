@@ -1,0 +1,81 @@
+"""Shared by the benchmarks: run the commands users run as child processes, alternate the sides, report the
+median and spread of wall-clock and CPU time, and the host's load while measuring.
+
+Each side is a command line; every run is a fresh process, measured from outside (wall clock around it,
+CPU from the kernel's accounting of the child and everything it waited for). Rounds alternate which side
+goes first, so slow drift on a shared host hits both sides alike.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One run of a command: wall-clock seconds, CPU seconds (user + system, children included), exit code."""
+
+    wall: float
+    cpu: float
+    code: int
+
+
+def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | None = None,
+        env: Mapping[str, str] | None = None) -> Sample:
+    """Run argv to completion (stdout to a file or discarded, stderr discarded)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.run([str(a) for a in argv], stdout=out, stderr=subprocess.DEVNULL, cwd=cwd,
+                              env=dict(env) if env is not None else None, check=False)
+        wall = time.perf_counter() - t0
+    finally:
+        if stdout is not None:
+            out.close()  # type: ignore[union-attr]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Sample(wall=wall, cpu=cpu, code=proc.returncode)
+
+
+def alternate(sides: Mapping[str, Callable[[], Sample]], rounds: int) -> dict[str, list[Sample]]:
+    """`rounds` runs of every side, the order rotating each round (A B, B A, ...)."""
+    names = list(sides)
+    out: dict[str, list[Sample]] = {n: [] for n in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            sample = sides[name]()
+            if sample.code != 0:
+                raise SystemExit(f"{name} failed (exit {sample.code})")
+            out[name].append(sample)
+    return out
+
+
+def spread(values: Sequence[float], unit: str = "s", digits: int = 3) -> str:
+    """'median 0.123 s (min 0.110, max 0.140, n 5)'."""
+    return (f"median {statistics.median(values):.{digits}f} {unit} (min {min(values):.{digits}f}, "
+            f"max {max(values):.{digits}f}, n {len(values)})")
+
+
+def load() -> str:
+    """The host's load averages and cores, to print with every figure (other processes share the host)."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+def ssdlab() -> Path:
+    """The ssdlab console script next to this interpreter (the command users run)."""
+    import sys
+
+    exe = Path(sys.executable).with_name("ssdlab")
+    if not exe.exists():
+        raise SystemExit(f"{exe} not found: install ssdlab into this interpreter's environment first")
+    return exe

@@ -1,0 +1,36 @@
+"""Live progress samples: what an executor reports while a point runs (fio's status output, the simulator's
+counters), read by progress.py. A leaf module: executors and progress displays both import it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    """One interval of live progress: rates over the last status interval, and how far the point has got.
+
+    `elapsed_s` is the point's elapsed run time as the engine counts it (fio's job time; simulated time for
+    the simulator), `bytes_done` the bytes read and written since the point started (both for telling how
+    much of a time-based or size-based point is done).
+    """
+
+    elapsed_s: float
+    read_iops: float = 0.0
+    write_iops: float = 0.0
+    read_mbps: float = 0.0
+    write_mbps: float = 0.0
+    mean_lat_us: float = 0.0
+    bytes_done: float = 0.0
+
+    @property
+    def iops(self) -> float:
+        return self.read_iops + self.write_iops
+
+    @property
+    def mbps(self) -> float:
+        return self.read_mbps + self.write_mbps
+
+
+LiveCallback = Callable[[LiveSample], None]

@@ -1,0 +1,132 @@
+"""The package's import structure: no import cycles, and suites never import renderers.
+
+Every `import` / `from ... import` anywhere in a module counts (also inside functions: a lazy import is still a
+dependency), except those under `if TYPE_CHECKING:`; so does a string constant that names a module of the package
+(`importlib.import_module` over a registry such as suites.BUILTIN_MODULES or cli.EXTENSIONS).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import ssdlab
+
+PACKAGE = Path(ssdlab.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            skip.update(id(n) for n in ast.walk(node))
+    return skip
+
+
+def _targets(module: str, node: ast.AST) -> Iterator[str]:
+    """The package modules an import node loads (a `from pkg import name` names the submodule when there is one)."""
+    if isinstance(node, ast.Import):
+        yield from (a.name for a in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            pkg = module.split(".")
+            if MODULES[module].name != "__init__.py":
+                pkg = pkg[:-1]
+            pkg = pkg[: len(pkg) - (node.level - 1)]
+            base = ".".join([*pkg, base] if base else pkg)
+        for a in node.names:
+            sub = f"{base}.{a.name}"
+            yield sub if sub in MODULES else base
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in MODULES:
+        yield node.value
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _type_checking_nodes(tree)
+        deps = {t for n in ast.walk(tree) if id(n) not in skip for t in _targets(module, n)}
+        graph[module] = {d for d in deps if d in MODULES and d != module}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[v] = min(low[v], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_graph_sees_lazy_imports() -> None:
+    graph = import_graph()
+    assert "ssdlab.sim.target" in graph["ssdlab.targets"]  # imported inside parse_target
+    assert "ssdlab.report.pts" in graph["ssdlab.report.html"]  # named in SECTION_MODULES, loaded by importlib
+    assert "ssdlab.commands.histlog" in graph["ssdlab.cli"]  # cli.EXTENSIONS
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_suites_never_import_renderers() -> None:
+    graph = import_graph()
+    bad = {m: sorted(d for d in deps if d.startswith("ssdlab.report"))
+           for m, deps in graph.items() if m.startswith("ssdlab.suites")}
+    assert not {m: d for m, d in bad.items() if d}
