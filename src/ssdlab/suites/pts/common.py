@@ -92,6 +92,14 @@ class PtsSettings:
     mixes: tuple[int, ...] | None = None  # read percentages
     wsat_fills: float = 4.0
     wsat_hours: float = 24.0
+    options: tuple[tuple[str, Any], ...] = ()  # every suite option as given (tests parse their own from it)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        """A suite option by key (e.g. 'hir_waits'); `default` when absent or None."""
+        for k, v in self.options:
+            if k == key:
+                return default if v is None else v
+        return default
 
     @property
     def toio(self) -> int:
@@ -206,7 +214,13 @@ def settings(ctx: PlanContext) -> PtsSettings:
         runtime_s=ctx.runtime_s if ctx.runtime_s is not None else SPEC_RUNTIME_S, ramp_s=ctx.ramp_s or 0.0,
         capacity=ctx.capacity, logical_block_size=ctx.logical_block_size, target_kind=ctx.target_kind,
         block_sizes=bss, mixes=mixes, wsat_fills=fills, wsat_hours=hours,
+        options=tuple(sorted((str(k), _frozen(v)) for k, v in o.items())),
     )
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of an option value (repeatable options are lists)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 # ------------------------------------------------------------------ stimuli, tests, points

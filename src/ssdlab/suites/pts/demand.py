@@ -25,8 +25,21 @@ from ssdlab import steady
 from ssdlab.errors import UsageError
 from ssdlab.model import PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import SuiteOption
-from ssdlab.suites.pts.common import KiB, PtsSettings, bs_label, metric_value, mix_label, purge_point
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.pts.common import (
+    SPEC_RUNTIME_S,
+    KiB,
+    PtsSettings,
+    bs_label,
+    common_notes,
+    metric_value,
+    mix_label,
+    pts_options,
+    purge_point,
+    reject_matrix_options,
+    scaled_warning,
+    settings,
+)
 from ssdlab.units import format_duration
 
 # --------------------------------------------------------------------------- stimuli
@@ -107,10 +120,7 @@ class DemandStimulus:
 
 def _option(s: PtsSettings, key: str, default: Any = None) -> Any:
     """A suite option of the run (PtsSettings.options holds every option as given)."""
-    for k, v in getattr(s, "options", ()):
-        if k == key:
-            return default if v is None else v
-    return default
+    return s.option(key, default)
 
 
 def _int_list(text: str, what: str) -> tuple[int, ...]:
@@ -643,3 +653,49 @@ def ceiling_text(ds: DemandSettings) -> str:
 def validate(t: DemandTest, s: PtsSettings) -> None:
     demand_settings(s)
     t.stimulus(s)
+
+
+# --------------------------------------------------------------------------- suites
+
+class DemandSuite(Suite):
+    """pts-cbw / pts-dirth: one demand test (its own purge, preconditioning, rounds and captures)."""
+
+    writes = True
+    default_runtime_s = SPEC_RUNTIME_S
+
+    def __init__(self, name: str, summary: str, test: DemandTest, options: tuple[SuiteOption, ...]) -> None:
+        self.name = name
+        self.summary = summary
+        self.test = test
+        self.own_options = options
+
+    def suite_options(self) -> list[SuiteOption]:
+        return [*pts_options(), *demand_options(), *self.own_options]
+
+    def _settings(self, ctx: PlanContext) -> PtsSettings:
+        s = settings(ctx)
+        reject_matrix_options(s, False)
+        validate(self.test, s)
+        return s
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        return plan(self.test, self._settings(ctx))
+
+    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
+        return remaining(self.test, self._settings(ctx), run)
+
+    def conclude(self, ctx: PlanContext, run: Run) -> Run:
+        s = self._settings(ctx)
+        return scaled_warning(conclude(self.test, s, run), s)
+
+    def plan_notes(self, ctx: PlanContext) -> list[str]:
+        s = self._settings(ctx)
+        return [*notes(self.test, s), *common_notes(s)]
+
+
+register(DemandSuite("pts-cbw", "SNIA PTS 2.0 CBW: composite block-size mix 40/60, zoned access, TC x QD sweep to "
+                     "steady state, histograms at MaxIOPS/MidIOPS/MinIOPS (--ecw: PTS-E 1.1 ECW)", CBW,
+                     CBW_OPTIONS))
+register(DemandSuite("pts-dirth", "SNIA PTS 2.0 DIRTH: RND 8 KiB 65/35 TC x QD sweep to steady state, demand "
+                     "intensity, histograms and 3/4/5-nines confidence levels at MaxIOPS/MidIOPS/MinIOPS", DIRTH,
+                     DIRTH_OPTIONS))
