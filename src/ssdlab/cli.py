@@ -51,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 
 # Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
 EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
-              "ssdlab.commands.plot", "ssdlab.commands.verify")
+              "ssdlab.commands.plot", "ssdlab.commands.verify", "ssdlab.commands.latency")
 
 
 DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written

@@ -58,8 +58,10 @@ def test_pts_dirth_on_a_loop_device(cli: CliRunner, loop_dev: str, tmp_path: Pat
     assert run.status == "complete"
     assert run.points[0].reason.startswith(f"purge blkdiscard: discarded the whole device of {loop_dev}")
     sweep = [p for p in run.points if p.point.tags.get("stage") == "sweep"]
-    assert len(sweep) == 5 * 2 and all(p.status == "ok" for p in sweep)
+    assert len(sweep) == 5 * 2
+    assert all(p.status == "ok" for p in sweep)
     assert {(p.point.workload.numjobs, p.point.workload.iodepth) for p in sweep} == {(2, 1), (1, 1)}
     captures = [p for p in run.points if p.point.tags.get("stage") == "hist"]
-    assert captures and all(p.measurement is not None and p.measurement.directions for p in captures)
+    assert captures
+    assert all(p.measurement is not None and p.measurement.directions for p in captures)
     assert any("DIRTH" in w and "is scaled, NOT SNIA PTS compliant" in w for w in run.warnings)

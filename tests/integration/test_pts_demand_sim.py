@@ -37,10 +37,12 @@ def test_cbw_on_the_simulator(cli: CliRunner, tmp_path: Path) -> None:
     run = load_run(out)
     assert run.status == "complete"
     ids = [p.point.id for p in run.points]
-    assert ids[0] == "cbw-0-purge" and ids[1] == "cbw-pc01"
+    assert ids[0] == "cbw-0-purge"
+    assert ids[1] == "cbw-pc01"
     s = common.settings_from_run(run)
     state = demand.analyse(demand.CBW, s, run)
-    assert state.finished and state.rounds_done == 5  # --max-rounds 5 ends the rounds at 5, steady or not
+    assert state.finished
+    assert state.rounds_done == 5
     first_round = ids.index("cbw-r01-pw")
     assert ids[first_round:first_round + 5] == ["cbw-r01-pw", "cbw-r01-t04q04", "cbw-r01-t04q01", "cbw-r01-t01q04",
                                                 "cbw-r01-t01q01"]
@@ -51,17 +53,25 @@ def test_cbw_on_the_simulator(cli: CliRunner, tmp_path: Path) -> None:
     assert ev["steady"] is steady.check_last([v for v in tracking if v is not None]).steady
     # the simulator ran the CBW stimulus as fio would: zones, the block-size mix, 40/60, 4 KiB alignment
     sim = json.loads((out / "points" / "cbw-r01-t04q01" / "sim.json").read_text())
-    assert sim["workload"]["rmix"] == 40 and sim["workload"]["align"] == 4096
+    assert sim["workload"]["rmix"] == 40
+    assert sim["workload"]["align"] == 4096
     assert [len(z) for z in sim["workload"]["zones"]] == [3, 3, 3]
-    assert len(sim["workload"]["bssplit"]) == 12 and not sim["notes"]
-    assert sim["workload"]["numjobs"] == 4 and sim["workload"]["iodepth"] == 1  # T4Q1: 4 threads at depth 1
+    assert len(sim["workload"]["bssplit"]) == 12
+    assert not sim["notes"]
+    assert sim["workload"]["numjobs"] == 4
+    assert sim["workload"]["iodepth"] == 1
     job = (out / "points" / "cbw-r01-t01q04" / "cmd.txt").read_text()
-    assert re.search(r"^numjobs=1$", job, re.M) and re.search(r"^iodepth=4$", job, re.M)
+    assert re.search(r"^numjobs=1$", job, re.M)
+    assert re.search(r"^iodepth=4$", job, re.M)
     # demand variation / intensity rest on more load giving more IOPS and longer response times
     values = {(v.tc, v.qd): v for v in demand.sweep_values(demand.CBW, state.window, run, state.settings)}
     top, bottom = values[(4, 4)], values[(1, 1)]
-    assert top.iops and bottom.iops and top.iops > 1.5 * bottom.iops
-    assert top.art_us and bottom.art_us and top.art_us > bottom.art_us
+    assert top.iops
+    assert bottom.iops
+    assert top.iops > 1.5 * bottom.iops
+    assert top.art_us
+    assert bottom.art_us
+    assert top.art_us > bottom.art_us
     # MaxIOPS/MidIOPS/MinIOPS: recorded choice = the rule applied to the window averages
     sel = demand.select_points(list(values.values()), "write", 5.0, (1, 1))
     assert ev["selection"] == {r: (list(v) if v else None) for r, v in sel.points.items()}
@@ -74,7 +84,8 @@ def test_cbw_on_the_simulator(cli: CliRunner, tmp_path: Path) -> None:
         d = latency.point_distribution(pr)
         assert d is not None
         m = pr.measurement
-        assert m is not None and d.n == sum(x.total_ios for x in m.directions.values())
+        assert m is not None
+        assert d.n == sum(x.total_ios for x in m.directions.values())
         for lv in latency.confidence_levels(d, latency.NINES):
             assert lv.value_ns == min(hist.percentiles(d.counts, [lv.pct])[lv.pct], int(d.max_ns or 0))
     assert any("is scaled, NOT SNIA PTS compliant" in w for w in run.warnings)
@@ -85,9 +96,16 @@ def test_cbw_on_the_simulator(cli: CliRunner, tmp_path: Path) -> None:
                   "Allowed maximum slope excursion", "CPU utilisation: not applicable"):
         assert title in html, title
     rows = (out / "pts" / "cbw.csv").read_text().splitlines()
-    assert rows[0].startswith("test,tc,qd,toio,iops") and len(rows) == 1 + 4
+    assert rows[0].startswith("test,tc,qd,toio,iops")
+    assert len(rows) == 1 + 4
+    r = cli("latency", str(out), "cbw-h-min", "--direction", "split", "--out", str(tmp_path / "min.svg"))
+    assert r.code == 0, r.err
+    assert "cbw-h-min writes" in r.out
+    assert "5 nines (99.999 %)" in r.out
+    assert (tmp_path / "min.svg").read_text().startswith("<svg")
     summary = json.loads((out / "pts" / "summary.json").read_text())["tests"]["cbw"]
-    assert summary["selection"] == ev["selection"] and summary["window"] == state.window
+    assert summary["selection"] == ev["selection"]
+    assert summary["window"] == state.window
     assert set(summary["captures"]) == {r for r, _, _ in sel.distinct()}
 
 
@@ -96,7 +114,8 @@ def test_dirth_on_the_simulator_and_what_a_resume_runs(cli: CliRunner, tmp_path:
     run = load_run(out)
     assert run.status == "complete"
     pc = [p for p in run.points if p.point.tags.get("stage") == "pc"]
-    assert len(pc) == 1 and pc[0].point.workload.runtime_s == pytest.approx(0.3)  # fixed: 3 spec minutes
+    assert len(pc) == 1
+    assert pc[0].point.workload.runtime_s == pytest.approx(0.3)
     sweep = [p for p in run.points if p.point.tags.get("stage") == "sweep"]
     assert {(p.point.workload.bs, p.point.workload.rwmixread, p.point.workload.bssplit) for p in sweep} == \
         {(8192, 65, None)}
@@ -140,5 +159,6 @@ def test_cbw_with_fio_on_a_file(cli: CliRunner, tmp_path: Path) -> None:
     assert 0.33 < reads / ios < 0.47
     assert nbytes / ios == pytest.approx(mean_size, rel=0.2)
     state = demand.analyse(demand.CBW, common.settings_from_run(run), run)
-    assert state.finished and state.selection is not None
+    assert state.finished
+    assert state.selection is not None
     assert all(f"cbw-h-{role}" in run.finished_by_id() for role, _, _ in state.selection.distinct())

@@ -36,21 +36,26 @@ def by_stage(points: list[TestPoint], stage: str) -> list[TestPoint]:
 def test_cbw_plan_follows_the_spec_tables() -> None:
     s = settings()
     pts = demand.plan(CBW, s)
-    assert pts[0].id == "cbw-0-purge" and pts[0].phase == "purge"
+    assert pts[0].id == "cbw-0-purge"
+    assert pts[0].phase == "purge"
     pc = by_stage(pts, "pc")
     assert len(pc) == 25  # rounds of 30 minutes until steady state, at most 25
     sweep = by_stage(pts, "sweep")
     assert len(sweep) == 25 * 49
     pre = by_stage(pts, "prewrite")
-    assert len(pre) == 25 and all(p.workload.runtime_s == 5 * 60 for p in pre)
+    assert len(pre) == 25
+    assert all(p.workload.runtime_s == 5 * 60 for p in pre)
     round1 = [p for p in pts if p.tags.get("round") == 1 and p.tags.get("stage") in ("prewrite", "sweep")]
     assert round1[0].tags["stage"] == "prewrite"  # the pre-write opens every round
     assert [(p.tags["tc"], p.tags["qd"]) for p in round1[1:]] == [(tc, qd) for tc in TQ7 for qd in TQ7]
     for p in sweep:
         w = p.workload
-        assert w.rw == "randrw" and w.rwmixread == 40
-        assert w.bssplit == SPEC_BSSPLIT and w.random_distribution == SPEC_ZONES
-        assert w.runtime_s == 60 and w.size == s.active_range_bytes
+        assert w.rw == "randrw"
+        assert w.rwmixread == 40
+        assert w.bssplit == SPEC_BSSPLIT
+        assert w.random_distribution == SPEC_ZONES
+        assert w.runtime_s == 60
+        assert w.size == s.active_range_bytes
         assert (w.numjobs, w.iodepth) == (p.tags["tc"], p.tags["qd"])  # TC -> numjobs, QD -> iodepth
         assert w.options["blockalign"] == "4k"
     for p in (*pc, *pre):  # preconditioning and pre-writes: the mix's writes at T32Q32
@@ -64,7 +69,8 @@ def test_cbw_plan_follows_the_spec_tables() -> None:
                                     "cbw-h-min"]
     assert [p.workload.runtime_s for p in hist] == [3600, 600] * 3
     assert (hist[-1].workload.numjobs, hist[-1].workload.iodepth) == (1, 1)  # MinIOPS is T1Q1
-    assert hist[1].workload.rw == "randrw" and hist[0].workload.rw == "randwrite"
+    assert hist[1].workload.rw == "randrw"
+    assert hist[0].workload.rw == "randwrite"
     assert len(pts) == 1 + 25 + 25 * 50 + 6
 
 
@@ -107,8 +113,11 @@ def test_dirth_plan_and_operator_choices() -> None:
 def test_scaled_minutes_and_reduced_sweep() -> None:
     s = settings(runtime_s=0.5, di_tc="4,1", di_qd="8,2", di_hist_minutes=2.0, di_pc_round_minutes=3.0)
     ds = demand.demand_settings(s)
-    assert ds.sweep == "custom" and ds.top == (4, 8) and ds.bottom == (1, 2)
-    assert "reduced" in " ".join(ds.scaled_reasons()) and "2 spec minutes instead of 10" in " ".join(
+    assert ds.sweep == "custom"
+    assert ds.top == (4, 8)
+    assert ds.bottom == (1, 2)
+    assert "reduced" in " ".join(ds.scaled_reasons())
+    assert "2 spec minutes instead of 10" in " ".join(
         ds.scaled_reasons())
     pts = demand.plan(CBW, s)
     assert by_stage(pts, "pc")[0].workload.runtime_s == pytest.approx(1.5)  # 3 minutes x 0.5 s
@@ -116,7 +125,7 @@ def test_scaled_minutes_and_reduced_sweep() -> None:
     assert [(p.tags["tc"], p.tags["qd"]) for p in by_stage(pts, "sweep")[:4]] == [(4, 8), (4, 2), (1, 8), (1, 2)]
 
 
-@pytest.mark.parametrize("opts, match", [
+@pytest.mark.parametrize(("opts", "match"), [
     ({"di_tc": "0,4"}, "di-tc"), ({"di_qd": "4,4"}, "di-qd"), ({"di_pc": "soon"}, "di-pc"),
     ({"di_sweep": "5x5"}, "di-sweep"), ({"di_ceiling_on": "read"}, "ceiling"), ({"di_hist_minutes": 0.0}, "hist"),
     ({"dirth_mix": "60/30"}, "dirth-mix"), ({"dirth_bs": 0.3}, "dirth-bs"),
@@ -152,11 +161,13 @@ FIXTURE = [
 def test_selection_with_the_write_ceiling() -> None:
     sel = select_points(FIXTURE, "write", 5.0, (1, 1))
     assert sel.points["max"] == (16, 16)
-    assert (32, 32) not in sel.kept and (16, 32) not in sel.kept
+    assert (32, 32) not in sel.kept
+    assert (16, 32) not in sel.kept
     # kept IOPS span 10,000 .. 180,000: the middle is 95,000, which T4Q8 has exactly
     assert sel.points["mid"] == (4, 8)
     assert sel.points["min"] == (1, 1)
-    assert "write" in sel.rule and "< 5 ms" in sel.rule
+    assert "write" in sel.rule
+    assert "< 5 ms" in sel.rule
 
 
 def test_selection_ties_prefer_the_lower_load() -> None:

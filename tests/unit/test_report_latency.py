@@ -69,8 +69,11 @@ def test_point_distribution_adds_bins_instead_of_averaging_percentiles() -> None
     both = latency.point_distribution(pr)
     reads = latency.point_distribution(pr, "read")
     writes = latency.point_distribution(pr, "write")
-    assert both is not None and reads is not None and writes is not None
-    assert both.n == 10_000 and np.array_equal(both.counts, reads.counts + writes.counts)
+    assert both is not None
+    assert reads is not None
+    assert writes is not None
+    assert both.n == 10_000
+    assert np.array_equal(both.counts, reads.counts + writes.counts)
     assert both.mean_ns == (50_000.0 * 1000 + 20_000.0 * 9000) / 10_000  # fio's exact means, I/O-weighted
     p99 = {lv.pct: lv.value_ns for lv in latency.confidence_levels(both, [99.0])}[99.0]
     assert p99 == 5000 * US  # 101 slow reads are just over 1 % of all I/Os (the bucket, clamped to the max)
@@ -83,9 +86,12 @@ def test_point_distribution_adds_bins_instead_of_averaging_percentiles() -> None
 def test_cdf_and_histogram_arrays() -> None:
     d = latency.Distribution("x", counts_at(DECADES))
     uppers, frac = latency.cdf(d)
-    assert frac[-1] == 1.0 and np.all(np.diff(frac) >= 0) and np.all(np.diff(uppers) > 0)
+    assert frac[-1] == 1.0
+    assert np.all(np.diff(frac) >= 0)
+    assert np.all(np.diff(uppers) > 0)
     edges, pct = latency.binned(d)
-    assert len(edges) == len(pct) + 1 and abs(pct.sum() - 100.0) < 1e-9
+    assert len(edges) == len(pct) + 1
+    assert abs(pct.sum() - 100.0) < 1e-9
     assert edges[0] <= 10 * US <= edges[1] + 1e6  # starts at the fastest I/O's bin
 
 
@@ -110,9 +116,30 @@ def test_charts_render_with_levels_and_markers() -> None:
     d = latency.Distribution("MaxIOPS", counts_at(DECADES), mean_ns=11_000.0, max_ns=100_000_000.0)
     small = latency.Distribution("MinIOPS", counts_at({8 * US: 50, 9 * US: 50}))
     svg = latency.distribution_chart([d, small], title="t")
-    assert svg.startswith("<svg") and "3 nines" in svg and "5 nines" in svg and "Exceedance" in svg
+    assert svg.startswith("<svg")
+    assert "3 nines" in svg
+    assert "5 nines" in svg
+    assert "Exceedance" in svg
     conf = latency.confidence_chart([d, small])
-    assert "p99.999" in conf and "MaxIOPS" in conf
+    assert "p99.999" in conf
+    assert "MaxIOPS" in conf
     header, rows = latency.level_rows([d, small])
-    assert header[1] == "I/Os (N)" and rows[0][1] == "100,000"
+    assert header[1] == "I/Os (N)"
+    assert rows[0][1] == "100,000"
     assert rows[1][-2].endswith("*")  # 6 nines of 100 I/Os: unresolved, marked
+
+
+def test_points_html_charts_the_longest_tails_and_tables_every_point() -> None:
+    points = [_point({(10 + i) * US: 1000, (100 + 50 * i) * US: 10}, {20 * US: 1000}) for i in range(8)]
+    points = [dataclass_replace_label(p, f"point {i}") for i, p in enumerate(points)]
+    body = latency.points_html(points, caption="c", limit=3)
+    assert body.count("<svg") == 1
+    assert "3 of 8 points with the longest 99.99th percentile" in body
+    assert all(f"point {i}" in body for i in range(8))  # the table lists every point
+    assert latency.points_html([]) == ""
+
+
+def dataclass_replace_label(pr: PointResult, label: str) -> PointResult:
+    import dataclasses
+
+    return dataclasses.replace(pr, point=dataclasses.replace(pr.point, label=label))

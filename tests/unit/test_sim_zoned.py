@@ -32,7 +32,8 @@ def test_zone_table_is_aligned_and_covers_the_range() -> None:
     zones = zone_table(parse_zoned(CBW_ZONES)[1], 8192, CAP, 4096)
     assert [w for w, _, _ in zones] == [500000, 300000, 200000]
     starts = [s for _, s, _ in zones]
-    assert starts[0] == 8192 and all((s - 8192) % 4096 == 0 for s in starts)
+    assert starts[0] == 8192
+    assert all((s - 8192) % 4096 == 0 for s in starts)
     assert sum(n for _, _, n in zones) == CAP  # contiguous, first to last byte
     assert zones[0][2] == int(CAP * 0.05) // 4096 * 4096
 
@@ -52,7 +53,8 @@ def test_translate_honours_zones_blockalign_and_the_mix() -> None:
     assert not sw.notes  # nothing is modelled as something else
     plain = translate(TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, bssplit="512/50:4k/50",
                                                                      runtime_s=0.1)), CAP, 1)
-    assert plain.core["align"] == 512 and "zones" not in plain.core  # fio's default: the smallest size
+    assert plain.core["align"] == 512
+    assert "zones" not in plain.core
     other = translate(TestPoint(id="p", label="p", workload=Workload(rw="randread", bs=4096, runtime_s=0.1,
                                                                      random_distribution="zipf:1.2")), CAP, 1)
     assert any("zipf" in n for n in other.notes)

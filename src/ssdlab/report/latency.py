@@ -10,6 +10,7 @@ characterization sections and `ssdlab plot --latency`.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 from ssdlab.fio import hist
 from ssdlab.model import LatencyStats, PointResult
 from ssdlab.report import charts
+from ssdlab.report.sections import figure, table
 
 NINES = (99.9, 99.99, 99.999)  # the 3, 4 and 5 nines the PTS confidence-level plots mark
 LEVELS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)
@@ -155,9 +157,15 @@ def _us_axis(ax: Any, lo: float, hi: float) -> None:
 
 
 def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,
-                        size: tuple[float, float] = (10.5, 3.3)) -> Any:
-    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale)."""
-    fig, axes = plt.subplots(1, 3, figsize=size)
+                        width: float = 8.6) -> Any:
+    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale),
+    `width` inches wide (the report's column), taller by one legend row per two or three distributions."""
+    labels_len = max((len(d.label) for d in dists), default=0)
+    ncol = 1 if labels_len > 60 else (2 if labels_len > 28 else 3)
+    rows = -(-len(dists) // ncol)
+    legend_h = 0.2 * rows + 0.25
+    panel_h = 2.6
+    fig, axes = plt.subplots(1, 3, figsize=(width, panel_h + 0.9 + legend_h))
     ax_h, ax_c, ax_e = axes
     lowest_tail = 1.0
     pct_range: list[float] = []
@@ -212,15 +220,16 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
         ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     handles, labels = ax_c.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7, frameon=False,
-                   bbox_to_anchor=(0.5, -0.02))
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7.5, frameon=False,
+                   bbox_to_anchor=(0.5, 0.0))
     if title:
         fig.suptitle(charts.plain_label(title), fontsize=10)
     for ax in axes:  # no minor ticks: they cost most of the drawing time and carry no label
         ax.xaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_minor_locator(NullLocator())
-    fig.subplots_adjust(left=0.07, right=0.98, wspace=0.38, bottom=0.27 if handles else 0.17,
-                        top=0.8 if title else 0.88)
+    height = panel_h + 0.9 + legend_h
+    fig.subplots_adjust(left=0.08, right=0.99, wspace=0.42, bottom=(legend_h + 0.5) / height,
+                        top=1 - (0.55 if title else 0.3) / height)
     return fig
 
 
@@ -263,3 +272,37 @@ def _us(ns: float | None) -> str:
         return "n/a"
     us = ns / 1000.0
     return f"{us:,.0f}" if us >= 1000 else (f"{us:.1f}" if us >= 10 else f"{us:.2f}")
+
+
+# --------------------------------------------------------------------------- a section for any set of points
+
+CHART_POINTS = 6  # distributions drawn in one chart; the table lists every point
+
+
+def points_html(results: Sequence[PointResult], *, caption: str = "", limit: int = CHART_POINTS) -> str:
+    """The latency distribution of several points: one chart overlaying every I/O of each point (the `limit`
+    points with the longest 99.99th percentile when there are more) and a confidence-level table of all."""
+    dists = []
+    for r in results:
+        if r.status != "ok":
+            continue
+        d = point_distribution(r, None, r.point.label)
+        if d is not None and d.n > 0:
+            dists.append(d)
+    if not dists:
+        return ""
+    shown = dists
+    note = ""
+    if len(dists) > limit:
+        def tail(d: Distribution) -> int:
+            return confidence_levels(d, [99.99])[0].value_ns
+
+        shown = sorted(dists, key=tail, reverse=True)[:limit]
+        note = (f" The chart shows the {limit} of {len(dists)} points with the longest 99.99th percentile; "
+                "`ssdlab latency RUN POINT` draws any point.")
+    header, rows = level_rows(dists)
+    return (figure(distribution_chart(shown, title=caption or "Latency distribution"),
+                   "Response-time histogram, CDF and exceedance of every I/O of each point (fio completion latency, "
+                   "from the histogram bins)." + note)
+            + table(header, rows, "Response time at each confidence level (µs)")
+            + f"<p class='small'>{html.escape(LEVEL_NOTE)}</p>")

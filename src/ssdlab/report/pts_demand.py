@@ -71,7 +71,7 @@ def _setup(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> Secti
         f"T{tc0}Q{qd0}")
     rows: list[tuple[str, Any]] = [
         ("Stimulus", st.label),
-        ("Block sizes", st.bssplit and f"fio bssplit={st.bssplit} (percent of I/Os per size)" or
+        ("Block sizes", f"fio bssplit={st.bssplit} (percent of I/Os per size)" if st.bssplit else
          f"{st.bs / 1024:g} KiB"),
         ("Access", f"fio random_distribution={st.distribution}: 50 % of I/Os to the first 5 % of the active range, "
                    "30 % to the next 15 %, 20 % to the last 80 %" if st.distribution else "uniform random"),
@@ -193,7 +193,7 @@ def _cpu(run: Run, t: DemandTest, state: DemandState) -> dict[tuple[int, int], f
     rounds = state.window or list(range(1, state.rounds_done + 1))
     out: dict[tuple[int, int], float | None] = {}
     for tc, qd in state.settings.sweep_points():
-        vals = []
+        vals: list[float] = []
         for r in rounds:
             pr = res.get(demand.round_id(t, r, tc, qd))
             m = pr.measurement if pr is not None else None
@@ -215,9 +215,9 @@ def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, f
     if not state.window:
         parts.append("<p>No measurement window yet; the values below average the rounds run so far.</p>")
     head = ["TC \\ QD"] + [str(q) for q in ds.qds]
-    for label, unit, get in (("IOPS", "IOPS", lambda v: v.iops), ("ART", "µs", lambda v: v.art_us),
-                             ("Mean write response time", "µs", lambda v: v.write_art_us)):
-        rows = [[f"TC {tc}"] + [_num(get(by[(tc, qd)])) for qd in ds.qds] for tc in ds.tcs]
+    for label, unit, field in (("IOPS", "IOPS", "iops"), ("ART", "µs", "art_us"),
+                               ("Mean write response time", "µs", "write_art_us")):
+        rows = [[f"TC {tc}"] + [_num(getattr(by[(tc, qd)], field)) for qd in ds.qds] for tc in ds.tcs]
         parts.append(_table(head, rows, f"{label} ({unit}) by thread count (rows) and queue depth per thread "
                                         "(columns), window averages"))
     qx = [float(q) for q in sorted(ds.qds)]

@@ -1,7 +1,8 @@
 """SimExecutor: runs a TestPoint on the simulated drive and returns a fio-shaped Measurement.
 
 The workload fields honoured are those the fio path honours (rw, bs/bssplit, iodepth, numjobs, rwmixread,
-runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms, zoned random_distribution, blockalign). Latencies are binned in fio's
+runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms, zoned random_distribution and the
+blockalign option). Latencies are binned in fio's
 1856-bucket scheme so percentiles, steady-state checks and reports work unchanged.
 """
 

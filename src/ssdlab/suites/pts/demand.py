@@ -506,15 +506,16 @@ def sweep_values(t: DemandTest, state_rounds: Sequence[int], run: Run, ds: Deman
     for tc, qd in ds.sweep_points():
         prs = [res.get(round_id(t, r, tc, qd)) for r in state_rounds]
         ok = [p for p in prs if p is not None and p.status == "ok"]
-
-        def avg(f: Callable[[PointResult], float | None], ok: list[PointResult] = ok) -> float | None:
-            vals = [f(p) for p in ok]
-            known = [v for v in vals if v is not None and v > 0 and math.isfinite(v)]
-            return sum(known) / len(known) if known and len(known) == len(prs) else None
-
-        out.append(SweepValue(tc=tc, qd=qd, iops=avg(lambda p: metric_value("iops", p)),
-                              art_us=avg(lambda p: metric_value("art", p)), write_art_us=avg(write_art_us)))
+        out.append(SweepValue(tc=tc, qd=qd, iops=_average(ok, len(prs), lambda p: metric_value("iops", p)),
+                              art_us=_average(ok, len(prs), lambda p: metric_value("art", p)),
+                              write_art_us=_average(ok, len(prs), write_art_us)))
     return out
+
+
+def _average(points: list[PointResult], expected: int, f: Callable[[PointResult], float | None]) -> float | None:
+    """Mean of f over the points; None unless every one of the `expected` rounds has a value."""
+    known = [v for v in (f(p) for p in points) if v is not None and v > 0 and math.isfinite(v)]
+    return sum(known) / len(known) if known and len(known) == expected else None
 
 
 def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
