@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ssdlab.store import load_run
+from ssdlab.verdict import run_verdicts
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -53,8 +54,9 @@ def test_pts_dirth_on_a_loop_device(cli: CliRunner, loop_dev: str, tmp_path: Pat
     r = cli("run", "pts-dirth", "--target", loop_dev, "--out", str(tmp_path / "run"), "--runtime", "0.1",
             "--max-rounds", "5", "--di-tc", "2,1", "--di-qd", "1", "--di-pc", "1", "--di-prewrite-minutes", "1",
             "--di-hist-minutes", "2", "--di-hist-prewrite-minutes", "1", "--yes", "-q", "--no-report")
-    assert r.code == 0, r.err
+    assert r.code in (0, 1), r.err  # steady state in 5 scaled rounds depends on the host; the verdict decides
     run = load_run(tmp_path / "run")
+    assert r.code == run_verdicts(run).exit_code
     assert run.status == "complete"
     assert run.points[0].reason.startswith(f"purge blkdiscard: discarded the whole device of {loop_dev}")
     sweep = [p for p in run.points if p.point.tags.get("stage") == "sweep"]

@@ -465,6 +465,7 @@ class DemandState:
     determination: Determination | None
     note: str
     selection: Selection | None = None
+    invalid: tuple[str, ...] = ()  # ids of invalid points: the test stopped there, incomplete (never steady)
 
     @property
     def window(self) -> list[int]:
@@ -518,14 +519,24 @@ def _average(points: list[PointResult], expected: int, f: Callable[[PointResult]
     return sum(known) / len(known) if known and len(known) == expected else None
 
 
+def _invalid_note(pr: PointResult) -> str:
+    return f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
+
+
 def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
+    """Preconditioning, complete rounds, the steady-state decision and the chosen points, from the stored
+    points. An invalid point (verdict.py: it measured too little) ends the test there, incomplete."""
     ds = demand_settings(s)
     res = run.finished_by_id()
     purged = purge_point(t.key, s).id in res
     pc_values: list[float | None] = []
     r = 1
     while purged and pc_id(t, r) in res:
-        pc_values.append(metric_value("iops", res[pc_id(t, r)]))
+        pr = res[pc_id(t, r)]
+        if pr.status == "invalid":
+            return DemandState(t, ds, purged, pc_values, True, None, None, 0, [], True, False, None, None,
+                               _invalid_note(pr), invalid=(pr.point.id,))
+        pc_values.append(metric_value("iops", pr))
         r += 1
     if ds.pc_mode == "fixed":
         pc_finished, pc_steady, pc_det = bool(pc_values), None, None
@@ -543,6 +554,11 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
             break
         rounds += 1
         tracking.append(metric_value("iops", res.get(round_id(t, rounds, *ds.top))))
+        bad = [i for i in ids if res[i].status == "invalid"]
+        if bad:  # a round with a point that measured too little cannot be judged
+            end = rounds if rounds >= steady.WINDOW else None
+            return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
+                               end, None, _invalid_note(res[bad[0]]), invalid=tuple(bad))
         if rounds >= s.max_rounds and not s.until_steady:
             break
         if rounds >= steady.WINDOW:
@@ -585,6 +601,8 @@ def remaining(t: DemandTest, s: PtsSettings, run: Run) -> list[TestPoint]:
             out = [pc_point(t, s, ds, len(state.pc_values) + 1)]
         return out + [p for r in range(1, s.max_rounds + 1) for p in round_points(t, s, ds, r)] + \
             _worst_hist(t, s, ds)
+    if state.invalid:
+        return []
     if not state.finished:
         r = state.rounds_done + 1
         out = [p for p in round_points(t, s, ds, r) if p.id not in done]
@@ -612,7 +630,7 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     if state.pc_steady is False:
         run = run.with_warning(f"{title}: preconditioning did not reach steady state in {len(state.pc_values)} "
                                "rounds (the measurement rounds ran anyway)")
-    if state.finished and not state.steady:
+    if state.finished and not state.steady and not state.invalid and state.window:
         run = run.with_warning(f"{title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
                                f"{state.window[0]}-{state.window[-1]} are reported as the window")
     if sel is not None and sel.note:
@@ -620,7 +638,35 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     reasons = state.settings.scaled_reasons()
     if reasons:
         run = run.with_warning(f"{title} is scaled, NOT SNIA PTS compliant: " + "; ".join(reasons))
-    return run
+    return run.with_event(verdict_event(t, s, state, run))
+
+
+def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> dict[str, Any]:
+    """The test's verdict (verdict.py): steady at round N or not steady, from the measurement rounds; incomplete
+    when a point was invalid, a capture is missing or invalid, or the run stopped first."""
+    from ssdlab import verdict
+
+    title = t.display_title(s)
+    tc, qd = state.settings.top
+    if state.invalid or not state.finished:
+        return verdict.verdict_event(t.key, title, "incomplete", state.note.removeprefix("incomplete: "))
+    res = run.finished_by_id()
+    for p in capture_points(t, s, state):
+        pr = res.get(p.id)
+        if pr is None:
+            return verdict.verdict_event(t.key, title, "incomplete", f"{p.label} did not run")
+        if pr.status == "invalid":
+            return verdict.verdict_event(t.key, title, "incomplete", _invalid_note(pr).removeprefix("incomplete: "))
+    extra = f"; {state.selection.note}" if state.selection is not None and state.selection.note else ""
+    d = state.determination
+    if state.steady and state.window:
+        return verdict.verdict_event(t.key, title, "steady", f"rounds {state.window[0]}-{state.window[-1]} of IOPS "
+                                     f"at T{tc}Q{qd} meet the range and slope criteria" + extra,
+                                     round=state.window_end)
+    why = f"; range {d.range_pct:.1f}% (max 20%), slope excursion {d.excursion_pct:.1f}% (max 10%)" if d else ""
+    window = f"; window rounds {state.window[0]}-{state.window[-1]}" if state.window else ""
+    return verdict.verdict_event(t.key, title, "not-steady", f"SS NOT ACHIEVED in {state.rounds_done} rounds"
+                                 + window + why + extra)
 
 
 def notes(t: DemandTest, s: PtsSettings) -> list[str]:
