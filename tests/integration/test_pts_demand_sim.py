@@ -16,8 +16,8 @@ from ssdlab import steady
 from ssdlab.fio import hist
 from ssdlab.report import latency
 from ssdlab.store import load_run
-from ssdlab.verdict import run_verdicts
 from ssdlab.suites.pts import common, demand
+from ssdlab.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 
@@ -140,10 +140,14 @@ def test_dirth_on_the_simulator_and_what_a_resume_runs(cli: CliRunner, tmp_path:
         dataclasses.replace(p, status="invalid", reason="invalid: it completed 3 I/Os")
         if p.point.id == "dirth-r02-t01q01" else p for p in run.points))
     state = demand.analyse(demand.DIRTH, s, bad)
-    assert state.invalid == ("dirth-r02-t01q01",) and state.rounds_done == 2 and not state.steady
-    assert state.selection is None and demand.remaining(demand.DIRTH, s, bad) == []
+    assert state.invalid == ("dirth-r02-t01q01",)
+    assert state.rounds_done == 2
+    assert not state.steady
+    assert state.selection is None
+    assert demand.remaining(demand.DIRTH, s, bad) == []
     event = demand.verdict_event(demand.DIRTH, s, state, bad)
-    assert event["verdict"] == "incomplete" and "3 I/Os" in event["reason"]
+    assert event["verdict"] == "incomplete"
+    assert "3 I/Os" in event["reason"]
 
 
 def test_cbw_with_fio_on_a_file(cli: CliRunner, tmp_path: Path) -> None:
