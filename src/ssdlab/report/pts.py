@@ -20,7 +20,7 @@ from typing import Any
 from ssdlab import atomic
 from ssdlab.errors import SsdlabError
 from ssdlab.model import Run
-from ssdlab.report import charts, sections
+from ssdlab.report import charts, pts_lat, sections
 from ssdlab.report.sections import Section
 from ssdlab.steady import Determination
 from ssdlab.suites.pts import wsat as wsat_mod
@@ -506,6 +506,10 @@ def build(run: Run, run_dir: Path) -> list[Section]:
             "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
             "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
         }
+        if test.captures is not None:  # LAT's response-time histogram captures after the rounds
+            section, summary["tests"][test.name]["histogram_captures"] = pts_lat.capture_section(run, s)
+            if section is not None:
+                out.append(section)
     out.extend(_other_tests(run, s, files, summary))
     rec = run_record_section(run)
     if rec is not None:
