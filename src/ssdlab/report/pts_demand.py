@@ -218,8 +218,8 @@ def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, f
     for label, unit, field in (("IOPS", "IOPS", "iops"), ("ART", "µs", "art_us"),
                                ("Mean write response time", "µs", "write_art_us")):
         rows = [[f"TC {tc}"] + [_num(getattr(by[(tc, qd)], field)) for qd in ds.qds] for tc in ds.tcs]
-        parts.append(_table(head, rows, f"{label} ({unit}) by thread count (rows) and queue depth per thread "
-                                        "(columns), window averages"))
+        parts.append(_table(head, rows, f"{label}{'' if unit == label else f' ({unit})'} by thread count (rows) "
+                                        "and queue depth per thread (columns), window averages"))
     qx = [float(q) for q in sorted(ds.qds)]
     dv = [charts.Series(f"TC {tc}", qx, [by[(tc, int(q))].iops for q in qx]) for tc in ds.tcs]
     parts.append(_figure(charts.line_chart(dv, title="Demand variation: IOPS vs queue depth, one line per thread "
@@ -335,7 +335,7 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         parts.append(_figure(latency.confidence_chart(dists, title="Confidence levels: response time at 3, 4 "
                                                       "and 5 nines"),
                              "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed, at "
-                             "each point (no bar: too few I/Os to resolve the level)"))
+                             "each point (no marker: too few I/Os to resolve the level)"))
         parts.append(_figure(latency.distribution_chart(dists, title="MaxIOPS, MidIOPS and MinIOPS compared"),
                              "All three captures on one scale"))
         parts.append(f"<p class='small'>{esc(latency.LEVEL_NOTE)}</p>")

@@ -61,7 +61,7 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
         parts.append(_figure(latency.confidence_chart(dists, title="LAT confidence levels: response time at 3, 4 "
                                                       "and 5 nines"),
                              "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed (no "
-                             "point: too few I/Os to resolve the level)"))
+                             "marker: too few I/Os to resolve the level)"))
         parts.append(f"<p class='small'>{html.escape(latency.LEVEL_NOTE)}</p>")
     return Section("PTS Latency: response-time histograms and confidence levels", "".join(parts),
                    anchor="pts-lat-histograms"), summary
