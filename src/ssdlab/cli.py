@@ -60,6 +60,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "hist-log": ("ssdlab.commands.histlog", "per-interval latency percentiles (CSV) from fio histogram logs"),
     "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of a stored run (SVG/PNG)"),
     "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
+    "latency": ("ssdlab.commands.latency",
+                "latency histogram, CDF, exceedance and confidence levels of any stored point (from fio's bins)"),
 }
 
 

@@ -96,10 +96,17 @@ def test_pts_tp_scaled(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_pts_lat_scaled(cli: CliRunner, tmp_path: Path) -> None:
-    _r, out = _run(cli, tmp_path, "pts-lat", "--spec", "C")
+    _r, out = _run(cli, tmp_path, "pts-lat", "--spec", "C", "--lat-hist-minutes", "2")
     run = load_run(out)
     assert run.status == "complete"
-    assert len(run.points) == 2 + 5 * 9
+    assert len(run.points) == 2 + 5 * 9 + 2  # purge, WIPC, 5 rounds, then the two histogram captures
+    captures = run.points[-2:]
+    assert [p.point.id for p in captures] == ["lat-h-rnd4k-0-100", "lat-h-rnd4k-100-0"]
+    for p in captures:  # 2 spec minutes of 0.3 s, with the bins the histograms are drawn from
+        assert p.point.workload.runtime_s == pytest.approx(0.6)
+        assert p.measurement is not None
+        assert all(d.clat is not None and d.clat.bins for d in p.measurement.directions.values())
+    assert any("LAT histogram captures last 2 spec minutes instead of 20" in w for w in run.warnings)
     job = (out / "points" / "lat-r02-rnd512-65-35" / "job.fio").read_text()
     assert re.search(r"^iodepth=1$", job, re.M)
     assert re.search(r"^numjobs=1$", job, re.M)

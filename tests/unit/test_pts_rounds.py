@@ -121,7 +121,14 @@ def test_null_target_is_refused() -> None:
 def test_lat_runs_t1q1_and_tp_runs_one_sequential_stream() -> None:
     lat = [p for p in suite("pts-lat").plan(ctx()) if p.phase == "measure"]
     assert {(p.workload.numjobs, p.workload.iodepth) for p in lat} == {(1, 1)}
-    assert len([p for p in lat if p.tags["round"] == 1]) == 9
+    assert len([p for p in lat if p.tags.get("round") == 1]) == 9
+    # after the rounds: 20-minute RND 4 KiB T1Q1 response-time histogram captures, writes then reads
+    captures = [p for p in lat if p.tags.get("stage") == "hist"]
+    assert [p.id for p in lat[-2:]] == [p.id for p in captures] == ["lat-h-rnd4k-0-100", "lat-h-rnd4k-100-0"]
+    assert [(p.workload.rw, p.workload.bs, p.workload.runtime_s) for p in captures] == [
+        ("randwrite", 4096, 20.0), ("randread", 4096, 20.0)]  # 20 spec minutes of --runtime 1
+    none = [p for p in suite("pts-lat").plan(ctx(lat_hist_mixes="none")) if p.tags.get("stage") == "hist"]
+    assert none == []
     tp = suite("pts-tp").plan(ctx())
     assert [p.id for p in tp if p.phase != "measure"] == ["tp128-0-purge", "tp128-0-wipc", "tp1024-0-purge",
                                                           "tp1024-0-wipc"]

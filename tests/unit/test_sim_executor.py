@@ -211,6 +211,9 @@ def test_rate_options_as_fio_applies_them(tmp_path: Path) -> None:
 
 
 def test_unmodelled_options_are_noted() -> None:
-    sw = translate(point(random_distribution="zipf:1.2", options={"blockalign": "512"}), 1 << 28, 1)
+    sw = translate(point(random_distribution="zipf:1.2", options={"blockalign": "512",
+                                                                  "buffer_compress_percentage": "50"}), 1 << 28, 1)
     assert any("zipf" in n for n in sw.notes)
-    assert any("blockalign" in n for n in sw.notes)
+    assert any("buffer_compress_percentage" in n for n in sw.notes)
+    assert not any("blockalign" in n for n in sw.notes)  # modelled: offsets on 512-byte boundaries
+    assert sw.core["align"] == 512

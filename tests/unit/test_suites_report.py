@@ -68,7 +68,9 @@ def test_skipped_block_sizes_are_listed_not_drawn_as_zero(tmp_path: Path) -> Non
                           reason="block size 512 B is not a multiple of the target's logical block size 4096 B")
     run = _run("sweep-bs", PlanContext(capacity=1 << 30, options={"matrices": "seq-read"}),
                {0: skipped, 3: _m(1000, 0, [50_000], []), 11: _m(20, 0, [900_000], [])})
-    (section,) = build_sections(run, tmp_path)
+    section, dist = build_sections(run, tmp_path)
+    assert dist.anchor == "latency-distribution"  # the measured points' latency distribution follows the view
+    assert dist.html.count("<svg") == 1
     assert section.title == "Block-size sweep"
     assert "Not measured" in section.html
     assert "logical block size 4096 B" in section.html
@@ -81,7 +83,7 @@ def test_lat_curve_callout(tmp_path: Path) -> None:
                                                          "iodepth=1,2,4"], "p99_limit": 500.0})
     run = _run("lat-curve", ctx, {0: _m(1000, 0, [100_000], []), 1: _m(1800, 0, [400_000], []),
                                   2: _m(2000, 0, [2_000_000], [])})
-    (section,) = build_sections(run, tmp_path)
+    section, _dist = build_sections(run, tmp_path)
     assert "T1: p99 crosses 500 µs at QD 4 (2,000 IOPS" in section.html
     assert "best IOPS within the limit 1,800" in section.html
     assert section.html.count("<svg") == 4
@@ -90,7 +92,8 @@ def test_lat_curve_callout(tmp_path: Path) -> None:
 def test_app_section_shows_the_translation(tmp_path: Path) -> None:
     run = _run("app-sql", PlanContext(capacity=1 << 30, options={"curve": "50"}),
                {0: _m(700, 300, [100_000], [200_000])})
-    (section,) = build_sections(run, tmp_path)
+    section, dist = build_sections(run, tmp_path)
+    assert "Response time at each confidence level" in dist.html
     assert section.title == "Application model: SQL"
     assert "<td>read</td><td>sum</td><td>82.32</td><td>100</td>" in section.html
     assert "8k/65:64k/35,4k/31:8k/39:64k/30" in section.html

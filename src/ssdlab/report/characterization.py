@@ -8,6 +8,8 @@ Views (chosen by the `view` tag the suite put on each point):
   iorate     latency vs achieved IOPS of each curve (uncapped max, then % of it)
   app        the application model's fio translation table, then its curve or load sweep
   matrix     a table of every point and IOPS against the first swept axis (user suites)
+After the views, the latency distribution of the measured points (report.latency: histogram, CDF, exceedance
+with the 3/4/5 nines, confidence-level table).
 Long phases (precondition points with per-second series) are drawn GFIO-style: IOPS and MB/s scatter over
 time, with the total data written.
 
@@ -25,7 +27,7 @@ from typing import Any
 
 from ssdlab.fio import hist
 from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run, TestPoint
-from ssdlab.report import charts
+from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
 from ssdlab.units import format_bs, format_bytes, format_duration
@@ -570,6 +572,11 @@ def build_sections(run: Run, run_dir: Path) -> list[Section]:
             out.extend(_app(rs))
         else:
             out.extend(_generic(rs))
+    dist = latency.points_html([r for r in mine if r.point.phase == "measure"],
+                               caption="Latency distribution of the measured points")
+    if dist:
+        out.append(Section("Latency distribution: histogram, CDF, exceedance and confidence levels", dist,
+                           "latency-distribution"))
     return out
 
 

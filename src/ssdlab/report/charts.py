@@ -320,7 +320,7 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
             ax.plot([], [], s.style, label=f"{s.name} (no valid value)", color=color)
             continue
         xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, s.style, label=s.name, color=color, markersize=3, **dict(s.extra))
+        ax.plot(xs, ys, s.style, label=s.name, color=color, **({"markersize": 3} | dict(s.extra)))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     if logx:

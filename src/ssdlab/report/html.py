@@ -42,8 +42,8 @@ READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#1f77b4", "#d62728", "#2ca02c"
 DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR}
 # the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
 # its sections with report.sections when imported
-SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.characterization", "ssdlab.report.act",
-                   "ssdlab.report.integrity", "ssdlab.report.faults")
+SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.pts_demand", "ssdlab.report.characterization",
+                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults")
 
 SIM_NOTE = (
     "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "

@@ -13,14 +13,14 @@ import functools
 import html
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ssdlab import atomic
 from ssdlab.errors import SsdlabError
 from ssdlab.model import Run
-from ssdlab.report import charts, sections
+from ssdlab.report import charts, pts_lat, sections
 from ssdlab.report.sections import Section
 from ssdlab.steady import Determination
 from ssdlab.suites.pts import wsat as wsat_mod
@@ -489,6 +489,29 @@ def run_record_section(run: Run) -> Section | None:
     return Section("PTS run record: interruptions and resumes", body, anchor="pts-run-record")
 
 
+# ------------------------------------------------------------------ tests reported by other modules
+
+TestSections = Callable[[Run, PtsSettings, dict[str, str]], tuple[list[Section], dict[str, Any]]]
+# test key -> (sections, summary.json entry) for a test whose report lives in its own module (pts_demand: CBW,
+# DIRTH); build() calls it when the run has points of that test
+_TEST_SECTIONS: dict[str, TestSections] = {}
+
+
+def register_test_sections(key: str, builder: TestSections) -> None:
+    _TEST_SECTIONS[key] = builder
+
+
+def _other_tests(run: Run, s: PtsSettings, files: dict[str, str], summary: dict[str, Any]) -> list[Section]:
+    keys = {p.point.tags.get("test") for p in run.points}
+    out: list[Section] = []
+    for key, builder in _TEST_SECTIONS.items():
+        if key in keys:
+            secs, entry = builder(run, s, files)
+            out.extend(secs)
+            summary["tests"][key] = entry
+    return out
+
+
 # ------------------------------------------------------------------ entry
 
 def build(run: Run, run_dir: Path) -> list[Section]:
@@ -514,6 +537,11 @@ def build(run: Run, run_dir: Path) -> list[Section]:
             "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
             "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
         }
+        if test.captures is not None:  # LAT's response-time histogram captures after the rounds
+            section, summary["tests"][test.name]["histogram_captures"] = pts_lat.capture_section(run, s)
+            if section is not None:
+                out.append(section)
+    out.extend(_other_tests(run, s, files, summary))
     rec = run_record_section(run)
     if rec is not None:
         out.append(rec)

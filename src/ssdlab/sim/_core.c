@@ -37,6 +37,7 @@
 #define PLAT_NR 1856
 #define NDIR 3
 #define MAX_BSSPLIT 64
+#define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
 #define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
 
 typedef struct {
@@ -208,6 +209,11 @@ typedef struct {
     uint32_t bs_cum[MAX_BSSPLIT]; /* cumulative weight out of 2^32-1 scale via 1e6 */
     uint32_t bs_total;
     int64_t bs_nblk[MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
+    /* zoned random_distribution (fio zoned:A/R:...): per direction, a weighted choice of zone, then a uniform
+       aligned offset inside it; nzones 0 = uniform over the range */
+    int nzones[NDIR];
+    int64_t z_start[NDIR][MAX_ZONES], z_len[NDIR][MAX_ZONES];
+    uint32_t z_cum[NDIR][MAX_ZONES], z_total[NDIR];
     int64_t iodepth, numjobs, nslots;
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
@@ -267,6 +273,26 @@ static inline uint64_t rng_below(Dev *d, uint64_t n) {
 }
 
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Offset of a random I/O of `bs` bytes in direction `dir`: aligned to `align` from range_start, inside the
+ * range; with zones, the zone is drawn by its access weight and the start is uniform among the aligned starts
+ * inside it (an I/O may run past the zone's end, never past the range's). */
+static inline int64_t random_offset(Dev *d, int dir, int64_t bs) {
+    int nz = d->nzones[dir];
+    int64_t last = d->range_start + d->range_len - bs; /* the last start that fits */
+    if (nz > 0) {
+        int z = 0;
+        if (nz > 1) {
+            uint32_t r = (uint32_t)rng_below(d, d->z_total[dir]);
+            while (z < nz - 1 && r >= d->z_cum[dir][z]) z++;
+        }
+        int64_t start = d->z_start[dir][z];
+        int64_t end = start + d->z_len[dir][z] - 1;
+        if (end > last) end = last;
+        if (end >= start) return start + (int64_t)rng_below(d, (uint64_t)((end - start) / d->align + 1)) * d->align;
+    }
+    return d->range_start + (int64_t)rng_below(d, (uint64_t)((last - d->range_start) / d->align + 1)) * d->align;
+}
 
 static int plat_idx(int64_t v) {
     if (v < 0) v = 0;
@@ -1239,7 +1265,9 @@ static void draw_io(Dev *d, Draw *x) {
     else if (d->rmix >= 100) x->dir = 0;
     else if (d->rmix <= 0) x->dir = 1;
     else x->dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
-    x->off = d->random ? d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align : 0;
+    if (!d->random) x->off = 0;
+    else if (d->nzones[x->dir] > 0) x->off = random_offset(d, x->dir, d->bs_val[bi]); /* zoned access */
+    else x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align;
 }
 
 static inline void prefetch_mapping(Dev *d, const Draw *x) {
@@ -1247,6 +1275,47 @@ static inline void prefetch_mapping(Dev *d, const Draw *x) {
 }
 
 static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
+
+/* workload["zones"] (optional): one list per direction (read, write, trim) of (weight, start, length) with
+ * start aligned from range_start and inside the range; an empty list means uniform. */
+static int parse_zones(Dev *d, PyObject *w) {
+    for (int k = 0; k < NDIR; k++) d->nzones[k] = 0;
+    PyObject *zs = PyDict_GetItemString(w, "zones");
+    if (!zs || zs == Py_None) return 0;
+    if (!PyList_Check(zs) || PyList_GET_SIZE(zs) != NDIR) {
+        PyErr_SetString(PyExc_ValueError, "zones must be a list of 3 lists (read, write, trim)");
+        return -1;
+    }
+    for (int k = 0; k < NDIR; k++) {
+        PyObject *lst = PyList_GET_ITEM(zs, k);
+        if (!PyList_Check(lst) || PyList_GET_SIZE(lst) > MAX_ZONES) {
+            PyErr_SetString(PyExc_ValueError, "zones: at most 16 (weight, start, length) per direction");
+            return -1;
+        }
+        uint32_t cum = 0;
+        int n = (int)PyList_GET_SIZE(lst);
+        for (int i = 0; i < n; i++) {
+            long long wt, st, ln;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(lst, i), "LLL", &wt, &st, &ln)) return -1;
+            if (wt < 0 || ln <= 0 || st < d->range_start || st + ln > d->range_start + d->range_len ||
+                (st - d->range_start) % d->align) {
+                PyErr_SetString(PyExc_ValueError, "zone outside the range or not aligned");
+                return -1;
+            }
+            cum += (uint32_t)wt;
+            d->z_start[k][i] = st;
+            d->z_len[k][i] = ln;
+            d->z_cum[k][i] = cum;
+        }
+        if (n > 0 && cum == 0) {
+            PyErr_SetString(PyExc_ValueError, "zones without any access weight");
+            return -1;
+        }
+        d->z_total[k] = cum;
+        d->nzones[k] = n;
+    }
+    return 0;
+}
 
 static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *w;
@@ -1305,6 +1374,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     }
     for (int i = 0; i < d->nbs; i++) d->bs_nblk[i] = (d->range_len - d->bs_val[i]) / d->align + 1;
     div32_init(&d->dv_depth, (uint32_t)d->iodepth);
+    if (parse_zones(d, w) < 0) return NULL;
     d->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     if (!d->rng) d->rng = 1;
     d->nslots = d->iodepth * d->numjobs;

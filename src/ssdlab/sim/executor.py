@@ -1,7 +1,8 @@
 """SimExecutor: runs a TestPoint on the simulated drive and returns a fio-shaped Measurement.
 
 The workload fields honoured are those the fio path honours (rw, bs/bssplit, iodepth, numjobs, rwmixread,
-runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms). Latencies are binned in fio's
+runtime_s/io_bytes, ramp_s, offset/size, rate_iops, log_interval_ms, zoned random_distribution and the
+blockalign option). Latencies are binned in fio's
 1856-bucket scheme so percentiles, steady-state checks and reports work unchanged.
 """
 
@@ -72,6 +73,52 @@ def parse_bssplit(text: str, writes_only: bool) -> list[tuple[int, int]]:
     return [(bs, max(0, round(w / total * 1_000_000))) for bs, w in weights if w > 0]
 
 
+def parse_zoned(text: str) -> list[list[tuple[float, float]]]:
+    """fio `zoned:A/R:A/R...` (optionally `reads,writes[,trims]` after the colon) -> per direction
+    [(access %, range %)]; an empty range in the last zone means the rest of the range, as in fio."""
+    body = text.strip()[len("zoned:"):]
+    parts = body.split(",")
+    out: list[list[tuple[float, float]]] = []
+    for part in parts:
+        zones: list[tuple[float, float]] = []
+        items = [i for i in part.split(":") if i.strip()]
+        for n, item in enumerate(items):
+            acc_text, _, rng_text = item.partition("/")
+            try:
+                acc = float(acc_text)
+                rng = float(rng_text) if rng_text.strip() else (100.0 - sum(r for _, r in zones)
+                                                                if n == len(items) - 1 else -1.0)
+            except ValueError:
+                raise UsageError(f"bad zone {item!r} in random_distribution={text!r}") from None
+            if acc < 0 or rng <= 0:
+                raise UsageError(f"bad zone {item!r} in random_distribution={text!r}: use ACCESS%/RANGE%")
+            zones.append((acc, rng))
+        if zones and (sum(a for a, _ in zones) > 100.0 + 1e-9 or sum(r for _, r in zones) > 100.0 + 1e-9):
+            raise UsageError(f"random_distribution={text!r}: access and range percentages must add up to at "
+                             "most 100")
+        out.append(zones)
+    if not out or not out[0]:
+        raise UsageError(f"random_distribution={text!r} names no zone")
+    while len(out) < 3:  # fio: a direction without its own zones uses the previous one's
+        out.append(out[-1])
+    return out[:3]
+
+
+def zone_table(zones: list[tuple[float, float]], start: int, length: int, align: int) -> list[tuple[int, int, int]]:
+    """(weight out of 10^6, start byte, length bytes) per zone, zones laid out from `start` in order and aligned
+    to `align` from it (fio's zoned layout); zones too small for one aligned start are dropped."""
+    out = []
+    pos = 0.0
+    total_acc = sum(a for a, _ in zones) or 1.0
+    for acc, rng in zones:
+        lo = int(length * pos / 100.0) // align * align
+        pos += rng
+        hi = length if pos >= 100.0 - 1e-9 else int(length * pos / 100.0) // align * align
+        if hi > lo and acc > 0:
+            out.append((max(1, round(acc / total_acc * 1_000_000)), start + lo, hi - lo))
+    return out
+
+
 def _job_rate(text: str) -> int:
     """Per-job IOPS from fio's rate_iops ('N' or 'reads,writes[,trims]'): the sum of the directions."""
     try:
@@ -98,13 +145,17 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
         rmix = 50 if w.rwmixread is None else int(w.rwmixread)
         dirs = tuple(d for d, on in (("read", rmix > 0), ("write", rmix < 100)) if on)
     bssplit = parse_bssplit(w.bssplit, writes_only=kind == "write") if w.bssplit else [(int(w.bs), 1)]
-    if w.random_distribution and w.random_distribution not in ("random", "uniform"):
-        notes.append(f"random_distribution={w.random_distribution} is modelled as uniform")
+    zoned = None
+    dist = (w.random_distribution or "").strip()
+    if dist.startswith("zoned:"):
+        zoned = parse_zoned(dist)
+    elif dist and dist not in ("random", "uniform"):
+        notes.append(f"random_distribution={dist} is modelled as uniform")
     rate = int(w.rate_iops or 0)
     if "rate_iops" in w.options:  # fio applies the option (per job, "reads,writes"), not the Workload field
         rate = _job_rate(str(w.options["rate_iops"]))
     poisson = str(w.options.get("rate_process", "linear")) == "poisson"
-    for key in sorted(set(w.options) - {"rate_iops", "rate_process"}):
+    for key in sorted(set(w.options) - {"rate_iops", "rate_process", "blockalign", "ba"}):
         notes.append(f"engine option {key}={w.options[key]} is not modelled")
     start = int(w.offset)
     if start >= capacity:
@@ -113,11 +164,23 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
     min_bs = min(bs for bs, _ in bssplit)
     if max(bs for bs, _ in bssplit) > length:
         raise UsageError(f"block size larger than the active range ({length} bytes)")
+    align = min_bs  # fio's default blockalign: the smallest block size
+    align_text = w.options.get("blockalign", w.options.get("ba"))
+    if align_text is not None:
+        try:
+            align = parse_size(str(align_text).split(",")[0])
+        except ValueError:
+            raise UsageError(f"bad blockalign option {align_text!r}") from None
+        if align < 1 or align > length:
+            raise UsageError(f"blockalign {align_text!r} does not fit the active range ({length} bytes)")
+    zones: list[list[tuple[int, int, int]]] | None = None
+    if zoned is not None and w.is_random:
+        zones = [zone_table(z, start, length, align) for z in zoned]
     time_based = w.runtime_s is not None
     io_bytes = 0 if time_based else int(w.io_bytes if w.io_bytes is not None else length)
     core_wl: dict[str, Any] = {
         "rmix": rmix, "random": int(w.is_random), "trim": int(kind == "trim"),
-        "range_start": start, "range_len": length, "align": min_bs,
+        "range_start": start, "range_len": length, "align": align,
         "iodepth": int(w.iodepth), "numjobs": int(w.numjobs), "time_based": int(time_based),
         "ramp_ns": round(w.ramp_s * 1e9), "runtime_ns": round((w.runtime_s or 0.0) * 1e9),
         "io_bytes": io_bytes, "rate_iops": rate, "poisson": int(poisson),
@@ -126,6 +189,8 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
         "seed": (zlib.crc32(point.id.encode()) ^ (seed * 0x9E3779B1)) & 0xFFFFFFFFFFFF,
         "bssplit": bssplit,
     }
+    if zones is not None:
+        core_wl["zones"] = zones
     if w.iodepth < 1 or w.numjobs < 1:
         raise UsageError("iodepth and numjobs must be at least 1")
     return SimWorkload(core=core_wl, directions=dirs, notes=tuple(notes))

@@ -68,6 +68,9 @@ def pts_options() -> list[SuiteOption]:
                     "(e.g. 100/0,65/35,0/100); the default is the spec's full list"),
         SuiteOption("wsat-fills", "float", 4.0, "pts-wsat: stop after writing this many times the capacity (4)"),
         SuiteOption("wsat-hours", "float", 24.0, "pts-wsat: stop after this many hours of 1-minute samples (24)"),
+        SuiteOption("lat-hist-mixes", "str", "0/100,100/0", "LAT: R/W mixes of the RND 4 KiB T1Q1 response-time "
+                    "histogram captures after the rounds, or 'none' (0/100,100/0)"),
+        SuiteOption("lat-hist-minutes", "float", 20.0, "LAT: length of each histogram capture, spec minutes (20)"),
     ]
 
 
@@ -94,6 +97,14 @@ class PtsSettings:
     mixes: tuple[int, ...] | None = None  # read percentages
     wsat_fills: float = 4.0
     wsat_hours: float = 24.0
+    options: tuple[tuple[str, Any], ...] = ()  # every suite option as given (tests parse their own from it)
+
+    def option(self, key: str, default: Any = None) -> Any:
+        """A suite option by key (e.g. 'hir_waits'); `default` when absent or None."""
+        for k, v in self.options:
+            if k == key:
+                return default if v is None else v
+        return default
 
     @property
     def toio(self) -> int:
@@ -127,6 +138,9 @@ class PtsSettings:
             out.append(f"data pattern {self.data_pattern} (the spec requires random data)")
         if self.block_sizes is not None or self.mixes is not None:
             out.append("the IOPS block-size x mix matrix was reduced (--pts-block-sizes / --pts-mixes)")
+        lat_minutes = float(self.option("lat_hist_minutes", 20.0))
+        if lat_minutes < 20.0:
+            out.append(f"LAT histogram captures last {lat_minutes:g} spec minutes instead of 20 (--lat-hist-minutes)")
         return out
 
 
@@ -208,7 +222,13 @@ def settings(ctx: PlanContext) -> PtsSettings:
         runtime_s=ctx.runtime_s if ctx.runtime_s is not None else SPEC_RUNTIME_S, ramp_s=ctx.ramp_s or 0.0,
         capacity=ctx.capacity, logical_block_size=ctx.logical_block_size, target_kind=ctx.target_kind,
         block_sizes=bss, mixes=mixes, wsat_fills=fills, wsat_hours=hours,
+        options=tuple(sorted((str(k), _frozen(v)) for k, v in o.items())),
     )
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of an option value (repeatable options are lists)."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 # ------------------------------------------------------------------ stimuli, tests, points
@@ -274,6 +294,8 @@ class RoundTest:
     wipc_bs: int = WIPC_BS
     fixed_tq: tuple[int, int] | None = None  # LAT: T1Q1
     seq_single_stream: bool = True  # SEQ stimuli run as one stream at iodepth = TOIO
+    # points run once the rounds have ended (steady or not; not after an invalid point): LAT's histogram captures
+    captures: Callable[[PtsSettings], list[TestPoint]] | None = None
 
     def tq(self, s: PtsSettings) -> tuple[int, int]:
         return self.fixed_tq or (s.threads, s.qd)
@@ -333,11 +355,15 @@ def setup_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
 
 
 def plan_round_test(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
-    """Worst case: purge, WIPC and max-rounds full rounds."""
+    """Worst case: purge, WIPC, max-rounds full rounds and the captures after them."""
     pts = setup_points(test, s)
     for r in range(1, s.max_rounds + 1):
         pts.extend(round_points(test, s, r))
-    return pts
+    return pts + capture_points(test, s)
+
+
+def capture_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
+    return test.captures(s) if test.captures is not None else []
 
 
 # ------------------------------------------------------------------ metrics
@@ -500,15 +526,16 @@ def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[Test
     done = run.done_ids()
     setup = [p for p in setup_points(test, s) if p.id not in done]
     if setup:
-        return setup + [p for r in range(1, s.max_rounds + 1) for p in round_points(test, s, r)]
+        return setup + [p for r in range(1, s.max_rounds + 1) for p in round_points(test, s, r)] + \
+            capture_points(test, s)
     state = analyse(test, s, run)
     if state.finished:
-        return []
+        return [] if state.invalid else [p for p in capture_points(test, s) if p.id not in done]
     r = state.rounds_done + 1
     out = [p for p in round_points(test, s, r) if p.id not in done]
     for later in range(r + 1, s.max_rounds + 1):
         out.extend(round_points(test, s, later))
-    return out
+    return out + capture_points(test, s)
 
 
 def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds: int
@@ -640,6 +667,10 @@ class RoundSuite(Suite):
                          f"WIPC: SEQ {bs_label(t.wipc_bs)} writes of {format_bytes(2 * s.active_range_bytes)} "
                          f"(2x active range; at 1 GB/s that takes "
                          f"{format_duration(2 * s.active_range_bytes / 1e9)})")
+            caps = capture_points(t, s)
+            if caps:
+                notes.append(f"  then {len(caps)} response-time histogram capture(s): "
+                             + ", ".join(f"{p.label}" for p in caps))
         notes.extend(common_notes(s))
         return notes
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ssdlab.suites.base import register
+from ssdlab.suites.pts import lathist
 from ssdlab.suites.pts.common import (
     KiB,
     PtsSettings,
@@ -72,7 +73,7 @@ def lat_trackers(s: PtsSettings) -> list[Tracker]:
 
 
 LAT = RoundTest(name="lat", title="Latency", stimuli=lat_stimuli, trackers=lat_trackers, metric="art",
-                fixed_tq=(1, 1))
+                fixed_tq=(1, 1), captures=lathist.captures)
 
 
 class IopsSuite(RoundSuite):

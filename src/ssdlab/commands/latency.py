@@ -1,0 +1,75 @@
+"""`ssdlab latency DIR [POINT ...] [--direction all|read|write|split] [--out FILE.svg|.png]`: the latency
+distribution of any stored point from its fio histogram bins: the confidence-level table on stdout (N, mean,
+p50 ... 6 nines, max, µs) and, for the named points, the histogram / CDF / exceedance chart (report.latency).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ssdlab.errors import UsageError
+
+
+def add_commands(sub: Any) -> dict[str, Any]:
+    """Register the `latency` subcommand."""
+    p = sub.add_parser("latency", help="latency histogram, CDF, exceedance and confidence levels of any stored "
+                                       "point (from fio's histogram bins)")
+    p.add_argument("dir", type=Path, help="results directory written by `ssdlab run`")
+    p.add_argument("points", nargs="*", metavar="POINT",
+                   help="point ids (points/<id>); none: the table of every point, and no chart")
+    p.add_argument("--direction", default="all", choices=("all", "read", "write", "split"),
+                   help="all I/Os of a point together (bins added; default), one direction, or each direction")
+    p.add_argument("--out", type=Path, help="chart file, .svg or .png (default DIR/latency-<first point>.svg)")
+    return {"latency": cmd_latency}
+
+
+def cmd_latency(args: argparse.Namespace, env: Any) -> int:
+    """Print the confidence levels; draw the chart of the named points and print its path."""
+    from ssdlab import atomic
+    from ssdlab.report import charts, latency
+    from ssdlab.store import load_run
+
+    run = load_run(args.dir)
+    by_id = {p.point.id: p for p in run.points}
+    unknown = [pid for pid in args.points if pid not in by_id]
+    if unknown:
+        raise UsageError(f"no point {unknown[0]!r} in {args.dir}: the point ids are the names under "
+                         f"{args.dir / 'points'}")
+    chosen = [by_id[pid] for pid in args.points] if args.points else [p for p in run.points if p.status == "ok"]
+    dirs: tuple[str | None, ...] = {"all": (None,), "read": ("read",), "write": ("write",),
+                                    "split": ("read", "write")}[args.direction]
+    dists = []
+    for r in chosen:
+        for d in dirs:
+            label = r.point.id if d is None else f"{r.point.id} {d}s"
+            dist = latency.point_distribution(r, d, label)
+            if dist is not None and dist.n > 0:
+                dists.append(dist)
+    if not dists:
+        raise UsageError(f"no latency bins for {', '.join(args.points) or 'any point'} in {args.dir} "
+                         f"({args.direction}): the points measured nothing, or fio ran without json+")
+    header, rows = latency.level_rows(dists)
+    widths = [max(len(str(c)) for c in col) for col in zip(["point", *header[1:]], *rows, strict=True)]
+    env.out("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
+                      for i, (h, w) in enumerate(zip(["point", *header[1:]], widths, strict=True))))
+    for row in rows:
+        env.out("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
+                                                                                              strict=True))))
+    env.out("(µs; fio's percentile rule on the histogram bins; * = too few I/Os to resolve the level)")
+    if not args.points:
+        return 0
+    out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
+    suffix = out.suffix.lower()
+    if suffix not in (".svg", ".png"):
+        raise UsageError(f"--out {out}: use a .svg or .png file name")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
+    fig = latency.distribution_figure(dists, title=f"{run.run_id}: response times")
+    if suffix == ".png":
+        atomic.write_bytes(out, charts.fig_to_png(fig))
+    else:
+        atomic.write_text(out, charts.fig_to_svg(fig) + "\n")
+    env.out(str(out))
+    return 0

@@ -1,0 +1,381 @@
+"""Report sections of the PTS demand-intensity tests, CBW (or ECW) and DIRTH, in the SNIA report's order:
+set-up, preconditioning and its steady state, the between-round pre-writes, the steady state of the tracking
+variable (IOPS at the top TC x QD), the sweep tables, the demand-variation (IOPS vs QD per TC), demand-intensity
+(ART vs IOPS), IOPS vs TOIO and CPU plots, then MaxIOPS/MidIOPS/MinIOPS with their response-time histograms,
+CDF/exceedance and confidence-level plots (report.latency). Everything is read from the stored run.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import html
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ssdlab.model import PointResult, Run
+from ssdlab.report import charts, latency, sections
+from ssdlab.report.pts import determination_table, header_html, register_test_sections, window_chart
+from ssdlab.report.sections import Section
+from ssdlab.suites.pts import demand
+from ssdlab.suites.pts.common import PtsSettings, metric_value
+from ssdlab.suites.pts.demand import ROLE_TITLES, ROLES, DemandState, DemandTest, SweepValue
+
+esc = html.escape
+_table = functools.partial(sections.table, cls="pts")
+_figure = functools.partial(sections.figure, cls="pts-chart")
+
+
+def _kv(rows: Sequence[tuple[str, Any]]) -> str:
+    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
+    return f"<table class='pts-header'><tbody>{body}</tbody></table>"
+
+
+def _num(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "n/a"
+    a = abs(v)
+    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
+    return f"{text} {unit}".strip()
+
+
+def _minutes(s: PtsSettings, minutes: float) -> str:
+    secs = minutes * s.runtime_s
+    if s.runtime_s == 60:
+        return f"{minutes:g} min"
+    return f"{minutes:g} spec minutes = {secs:g} s (scaled: one minute lasts {s.runtime_s:g} s)"
+
+
+# --------------------------------------------------------------------------- set-up
+
+def _setup(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> Section:
+    ds = state.settings
+    st = t.stimulus(s)
+    tc0, qd0 = ds.top
+    title = t.display_title(s)
+    if state.finished:
+        verdict = (f"achieved at round {state.window_end} (window {state.window[0]}-{state.window[-1]})"
+                   if state.steady else f"SS NOT ACHIEVED: {state.rounds_done} rounds; rounds "
+                   f"{state.window[0]}-{state.window[-1]} are reported as the window")
+    else:
+        verdict = f"not determined: {state.note} ({state.rounds_done} complete rounds)"
+    pc = (f"rounds of {_minutes(s, ds.pc_min)} of {st.label} writes (0/100) at T{tc0}Q{qd0} until steady state"
+          if ds.pc_mode == "ss" else f"{_minutes(s, ds.pc_min)} of {st.label} writes (0/100) at T{tc0}Q{qd0}, "
+          "no steady-state check")
+    head = header_html(
+        run, s, title, t.key, wipc=f"none; workload-dependent preconditioning instead: {pc}",
+        window=f"{state.window[0]}-{state.window[-1]}" if state.window else "none yet (fewer than 5 rounds)",
+        verdict=verdict, tq=f"sweep TC {', '.join(map(str, ds.tcs))} x QD {', '.join(map(str, ds.qds))} "
+        f"(fio numjobs = TC, iodepth = QD per thread, TOIO = TC x QD); preconditioning and pre-writes at "
+        f"T{tc0}Q{qd0}")
+    rows: list[tuple[str, Any]] = [
+        ("Stimulus", st.label),
+        ("Block sizes", f"fio bssplit={st.bssplit} (percent of I/Os per size)" if st.bssplit else
+         f"{st.bs / 1024:g} KiB"),
+        ("Access", f"fio random_distribution={st.distribution}: 50 % of I/Os to the first 5 % of the active range, "
+                   "30 % to the next 15 %, 20 % to the last 80 %" if st.distribution else "uniform random"),
+        ("Offsets", "aligned to 4 KiB (fio blockalign=4k)" if dict(st.options).get("blockalign")
+         else "aligned to the block size"),
+        ("Round", f"{_minutes(s, ds.prewrite_min)} pre-write (0/100) at T{tc0}Q{qd0}, then "
+                  f"{len(ds.sweep_points())} points of {_minutes(s, 1)} from the highest to the lowest load "
+                  f"(sweep {ds.sweep})"),
+        ("Tracking variable", f"IOPS (reads + writes) at T{tc0}Q{qd0}; window 5 rounds, at most {s.max_rounds}"),
+        ("MaxIOPS / MidIOPS rule", demand.ceiling_text(ds) + "; MaxIOPS = the highest IOPS among them, MidIOPS "
+         "= the one nearest (max + min) / 2; MinIOPS = " + f"T{ds.bottom[0]}Q{ds.bottom[1]}"),
+        ("Histogram captures", f"{_minutes(s, ds.hist_prewrite_min)} of writes, then {_minutes(s, ds.hist_min)} "
+                               "of the stimulus at each point; bins from fio's json+ histogram"),
+    ]
+    reasons = ds.scaled_reasons()
+    if reasons:
+        rows.append(("Test-specific scaling", "NOT compliant: " + "; ".join(reasons)))
+    return Section(f"PTS {title}: set-up", head + _kv(rows), anchor=f"pts-{t.key}-header")
+
+
+# --------------------------------------------------------------------------- preconditioning and steady state
+
+def _series_iops(pr: PointResult | None) -> list[float]:
+    m = pr.measurement if pr is not None else None
+    if m is None:
+        return []
+    ios = [m.series.get(f"{d}_iops") for d in ("read", "write")]
+    parts = [list(v) for v in ios if v]
+    if not parts:
+        return []
+    n = min(len(p) for p in parts)
+    return [sum(p[i] for p in parts) for i in range(n)]
+
+
+def _pc_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> str:
+    ds = state.settings
+    res = run.finished_by_id()
+    parts = []
+    xs: list[float] = []
+    ys: list[float | None] = []
+    minute = 0.0
+    for r in range(1, len(state.pc_values) + 1):
+        for v in _series_iops(res.get(demand.pc_id(t, r))):
+            minute += 1
+            xs.append(minute)
+            ys.append(v)
+    if xs:
+        parts.append(_figure(charts.line_chart([charts.Series("IOPS per spec minute", xs, ys, "-")],
+                                               title="Preconditioning: IOPS vs time", xlabel="spec minutes",
+                                               ylabel="IOPS"), "Every minute of the preconditioning writes"))
+    if ds.pc_mode == "ss" and state.pc_values:
+        rounds = [float(r) for r in range(1, len(state.pc_values) + 1)]
+        parts.append(_figure(charts.line_chart([charts.Series("IOPS (round average)", rounds, state.pc_values)],
+                                               title="Preconditioning: IOPS per round", xlabel="Round",
+                                               ylabel="IOPS", xticks=rounds if len(rounds) <= 30 else None),
+                             f"Average IOPS of each {ds.pc_min:g}-minute round"))
+        d = state.pc_determination
+        if d is not None:
+            verdict = "steady" if d.steady else "not steady"
+            parts.append(f"<h3>Preconditioning steady state: {verdict}</h3>")
+            parts.append(_figure(window_chart("PC IOPS", d, "IOPS"), "Measurement window of the preconditioning"))
+            parts.append(determination_table(d, "IOPS"))
+    if not parts:
+        parts.append("<p>No preconditioning data yet.</p>")
+    return "".join(parts)
+
+
+def _tracking_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> str:
+    ds = state.settings
+    res = run.finished_by_id()
+    parts = []
+    tc0 = ds.tcs[0]
+    rounds = [float(r) for r in range(1, state.rounds_done + 1)]
+    if rounds:
+        lines = [charts.Series(f"T{tc0}Q{qd}", rounds,
+                               [metric_value("iops", res.get(demand.round_id(t, r, tc0, qd)))
+                                for r in range(1, state.rounds_done + 1)]) for qd in ds.qds]
+        parts.append(_figure(charts.line_chart(lines, title=f"TC {tc0}: IOPS per round, every QD", xlabel="Round",
+                                               ylabel="IOPS", logy=True,
+                                               xticks=rounds if len(rounds) <= 30 else None),
+                             f"The tracking variable is IOPS at T{tc0}Q{ds.qds[0]}"))
+    pw_x: list[float] = []
+    pw_y: list[float | None] = []
+    for r in range(1, state.rounds_done + 1):
+        series = _series_iops(res.get(demand.prewrite_id(t, r)))
+        for i, v in enumerate(series):
+            pw_x.append(r + i / max(1, len(series)))
+            pw_y.append(v)
+    if pw_x:
+        parts.append(_figure(charts.line_chart([charts.Series("pre-write IOPS", pw_x, pw_y, ".")],
+                                               title="Between-round pre-writes: IOPS per spec minute",
+                                               xlabel="Round", ylabel="IOPS"),
+                             f"The {ds.prewrite_min:g}-minute pre-write before each round"))
+    d = state.determination
+    if d is not None:
+        if state.finished and not state.steady:
+            parts.append("<p class='pts-alert'><strong>SS NOT ACHIEVED</strong>: the last five rounds are reported "
+                         "as the measurement window.</p>")
+        parts.append(f"<h3>IOPS T{tc0}Q{ds.qds[0]}: {'steady' if d.steady else 'not steady'}</h3>")
+        parts.append(_figure(window_chart(f"IOPS T{tc0}Q{ds.qds[0]}", d, "IOPS"),
+                             "Data, average, 110%/90% of the average (plot guides only) and the least-squares fit"))
+        parts.append(determination_table(d, "IOPS"))
+    elif rounds:
+        parts.append("<p>Fewer than 5 complete rounds: no measurement window yet.</p>")
+    return "".join(parts) or "<p>No complete round yet.</p>"
+
+
+# --------------------------------------------------------------------------- sweep results
+
+def _values(run: Run, t: DemandTest, state: DemandState) -> list[SweepValue]:
+    rounds = state.window or list(range(1, state.rounds_done + 1))
+    return demand.sweep_values(t, rounds, run, state.settings)
+
+
+def _cpu(run: Run, t: DemandTest, state: DemandState) -> dict[tuple[int, int], float | None]:
+    """Host CPU busy % per sweep point (fio usr+sys per job x jobs / CPUs), window average; None on the simulator."""
+    res = run.finished_by_id()
+    cpus = int(run.host.get("cpu_count") or 0)
+    rounds = state.window or list(range(1, state.rounds_done + 1))
+    out: dict[tuple[int, int], float | None] = {}
+    for tc, qd in state.settings.sweep_points():
+        vals: list[float] = []
+        for r in rounds:
+            pr = res.get(demand.round_id(t, r, tc, qd))
+            m = pr.measurement if pr is not None else None
+            if m is None or m.engine != "fio" or not cpus:
+                vals = []
+                break
+            vals.append((m.usr_cpu + m.sys_cpu) * m.jobs / cpus)
+        out[(tc, qd)] = sum(vals) / len(vals) if vals else None
+    return out
+
+
+def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, files: dict[str, str]) -> str:
+    ds = state.settings
+    vals = _values(run, t, state)
+    by = {(v.tc, v.qd): v for v in vals}
+    cpu = _cpu(run, t, state)
+    sel = state.selection
+    parts = []
+    if not state.window:
+        parts.append("<p>No measurement window yet; the values below average the rounds run so far.</p>")
+    head = ["TC \\ QD"] + [str(q) for q in ds.qds]
+    for label, unit, field in (("IOPS", "IOPS", "iops"), ("ART", "µs", "art_us"),
+                               ("Mean write response time", "µs", "write_art_us")):
+        rows = [[f"TC {tc}"] + [_num(getattr(by[(tc, qd)], field)) for qd in ds.qds] for tc in ds.tcs]
+        parts.append(_table(head, rows, f"{label}{'' if unit == label else f' ({unit})'} by thread count (rows) "
+                                        "and queue depth per thread (columns), window averages"))
+    qx = [float(q) for q in sorted(ds.qds)]
+    dv = [charts.Series(f"TC {tc}", qx, [by[(tc, int(q))].iops for q in qx]) for tc in ds.tcs]
+    parts.append(_figure(charts.line_chart(dv, title="Demand variation: IOPS vs queue depth, one line per thread "
+                                           "count", xlabel="queue depth per thread (QD)", ylabel="IOPS", logx=True,
+                                           xticks=qx, xticklabels=[f"{q:g}" for q in qx]),
+                         "Demand variation: which TC/QD gives the most IOPS for this access pattern"))
+    di: list[charts.Series] = []
+    for tc in ds.tcs:
+        pts = sorted((by[(tc, q)] for q in ds.qds), key=lambda v: v.qd)
+        di.append(charts.Series(f"TC {tc}", [v.iops or 0.0 for v in pts], [v.art_us for v in pts]))
+    if sel is not None:
+        for role in ROLES:
+            tq = sel.points.get(role)
+            v = by.get(tq) if tq is not None else None
+            if v is not None and v.iops is not None:
+                di.append(charts.Series(f"{ROLE_TITLES[role]} T{v.tc}Q{v.qd}", [v.iops], [v.art_us], "*",
+                                        color="#000000", extra={"markersize": 9}))
+    refs = [] if ds.ceiling_on == "none" else [charts.RefLine(ds.ceiling_ms * 1000.0,
+                                                              f"ceiling {ds.ceiling_ms:g} ms")]
+    parts.append(_figure(charts.line_chart(di, title="Demand intensity: ART vs IOPS, one line per thread count "
+                                           "(QD rising along each)", xlabel="IOPS", ylabel="ART (µs)", logy=True,
+                                           ref_lines=refs),
+                         "Demand intensity: response time as the outstanding I/O rises; the ceiling applies to "
+                         + demand.ceiling_text(ds)))
+    toio = sorted(vals, key=lambda v: (v.toio, v.tc))
+    per_tc = [charts.Series(f"TC {tc}", [float(v.toio) for v in toio if v.tc == tc],
+                            [v.iops for v in toio if v.tc == tc], "o") for tc in ds.tcs]
+    parts.append(_figure(charts.line_chart(per_tc, title="IOPS vs total outstanding I/O (TOIO = TC x QD)",
+                                           xlabel="TOIO", ylabel="IOPS", logx=True),
+                         "Every point of the sweep by its total outstanding I/O"))
+    if any(v is not None for v in cpu.values()):
+        series = [charts.Series(f"TC {tc}", [float(tc * q) for q in sorted(ds.qds)],
+                                [cpu[(tc, q)] for q in sorted(ds.qds)]) for tc in ds.tcs]
+        parts.append(_figure(charts.line_chart(series, title="CPU utilisation vs TOIO", xlabel="TOIO",
+                                               ylabel="host CPU busy (%)", logx=True),
+                             "fio's usr+sys CPU per thread x threads / host CPUs, window average"))
+    else:
+        parts.append("<p>CPU utilisation: not applicable (simulated drive: no host CPU is used).</p>")
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["test", "tc", "qd", "toio", "iops", "art_us", "write_art_us", "cpu_pct", "window_rounds"])
+    for v in vals:
+        w.writerow([t.key, v.tc, v.qd, v.toio, _csv(v.iops), _csv(v.art_us), _csv(v.write_art_us),
+                    _csv(cpu.get((v.tc, v.qd))), f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
+    files[f"{t.key}.csv"] = buf.getvalue()
+    return "".join(parts)
+
+
+def _csv(v: float | None) -> str:
+    return "" if v is None else f"{v:.6g}"
+
+
+# --------------------------------------------------------------------------- MaxIOPS / MidIOPS / MinIOPS
+
+def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> tuple[str, dict[str, Any]]:
+    sel = state.selection
+    summary: dict[str, Any] = {}
+    if sel is None:
+        return "<p>The points are chosen once the measurement rounds have ended.</p>", summary
+    ds = state.settings
+    by = {(v.tc, v.qd): v for v in _values(run, t, state)}
+    res = run.finished_by_id()
+    rows = []
+    for role in ROLES:
+        tq = sel.points.get(role)
+        if tq is None:
+            rows.append([ROLE_TITLES[role], "-", "-", "-", "-", "-", "not defined"])
+            continue
+        v = by.get(tq)
+        same = sel.capture_role(role)
+        note = "" if same == role else f"same point as {ROLE_TITLES[same]}" if same else ""
+        rows.append([ROLE_TITLES[role], f"T{tq[0]}Q{tq[1]}", str(tq[0] * tq[1]), _num(v.iops if v else None),
+                     _num(v.art_us if v else None), _num(v.write_art_us if v else None), note])
+    parts = [f"<p>Rule: MaxIOPS and MidIOPS come from the {esc(sel.rule)} ({len(sel.kept)} of "
+             f"{len(ds.sweep_points())} points kept); MinIOPS is the lowest load. Values are window averages.</p>",
+             _table(["Point", "TC/QD", "TOIO", "IOPS", "ART (µs)", "write ART (µs)", ""], rows,
+                    "The three points of the response-time histograms")]
+    if sel.note:
+        parts.append(f"<p class='pts-alert'>{esc(sel.note)}</p>")
+    dists: list[latency.Distribution] = []
+    for role, (tc, qd), roles in sel.distinct():
+        names = "/".join(ROLE_TITLES[r] for r in roles)
+        pr = res.get(demand.hist_id(t, role))
+        pw = res.get(demand.hist_id(t, role, True))
+        parts.append(f"<h3>{esc(names)}: T{tc}Q{qd}</h3>")
+        pw_series = _series_iops(pw)
+        if pw_series:
+            xs = [float(i + 1) for i in range(len(pw_series))]
+            parts.append(_figure(charts.line_chart([charts.Series("IOPS", xs, pw_series, "-")],
+                                                   title=f"{names} pre-writes: IOPS per spec minute",
+                                                   xlabel="spec minutes", ylabel="IOPS", size=(6.0, 2.6)),
+                                 f"{ds.hist_prewrite_min:g} minutes of writes before the capture"))
+        if pr is None or pr.measurement is None:
+            parts.append("<p>Capture not run yet.</p>")
+            continue
+        all_io = latency.point_distribution(pr, None, f"{names} all I/Os")
+        if all_io is None:
+            parts.append("<p>The capture has no histogram bins (fio ran without json+ or completed nothing).</p>")
+            continue
+        per_dir = [d for d in (latency.point_distribution(pr, name, f"{names} {name}s")
+                               for name in ("read", "write")) if d is not None]
+        dists.append(latency.Distribution(names, all_io.counts, all_io.mean_ns, all_io.max_ns))
+        parts.append(_figure(latency.distribution_chart([all_io, *per_dir] if len(per_dir) > 1 else [all_io],
+                                                        title=f"{names} T{tc}Q{qd}: response times"),
+                             f"Response-time histogram, CDF and exceedance of the {ds.hist_min:g}-minute capture "
+                             "(fio completion latency, from the histogram bins)"))
+        header, lrows = latency.level_rows([all_io, *per_dir])
+        parts.append(_table(header, lrows, f"{names}: response time at each confidence level (µs)"))
+        summary[role] = {"tc": tc, "qd": qd, "roles": list(roles), "iops": metric_value("iops", pr),
+                         "n": all_io.n, "levels_us": {f"{lv.pct:g}": lv.value_ns / 1000.0
+                                                      for lv in latency.confidence_levels(all_io)}}
+    if dists:
+        parts.append(_figure(latency.confidence_chart(dists, title="Confidence levels: response time at 3, 4 "
+                                                      "and 5 nines"),
+                             "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed, at "
+                             "each point (no marker: too few I/Os to resolve the level)"))
+        parts.append(_figure(latency.distribution_chart(dists, title="MaxIOPS, MidIOPS and MinIOPS compared"),
+                             "All three captures on one scale"))
+        parts.append(f"<p class='small'>{esc(latency.LEVEL_NOTE)}</p>")
+    return "".join(parts), summary
+
+
+# --------------------------------------------------------------------------- entry
+
+def test_sections(run: Run, s: PtsSettings, t: DemandTest, files: dict[str, str]
+                  ) -> tuple[list[Section], dict[str, Any]]:
+    """Every section of one demand test and its summary.json entry."""
+    state = demand.analyse(t, s, run)
+    title = t.display_title(s)
+    out = [_setup(run, s, t, state)]
+    out.append(Section(f"PTS {title}: preconditioning", _pc_html(run, s, t, state), anchor=f"pts-{t.key}-pc"))
+    if state.rounds_done:
+        out.append(Section(f"PTS {title}: steady state", _tracking_html(run, s, t, state),
+                           anchor=f"pts-{t.key}-window"))
+        out.append(Section(f"PTS {title}: demand variation and demand intensity",
+                           _results_html(run, s, t, state, files), anchor=f"pts-{t.key}-results"))
+    captures, cap_summary = _captures_html(run, s, t, state)
+    if state.finished:
+        out.append(Section(f"PTS {title}: response-time histograms at MaxIOPS, MidIOPS and MinIOPS", captures,
+                           anchor=f"pts-{t.key}-histograms"))
+    sel = state.selection
+    summary = {"title": title, "pc_rounds": len(state.pc_values), "pc_steady": state.pc_steady,
+               "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
+               "window": state.window, "note": state.note,
+               "determination": state.determination.as_dict() if state.determination is not None else None,
+               "selection": None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
+               "captures": cap_summary, "scaled": state.settings.scaled_reasons()}
+    return out, summary
+
+
+def _builder(t: DemandTest) -> Callable[[Run, PtsSettings, dict[str, str]], tuple[list[Section], dict[str, Any]]]:
+    def build(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+        return test_sections(run, s, t, files)
+
+    return build
+
+
+for _test in (demand.CBW, demand.DIRTH):
+    register_test_sections(_test.key, _builder(_test))
