@@ -144,8 +144,9 @@ def test_pts_outlook_matches_what_runs_and_learns_the_rounds(settles_at: int) ->
         r = int(p.tags.get("round", 0))
         run = run.with_point(_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
     total = len(steps) - 1
-    # before anything ran: set-up + 5 rounds of each test (IOPS 9 points a round, TP 2, LAT 9), WSAT's 1+3
-    assert steps[0][1] == (2 + 5 * 9) + 2 * (2 + 5 * 2) + (2 + 5 * 9) + (1 + 3)
+    # before anything ran: set-up + 5 rounds of each test (IOPS 9 points a round, TP 2, LAT 9 and its two
+    # histogram captures), WSAT's 1+3
+    assert steps[0][1] == (2 + 5 * 9) + 2 * (2 + 5 * 2) + (2 + 5 * 9 + 2) + (1 + 3)
     learned = next(i for i, (_, _, first_done) in enumerate(steps) if first_done)
     for i in range(learned, len(steps)):
         assert steps[i][1] == total - i, f"step {i}"

@@ -342,8 +342,8 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
 
 def line_keys(series: Sequence[Series], ref_lines: Sequence[RefLine] = ()) -> list[Key]:
     """The legend of line_figure's series and reference lines, in its colours and styles."""
-    keys = [Key(s.name, s.color or PALETTE[i % len(PALETTE)], style=s.style) for i, s in enumerate(series)
-            if any(y is not None for y in s.y)]
+    keys = [Key(s.name if any(y is not None for y in s.y) else f"{s.name} (no valid value)",
+                s.color or PALETTE[i % len(PALETTE)], style=s.style) for i, s in enumerate(series)]
     return keys + [Key(r.label, r.color, style=r.style) for r in ref_lines]
 
 
@@ -490,8 +490,9 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
     log_axis(ax, "y")
     ax.set_xlabel("percentile")
     ax.set_ylabel(ylabel)
-    keys = [Key(name, PALETTE[i % len(PALETTE)], style="-o") for i, (name, values) in enumerate(lines)
-            if any(v is not None and v > 0 and p < 100 for p, v in values.items())]
+    keys = [Key(name if any(v is not None and v > 0 and p < 100 for p, v in values.items())
+                else f"{name} (no value to draw)", PALETTE[i % len(PALETTE)], style="-o")
+            for i, (name, values) in enumerate(lines)]
     return fig_to_svg(fig) + legend_html(keys)
 
 

@@ -551,18 +551,21 @@ def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds:
 
     if setup:
         first = _round_points(test, s, 1)
-        return (setup + [(p, s.max_rounds) for p in first], setup + [(p, cap(expect_rounds)) for p in first],
-                None)
+        caps = [(p, 1) for p in capture_points(test, s)]
+        return (setup + [(p, s.max_rounds) for p in first] + caps,
+                setup + [(p, cap(expect_rounds)) for p in first] + caps, None)
     state = analyse(test, s, run)
-    if state.finished:
-        return [], [], state
+    if state.finished:  # the captures run after the rounds (none after an invalid point)
+        left = [] if state.invalid else [(p, 1) for p in capture_points(test, s) if p.id not in done]
+        return left, list(left), state
+    caps = [(p, 1) for p in capture_points(test, s)]
     r = state.rounds_done + 1
     current = [(p, 1) for p in _round_points(test, s, r) if p.id not in done]
     later_worst = max(0, s.max_rounds - r)
     later_expected = max(0, cap(max(expect_rounds, r)) - r)
     after = _round_points(test, s, r + 1)
-    return (current + ([(p, later_worst) for p in after] if later_worst else []),
-            current + ([(p, later_expected) for p in after] if later_expected else []), state)
+    return (current + ([(p, later_worst) for p in after] if later_worst else []) + caps,
+            current + ([(p, later_expected) for p in after] if later_expected else []) + caps, state)
 
 
 def expected_rounds(finished: Sequence[int]) -> int:
