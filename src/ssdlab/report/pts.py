@@ -37,9 +37,9 @@ from ssdlab.suites.pts.common import (
     mix_label,
     per_round,
     settings_from_run,
-    tests_of,
     window_average,
 )
+from ssdlab.suites.pts.family import tests_for
 from ssdlab.targets.purge import write_cache_state
 from ssdlab.units import format_bytes, format_duration
 
@@ -49,7 +49,7 @@ _figure = functools.partial(sections.figure, cls="pts-chart")
 
 
 def applies(run: Run) -> bool:
-    """PTS sections apply to every run of the PTS suites (pts, pts-iops, pts-tp, pts-lat, pts-wsat)."""
+    """PTS sections apply to every run of the PTS suites (pts, pts-iops, pts-tp, pts-lat, pts-wsat, ...)."""
     return run.suite == "pts" or run.suite.startswith("pts-")
 
 
@@ -470,19 +470,20 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
-    if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
-        st = wsat_mod.analyse(s, run)
-        out.extend(wsat_sections(run, s, st, files))
-        summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
-                                    "written_bytes": st.written[-1] if st.written else 0}
-    for test in tests_of(run.suite):
-        state = analyse(test, s, run)
-        out.extend(round_test_sections(run, s, test, state, files))
-        summary["tests"][test.name] = {
-            "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
-            "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
-            "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
-        }
+    for family_test in tests_for(run):
+        if family_test.key == wsat_mod.TEST:
+            st = wsat_mod.analyse(s, run)
+            out.extend(wsat_sections(run, s, st, files))
+            summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
+                                        "written_bytes": st.written[-1] if st.written else 0}
+        for test in family_test.round_tests:
+            state = analyse(test, s, run)
+            out.extend(round_test_sections(run, s, test, state, files))
+            summary["tests"][test.name] = {
+                "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
+                "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
+                "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
+            }
     rec = run_record_section(run)
     if rec is not None:
         out.append(rec)

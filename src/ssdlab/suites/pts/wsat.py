@@ -7,18 +7,9 @@ import math
 from dataclasses import dataclass
 
 from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
-from ssdlab.suites.pts.common import (
-    SPEC_RUNTIME_S,
-    KiB,
-    PtsSettings,
-    common_notes,
-    pts_options,
-    purge_point,
-    reject_matrix_options,
-    scaled_warning,
-    settings,
-)
+from ssdlab.suites.base import SuiteOption
+from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
+from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_bytes, format_duration
 
 WSAT_BS = 4 * KiB
@@ -119,30 +110,12 @@ def wsat_notes(s: PtsSettings) -> list[str]:
             f"once {s.wsat_fills:g}x the capacity ({format_bytes(s.wsat_fills * s.capacity)}) is written"]
 
 
-class WsatSuite(Suite):
-    name = "pts-wsat"
-    summary = "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h"
-    writes = True
-    default_runtime_s = SPEC_RUNTIME_S
+WSAT_OPTIONS = (
+    SuiteOption("wsat-fills", "float", 4.0, "WSAT: stop after writing this many times the capacity (4)"),
+    SuiteOption("wsat-hours", "float", 24.0, "WSAT: stop after this many hours of 1-minute samples (24)"),
+)
 
-    def suite_options(self) -> list[SuiteOption]:
-        return pts_options()
-
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        s = settings(ctx)
-        reject_matrix_options(s, False)
-        return wsat_plan(s)
-
-    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
-        return wsat_remaining(settings(ctx), run)
-
-    def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        s = settings(ctx)
-        return scaled_warning(wsat_conclude(s, run), s)
-
-    def plan_notes(self, ctx: PlanContext) -> list[str]:
-        s = settings(ctx)
-        return [*wsat_notes(s), *common_notes(s)]
-
-
-register(WsatSuite())
+register_test(PtsTest(key=TEST, title="WSAT", plan=wsat_plan, remaining=wsat_remaining, conclude=wsat_conclude,
+                      notes=wsat_notes, options=WSAT_OPTIONS))
+register_suite("pts-wsat", "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h",
+               (TEST,))
