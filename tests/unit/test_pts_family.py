@@ -41,7 +41,7 @@ def test_pts_plans_only_the_selected_tests_in_order() -> None:
 
 
 def test_options_of_tests_not_in_the_run_are_refused() -> None:
-    with pytest.raises(UsageError, match="--wsat-fills applies to the WSAT test.*--pts-tests"):
+    with pytest.raises(UsageError, match=r"--wsat-fills applies to the WSAT test.*--pts-tests"):
         get_suite("pts").plan(ctx(pts_tests="lat", wsat_fills=2.0))
     with pytest.raises(UsageError, match="--pts-block-sizes applies to the IOPS test"):
         get_suite("pts").plan(ctx(pts_tests="tp", pts_block_sizes="1024,64,4"))
