@@ -6,6 +6,7 @@ Suites never run processes; the orchestrator hands each point to the executor ch
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,9 @@ class FioExecutor:
         self.binary = fio_binary()
         self.status_interval = status_interval
         self._version: str | None = None
+        from ssdlab.idle import IdleTimer
+
+        self.idle = IdleTimer()  # host idle before points that ask for it (PTS HIR), measured at fio's clocks
 
     def version(self) -> str:
         if self._version is None:
@@ -80,7 +84,7 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.parse import last_document, measurement_from_document, status_totals
+        from ssdlab.fio.parse import io_window, last_document, measurement_from_document, status_totals
         from ssdlab.fio.runner import run_job
 
         job = point_job(point, target)
@@ -103,6 +107,8 @@ class FioExecutor:
             previous.clear()
             previous.update(now)
 
+        self.idle.wait(point.idle_before_s)
+        started = time.time()
         with target.during_point(point):
             try:
                 text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
@@ -111,6 +117,9 @@ class FioExecutor:
                 raise _failed(exc, point_dir) from None
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
+        idle = self.idle.observe(started, io_window(doc))
+        if point.idle_before_s:  # as achieved (None: not measurable)
+            m = dataclasses.replace(m, extra={**m.extra, "idle_s": round(idle, 4) if idle is not None else None})
         errors = m.extra.get("io_errors")
         if errors and not point.tags.get("errors_are_results"):  # fio went on past them (--on-error continue)
             from ssdlab.fio.failures import error_message, io_error_from_dict

@@ -186,6 +186,19 @@ def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def io_window(doc: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(start, end) of the I/O of a final fio document, in Unix seconds: fio stamps the document when the jobs
+    have ended (timestamp_ms) and each job's run time (job_runtime) is its I/O time, so the I/O started the
+    longest run time before the stamp. Accurate to the few milliseconds fio takes to end the jobs and print;
+    None when the document lacks either field."""
+    stamp = doc.get("timestamp_ms")
+    runtimes = [int(j.get("job_runtime", 0) or 0) for j in _jobs(doc)]
+    if not isinstance(stamp, (int, float)) or not runtimes or max(runtimes) <= 0:
+        return None
+    end = float(stamp) / 1000.0
+    return end - max(runtimes) / 1000.0, end
+
+
 def measurements_by_job(doc: Mapping[str, Any]) -> dict[str, Measurement]:
     """One Measurement per job name of a fio document (e.g. each stream section of a multi-stream point)."""
     by_name: dict[str, list[Mapping[str, Any]]] = {}

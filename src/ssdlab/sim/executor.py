@@ -267,6 +267,7 @@ class SimExecutor:
         capacity = target.capacity()
         sw = translate(point, capacity, int(target.values["seed"]))
         dev = target.device()
+        idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
         before = dev.counters()
         wall0 = time.perf_counter()
         try:
@@ -292,7 +293,11 @@ class SimExecutor:
             summary["state"] = note
         if sw.notes:
             summary["notes"] = list(sw.notes)
+        if idle is not None:
+            summary["idle"] = idle  # background GC during the host idle before the point
         extra: dict[str, Any] = {"sim": summary}
+        if point.idle_before_s:
+            extra["idle_s"] = point.idle_before_s  # virtual time: exactly as asked
         if point.workload.hist_log_ms:
             extra["hist_logs"] = write_hist_log(point_dir, sw, result.get("hist_rows", []),
                                                 int(point.workload.hist_log_ms))
