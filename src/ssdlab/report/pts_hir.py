@@ -99,8 +99,9 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             by.append(v)
             writer.writerow(["baseline", f"{w:g}", k, f"{t / 60.0:.6g}", _csv(v), ""])
             t += h.burst_s
-        if bx:
-            series.append(charts.Series(f"baseline after {w:g} s", bx, by, "-", color="#888888"))
+        if bx:  # one legend entry for every return to baseline (matplotlib hides labels starting with _)
+            label = "return to baseline" if not any(x.name == "return to baseline" for x in series) else "_baseline"
+            series.append(charts.Series(label, bx, by, "-", color="#888888"))
     files["hir.csv"] = buf.getvalue()
     ss = state.steady_iops
     refs = [charts.RefLine(ss, "steady state (preconditioning)", "--", "#000000")] if ss else []
@@ -125,7 +126,24 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
     parts.append(figure(charts.bar_chart(labels, {"mean burst IOPS": values}, title="HIR: IOPS vs wait state",
                                          ylabel="IOPS", annotate=True),
                         "Mean burst IOPS for each wait state (0: the steady-state level with no wait)"))
-    parts.append(kv([("Recovery", "burst IOPS above the steady-state level show background garbage collection "
-                                  "during the host idle time; a longer wait recovers more if it grows with the "
-                                  "wait state")]))
+    parts.append(kv([("Reading", _reading(summaries))]))
     return "".join(parts)
+
+
+def _reading(summaries: list[hir_mod.WaitStateSummary]) -> str:
+    """One sentence on what the table shows: burst IOPS against the steady-state level, shortest to longest
+    wait (bursts above it mean the drive used the host idle time to collect garbage)."""
+    known = [w for w in summaries if w.vs_steady is not None]
+    if not known:
+        return "no complete wait state yet"
+    first, last = known[0], known[-1]
+    text = (f"mean burst IOPS are {first.vs_steady:.2f}x the steady-state level after {first.wait_s:g} s waits"
+            + (f" and {last.vs_steady:.2f}x after {last.wait_s:g} s" if last is not first else ""))
+    if last is not first and last.vs_steady is not None and first.vs_steady is not None:
+        if last.vs_steady > first.vs_steady * 1.02:
+            text += ": longer host idle lets the drive recover more (background garbage collection)"
+        elif max(w.vs_steady or 0 for w in known) < 1.02:
+            text += ": no recovery from host idle time"
+        else:
+            text += ": the recovery does not grow with the wait"
+    return text
