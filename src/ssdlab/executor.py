@@ -6,12 +6,14 @@ Suites never run processes; the orchestrator hands each point to the executor ch
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ssdlab import atomic
 from ssdlab.errors import FioFailedError
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
@@ -34,6 +36,9 @@ class LiveSample:
 
 
 LiveCallback = Callable[[LiveSample], None]
+# a continuous series hands each finished sample over; the answer is the next sample's directory, or None to
+# end the stimulus there (orchestrate stores the sample and asks the suite whether the series goes on)
+SampleCallback = Callable[[Measurement], "Path | None"]
 
 
 class Executor(Protocol):
@@ -84,28 +89,14 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.parse import io_window, last_document, measurement_from_document, status_totals
+        from ssdlab.fio.parse import io_window, last_document, measurement_from_document
         from ssdlab.fio.runner import run_job
 
         job = point_job(point, target)
-        previous: dict[str, float] = {}
+        live = live_status(on_live)
 
         def on_status(doc: dict[str, Any]) -> None:
-            if on_live is None:
-                return
-            now = status_totals(doc)
-            dt = now["elapsed_s"] - previous.get("elapsed_s", 0.0)
-            if dt <= 0:
-                return
-            d = {k: now[k] - previous.get(k, 0.0) for k in now}
-            ios = d["read_ios"] + d["write_ios"]
-            on_live(LiveSample(
-                elapsed_s=now["elapsed_s"], read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt,
-                read_mbps=d["read_bytes"] / dt / 1e6, write_mbps=d["write_bytes"] / dt / 1e6,
-                mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0,
-            ))
-            previous.clear()
-            previous.update(now)
+            live(doc)
 
         self.idle.wait(point.idle_before_s)
         started = time.time()
@@ -152,6 +143,83 @@ class FioExecutor:
             if pacing:
                 extra["pacing"] = pacing
         return dataclasses.replace(m, extra=extra)
+
+
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        """Run `points` (samples of one continuous stimulus: the same workload, no idle between them) as one fio
+        run, handing each sample to on_sample as it ends (fio.series); stop fio early when on_sample says so."""
+        from ssdlab.fio.parse import io_window, last_document
+        from ssdlab.fio.runner import run_job
+        from ssdlab.fio.series import STATUS_FILE, SampleCutter, status_period
+
+        first = points[0]
+        sample_s = float(first.workload.runtime_s or 0.0)
+        workload = dataclasses.replace(first.workload, runtime_s=sample_s * len(points))
+        job = point_job(dataclasses.replace(first, workload=workload), target)
+        cutter = SampleCutter(sample_s, len(points))
+        live = live_status(on_live)
+        where: list[Path | None] = [point_dir]
+
+        def deliver(m: Measurement, doc: dict[str, Any]) -> bool:
+            """Store the sample's closing document, hand the sample over; True: the stimulus goes on."""
+            here = where[0]
+            assert here is not None
+            if cutter.closed == 1:  # the first sample: the idle before the stimulus (documents carry fio's clock)
+                idle = self.idle.observe(started, io_window(doc))
+                if first.idle_before_s:
+                    m = dataclasses.replace(m, extra={**m.extra, "idle_s": idle})
+            atomic.write_text(here / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
+            where[0] = on_sample(m)
+            return where[0] is not None
+
+        def on_status(doc: dict[str, Any]) -> bool:
+            live(doc)
+            if where[0] is None:  # stopped: what fio prints from here on belongs to no sample
+                return False
+            sample = cutter.feed(doc)
+            return sample is not None and not deliver(sample, doc)
+
+        self.idle.wait(first.idle_before_s)
+        started = time.time()
+        with target.during_point(first):
+            try:
+                text = run_job(job, point_dir, gate=self.gate, status_interval=status_period(sample_s),
+                               on_status=on_status, binary=self.binary)
+            except FioFailedError as exc:
+                raise _failed(exc, point_dir) from None
+        final = last_document(text)
+        if where[0] is not None:  # fio ran to its end: its final document closes the last sample
+            last = cutter.close(final)
+            if last is not None:
+                deliver(last, final)
+        self.idle.observe(started, io_window(final))  # where the device's next idle starts
+
+
+def live_status(on_live: LiveCallback | None) -> Callable[[dict[str, Any]], None]:
+    """A status-document callback that turns fio's cumulative counters into live rates for `on_live`."""
+    from ssdlab.fio.parse import status_totals
+
+    previous: dict[str, float] = {}
+
+    def feed(doc: dict[str, Any]) -> None:
+        if on_live is None:
+            return
+        now = status_totals(doc)
+        dt = now["elapsed_s"] - previous.get("elapsed_s", 0.0)
+        if dt <= 0:
+            return
+        d = {k: now[k] - previous.get(k, 0.0) for k in now}
+        ios = d["read_ios"] + d["write_ios"]
+        on_live(LiveSample(
+            elapsed_s=now["elapsed_s"], read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt,
+            read_mbps=d["read_bytes"] / dt / 1e6, write_mbps=d["write_bytes"] / dt / 1e6,
+            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0,
+        ))
+        previous.clear()
+        previous.update(now)
+
+    return feed
 
 
 def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) -> Measurement:

@@ -164,6 +164,9 @@ class TestPoint:
     # When set, `workload` is the first stream (summaries, skip checks) and every stream runs at once.
     streams: tuple[Workload, ...] = ()
     idle_before_s: float = 0.0  # host idle (no I/O) before the point starts, e.g. PTS HIR's wait states
+    # a continuous stimulus: consecutive points with the same key and workload (and no idle before all but the
+    # first) run as one fio run, each point one sample of it (PTS WSAT, XSR; executor.run_series)
+    continuous: str = ""
 
     @property
     def est_seconds(self) -> float:
@@ -295,7 +298,7 @@ def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
     return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
                      phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})),
                      streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
-                     idle_before_s=float(d.get("idle_before_s", 0.0)))
+                     idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
 
 def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:

@@ -69,3 +69,50 @@ def test_hir_on_a_file_measures_the_idle(cli: CliRunner, tmp_path: Path) -> None
     assert re.search(r"^numjobs=2$", job, re.M)
     assert re.search(r"^iodepth=4$", job, re.M)
     assert re.search(r"^runtime=100ms$", job, re.M)  # 5 s x 1.2/60
+
+
+def test_xsr_on_the_simulator_shows_the_transition_penalty(cli: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "xsr"
+    r = cli("run", "pts-xsr", "--target", "sim:tlc-4k?capacity=256MiB", "--runtime", "0.5", "--xsr-segments",
+            "4,12,16", "--out", str(out), "-q")
+    assert r.code == 0, r.err
+    run = load_run(out)
+    ev = next(e for e in run.events if e.get("kind") == "pts-xsr")
+    ab, bc = ev["recovery"]["A->B"], ev["recovery"]["B->C"]
+    # RND writes start fast on the free space SEQ writes left, then fall to their steady state
+    assert ab["first_ratio"] > 1.1
+    # SEQ writes after RND pay for the garbage collection of the random data: a penalty that takes time to clear
+    assert bc["first_ratio"] < 0.5
+    assert bc["recovered_at_sample"] >= 2
+    assert bc["recovery_s"] > 0
+    assert 0.9 < ev["c_vs_a"] < 1.1  # ... and then sequential writes are as fast as before the random ones
+    html = (out / "report.html").read_text()
+    for title in ("PTS XSR: set-up", "XSR: throughput vs time, all access groups", "XSR: transition B -&gt; C",
+                  "Recovered at", "transition A-&gt;B"):
+        assert title in html, title
+    assert (out / "pts" / "xsr.csv").read_text().count("\n") == 1 + 4 + 12 + 16
+
+
+def test_xsr_on_a_file_runs_each_access_group_as_one_fio_run(cli: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "xsr"
+    r = cli("run", "pts-xsr", "--target", f"file:{tmp_path / 'dut.dat'}?size=16MiB", "--runtime", "0.5",
+            "--xsr-segments", "2,3,2", "--out", str(out), "-q", "--no-report")
+    assert r.code == 0, r.err
+    run = load_run(out)
+    samples = [p for p in run.points if p.point.phase == "measure"]
+    assert [p.point.id for p in samples] == ["xsr-a0001", "xsr-a0002", "xsr-b0001", "xsr-b0002", "xsr-b0003",
+                                             "xsr-c0001", "xsr-c0002"]
+    runs = sorted(p.name for p in (out / "points").iterdir() if (p / "job.fio").is_file())
+    assert runs == ["xsr-a0001", "xsr-b0001", "xsr-c0001"]  # one fio run per access group
+    for p in samples:
+        assert (out / "points" / p.point.id / "status.json").is_file()  # fio's document that closed the sample
+        assert p.measurement is not None
+        assert p.measurement.get("write") is not None
+    job = (out / "points" / "xsr-b0001" / "job.fio").read_text()
+    assert re.search(r"^rw=randwrite$", job, re.M)
+    assert re.search(r"^bs=8192$", job, re.M)
+    assert re.search(r"^numjobs=1$", job, re.M)
+    assert re.search(r"^iodepth=32$", job, re.M)
+    assert re.search(r"^runtime=1500ms$", job, re.M)  # three samples of 0.5 s in one run
+    cmd = (out / "points" / "xsr-b0001" / "cmd.txt").read_text()
+    assert "--status-interval=500ms" in cmd

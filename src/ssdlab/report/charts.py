@@ -139,8 +139,9 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
 def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
                 logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
                 xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
-                size: tuple[float, float] = (7.5, 3.6)) -> Any:
-    """Lines/scatter of several series with optional horizontal reference lines (line_chart draws it as SVG)."""
+                size: tuple[float, float] = (7.5, 3.6), vlines: Sequence[RefLine] = ()) -> Any:
+    """Lines/scatter of several series with optional horizontal reference lines and vertical markers (`vlines`:
+    RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG."""
     fig, ax = _axes(title, size)
     for i, s in enumerate(series):
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
@@ -152,6 +153,8 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
         ax.plot(xs, ys, s.style, label=s.name, color=color, markersize=3, **dict(s.extra))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
+    for r in vlines:
+        ax.axvline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     if logx:
         log_axis(ax, "x")
     if logy:
@@ -164,7 +167,7 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
             ax.set_xticklabels(list(xticklabels))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if len(series) + len(ref_lines) > 1:
+    if len(series) + len(ref_lines) + len(vlines) > 1:
         ax.legend(fontsize=7, loc="best")
     return fig
 

@@ -19,7 +19,7 @@ from typing import Any
 from ssdlab import atomic
 from ssdlab.errors import SsdlabError
 from ssdlab.model import Run
-from ssdlab.report import charts, pts_hir, sections
+from ssdlab.report import charts, pts_hir, pts_xsr, sections
 from ssdlab.report.pts_page import (
     determination_table,
     esc,
@@ -33,6 +33,7 @@ from ssdlab.report.pts_page import (
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
+from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import (
     METRICS,
     SPEC_VERSION,
@@ -390,6 +391,12 @@ def build(run: Run, run_dir: Path) -> list[Section]:
                 "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
                 "steady_iops": hs.steady_iops, "finished": hs.finished,
                 "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
+        if family_test.key == xsr_mod.TEST:
+            xs = xsr_mod.analyse(s, run)
+            out.extend(pts_xsr.sections(run, s, xs, files))
+            summary["tests"]["xsr"] = {
+                "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
+                "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
         for test in family_test.round_tests:
             state = analyse(test, s, run)
             out.extend(round_test_sections(run, s, test, state, files))

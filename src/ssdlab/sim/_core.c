@@ -162,6 +162,7 @@ typedef struct {
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
     int64_t *job_pos, *job_issued, *job_next;
+    int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
     HeapEnt *heap;
@@ -1204,8 +1205,13 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     }
     d->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     if (!d->rng) d->rng = 1;
+    /* a sample of a continuous series: the sequential writers go on from where the previous sample left them */
+    PyObject *keep = PyDict_GetItemString(w, "keep_pos");
+    int64_t *old_pos = d->job_pos;
+    int keep_pos = keep && PyObject_IsTrue(keep) && old_pos && d->pos_n == d->numjobs;
+    d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
-    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
@@ -1217,16 +1223,27 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->hl_base = 0;
     if (d->hl_ns > 0) {
         d->hl = calloc((size_t)HL_RING * NDIR * PLAT_NR, sizeof(int64_t));
-        if (!d->hl) return PyErr_NoMemory();
+        if (!d->hl) {
+            free(old_pos);
+            d->pos_n = 0;
+            return PyErr_NoMemory();
+        }
     }
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
     if (!d->job_pos || !d->job_issued || !d->job_next || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+        free(old_pos);
+        d->pos_n = 0;
         PyErr_NoMemory();
         return NULL;
     }
-    for (int64_t j = 0; j < d->numjobs; j++) d->job_pos[j] = d->range_start;
+    for (int64_t j = 0; j < d->numjobs; j++) {
+        int64_t pos = keep_pos ? old_pos[j] : d->range_start;
+        d->job_pos[j] = pos >= d->range_start && pos < d->range_start + d->range_len ? pos : d->range_start;
+    }
+    free(old_pos);
+    d->pos_n = d->numjobs;
     d->rate_ns = rate > 0 ? (int64_t)(1e9 / (double)rate) : 0;
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;

@@ -12,6 +12,7 @@ import json
 import math
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import numpy as np
 
 from ssdlab import __version__, atomic
 from ssdlab.errors import FioFailedError, TargetError, UsageError
-from ssdlab.executor import LiveCallback, LiveSample
+from ssdlab.executor import LiveCallback, LiveSample, SampleCallback
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
@@ -251,8 +252,18 @@ class SimExecutor:
         """Engine version recorded in run.json."""
         return engine_version()
 
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        """Samples of one continuous stimulus, back to back (the model has no gap between points anyway);
+        sequential writers go on from where the previous sample left them, as in one fio run."""
+        here: Path | None = point_dir
+        for i, point in enumerate(points):
+            if here is None:
+                return
+            here = on_sample(self.run_point(point, target, here, on_live, keep_position=i > 0))
+
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
-                  on_live: LiveCallback | None = None) -> Measurement:
+                  on_live: LiveCallback | None = None, *, keep_position: bool = False) -> Measurement:
         """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
         from ssdlab.sim.target import SimTarget
 
@@ -266,6 +277,8 @@ class SimExecutor:
         note = target.begin_session(run_dir)
         capacity = target.capacity()
         sw = translate(point, capacity, int(target.values["seed"]))
+        if keep_position:
+            sw.core["keep_pos"] = 1
         dev = target.device()
         idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
         before = dev.counters()

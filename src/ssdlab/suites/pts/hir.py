@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from ssdlab import steady
 from ssdlab.errors import UsageError
@@ -94,7 +95,8 @@ def pc_point(s: PtsSettings, n: int) -> TestPoint:
     h = hir_settings(s)
     r = (n - 1) // h.pc_samples + 1 if h.mode == "steady" else 1
     return TestPoint(id=f"{TEST}-p{n:04d}", label=f"HIR preconditioning sample {n}", workload=_write(s, s.runtime_s),
-                     phase="precondition", group=TEST, tags={"test": TEST, "segment": "pc", "sample": n, "round": r})
+                     phase="precondition", group=TEST, tags={"test": TEST, "segment": "pc", "sample": n, "round": r},
+                     continuous=f"{TEST}-pc")
 
 
 def burst_point(s: PtsSettings, wait: float, k: int) -> TestPoint:
@@ -114,7 +116,7 @@ def base_point(s: PtsSettings, wait: float, k: int) -> TestPoint:
     return TestPoint(id=f"{TEST}-{wait_key(wait)}-c{k:03d}", label=f"HIR return to baseline after {wait:g} s, {k}",
                      workload=_write(s, h.burst_s), phase="measure", group=TEST,
                      tags={"test": TEST, "segment": "baseline", "wait_s": wait, "sample": k},
-                     idle_before_s=h.wait_s(wait) if k == 1 else 0.0)
+                     idle_before_s=h.wait_s(wait) if k == 1 else 0.0, continuous=f"{TEST}-{wait_key(wait)}-c")
 
 
 def max_pc_samples(s: PtsSettings) -> int:
@@ -264,7 +266,25 @@ def hir_conclude(s: PtsSettings, run: Run) -> Run:
     run = run.with_event(event)
     if state.pc_done and not state.pc_steady and hir_settings(s).mode == "steady":
         run = run.with_warning(f"HIR: preconditioning did not reach steady state ({state.pc_note})")
-    return run
+    return run.with_event(hir_verdict(s, state))
+
+
+def hir_verdict(s: PtsSettings, state: HirState) -> dict[str, Any]:
+    """HIR's verdict (verdict.py): it has no pass criterion, so it is complete when every wait state ran; not
+    steady when its preconditioning ran out of rounds without steady state (the bursts then start from a
+    drive that is still changing); incomplete when the run stopped before it ended."""
+    from ssdlab import verdict
+
+    summaries = wait_state_summaries(state)
+    known = [w for w in summaries if w.vs_steady is not None]
+    recovery = ", ".join(f"{w.wait_s:g} s: {w.vs_steady:.2f}x" for w in known if w.vs_steady is not None)
+    if not state.finished:
+        return verdict.verdict_event(TEST, "HIR", "incomplete", f"not finished: {state.pc_note}")
+    if hir_settings(s).mode == "steady" and not state.pc_steady:
+        return verdict.verdict_event(TEST, "HIR", "not-steady", f"preconditioning: {state.pc_note}; burst IOPS vs "
+                                                                 f"that level: {recovery or 'n/a'}")
+    return verdict.verdict_event(TEST, "HIR", "complete", f"{state.pc_note}; mean burst IOPS vs the steady-state "
+                                                          f"level by wait state: {recovery or 'n/a'}")
 
 
 def hir_notes(s: PtsSettings) -> list[str]:

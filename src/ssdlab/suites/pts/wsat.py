@@ -27,7 +27,7 @@ def sample_point(s: PtsSettings, n: int) -> TestPoint:
         id=f"{TEST}-s{n:04d}", label=f"WSAT sample {n}",
         workload=Workload(rw="randwrite", bs=WSAT_BS, iodepth=s.qd, numjobs=s.threads, runtime_s=s.runtime_s,
                           size=s.active_range_bytes, options=s.pattern_options()),
-        phase="measure", group=TEST, tags={"test": TEST, "sample": n},
+        phase="measure", group=TEST, tags={"test": TEST, "sample": n}, continuous=TEST,
     )
 
 
