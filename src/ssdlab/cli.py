@@ -81,7 +81,7 @@ def _add_plan_args(p: argparse.ArgumentParser) -> None:
 
 def _add_suite_options(p: argparse.ArgumentParser) -> None:
     """Every option any suite declares, once; which ones apply is checked after parsing."""
-    from ssdlab.suites.base import all_suites
+    from ssdlab.suites.base import all_suites, load_toml_option
 
     seen: set[str] = set()
     group = p.add_argument_group("suite options (each applies to the suites that declare it)")
@@ -96,7 +96,8 @@ def _add_suite_options(p: argparse.ArgumentParser) -> None:
                 kwargs["action"] = "store_const"
                 kwargs["const"] = True
             else:
-                kwargs["type"] = {"int": int, "float": float, "size": parse_size}.get(opt.kind, str)
+                kwargs["type"] = {"int": int, "float": float, "size": parse_size,
+                                  "toml": load_toml_option}.get(opt.kind, str)
                 kwargs["metavar"] = opt.name.upper().replace("-", "_")
                 if opt.choices:
                     kwargs["choices"] = list(opt.choices)

@@ -116,3 +116,25 @@ def test_xsr_on_a_file_runs_each_access_group_as_one_fio_run(cli: CliRunner, tmp
     assert re.search(r"^runtime=1500ms$", job, re.M)  # three samples of 0.5 s in one run
     cmd = (out / "points" / "xsr-b0001" / "cmd.txt").read_text()
     assert "--status-interval=500ms" in cmd
+
+
+def test_the_snia_header_block_is_on_every_pts_page_and_stays_with_the_run(cli: CliRunner, tmp_path: Path) -> None:
+    head = tmp_path / "header.toml"
+    head.write_text('[report]\nsponsor = "Example Labs"\nauditor = "A. Auditor"\nrevision = "1.2"\n'
+                    '[device]\nmanufacturer = "ExampleCorp"\nnand_type = "176L TLC"\n'
+                    '[platform]\nmotherboard = "Board X"\n')
+    out = tmp_path / "run"
+    r = cli("run", "pts", "--pts-tests", "wsat,xsr", "--target", "sim:tlc-4k?capacity=256MiB", "--runtime", "0.5",
+            "--wsat-fills", "1", "--xsr-segments", "2,2,2", "--pts-header", str(head), "--out", str(out), "-q")
+    assert r.code == 0, r.err
+    head.unlink()  # the run keeps what the file said: reports and resumes never read it again
+    assert cli("report", str(out)).code == 0
+    html = (out / "report.html").read_text()
+    for page in ("PTS WSAT: set-up", "PTS XSR: set-up"):
+        assert page in html
+    for fact in ("Test sponsor: Example Labs", "Auditor: A. Auditor", "Revision: 1.2", "ExampleCorp", "176L TLC",
+                 "Board X", "Device under test", "Set-up parameters", "Test parameters"):
+        assert html.count(fact) >= 2, fact  # on the WSAT page and on the XSR page
+    missing = cli("plan", "pts-xsr", "--target", "sim:tlc-4k", "--pts-header", str(head), traceback=False)
+    assert missing.code == 2
+    assert missing.err_lines[-1].startswith(f"ssdlab: error: cannot read {head}")

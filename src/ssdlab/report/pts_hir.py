@@ -31,9 +31,9 @@ def sections(run: Run, s: PtsSettings, state: hir_mod.HirState, files: dict[str,
     out = [Section("PTS HIR: set-up", header_html(
         run, s, "Host Idle Recovery (HIR), RND 4 KiB 0/100", hir_mod.TEST, wipc="none: HIR starts from FOB",
         pc2=pc2, window=window, verdict=state.pc_note, tq=f"T{s.threads}Q{s.qd} (TOIO {s.toio})",
-        extra=[("Test stimulus", f"RND 4 KiB writes in {h.burst_s:g} s bursts, each followed by a host idle wait "
+        extra=[("Test stimulus", f"RND 4 KiB writes in {h.burst_s:.3g} s bursts, each followed by a host idle wait "
                                  f"state of {waits} s" + (f" (scaled x {h.scale:g})" if h.scale != 1 else "")
-                                 + f"; {h.bursts} bursts per wait state, then {h.bursts} x {h.burst_s:g} s of "
+                                 + f"; {h.bursts} bursts per wait state, then {h.bursts} x {h.burst_s:.3g} s of "
                                    "continuous writes back to baseline")]),
         anchor="pts-hir-header")]
     if not state.pc:
@@ -89,7 +89,7 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             writer.writerow(["burst", f"{w:g}", k, f"{t / 60.0:.6g}", _csv(v), _csv(idle)])
             t += h.burst_s
         if xs:
-            series.append(charts.Series(f"wait {w:g} s ({h.burst_s:g}/{h.wait_s(w):g})", xs, ys, "o"))
+            series.append(charts.Series(f"wait {w:g} s ({h.burst_s:.3g}/{h.wait_s(w):.3g})", xs, ys, "o"))
         bx, by = [], []
         for k, p in enumerate(state.baselines.get(w, []), start=1):
             if k == 1:

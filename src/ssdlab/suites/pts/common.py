@@ -60,6 +60,8 @@ def pts_options() -> list[SuiteOption]:
                     "recreate); default: the best the target offers"),
         SuiteOption("data-pattern", "str", "random", "data written: random (spec), random-refill, zeros",
                     choices=tuple(DATA_PATTERNS)),
+        SuiteOption("pts-header", "toml", None, "TOML file with the report header's test sponsor, auditor, "
+                    "revision, dates, device and platform details (docs/pts.md); stored with the run"),
     ]
 
 
@@ -190,6 +192,9 @@ def settings(ctx: PlanContext) -> PtsSettings:
     ar_bytes -= ar_bytes % align
     if ar_bytes <= 0:
         raise UsageError(f"active range {ar:g}% of {format_bytes(ctx.capacity)} is empty")
+    from ssdlab.suites.pts import header  # validates --pts-header
+
+    header.parse(o.get("pts_header"))
     pattern = str(o.get("data_pattern") or "random")
     if pattern not in DATA_PATTERNS:
         raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
@@ -213,8 +218,10 @@ def settings(ctx: PlanContext) -> PtsSettings:
 
 
 def _frozen(value: Any) -> Any:
-    """A hashable copy of an option value (repeatable options are lists)."""
-    return tuple(value) if isinstance(value, list) else value
+    """A hashable copy of an option value (repeatable options are lists, a 'toml' option is a table)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 # ------------------------------------------------------------------ stimuli, tests, points
