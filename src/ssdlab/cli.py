@@ -96,6 +96,7 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
     ones apply is checked after parsing) when no suite, or no known suite, is named."""
     from ssdlab.errors import SsdlabError
     from ssdlab.suites import all_suites, get_suite
+    from ssdlab.suites.base import load_toml_option
 
     try:
         suites = [get_suite(suite_name)] if suite_name else list(all_suites().values())
@@ -114,7 +115,8 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
                 kwargs["action"] = "store_const"
                 kwargs["const"] = True
             else:
-                kwargs["type"] = {"int": int, "float": float, "size": parse_size}.get(opt.kind, str)
+                kwargs["type"] = {"int": int, "float": float, "size": parse_size,
+                                  "toml": load_toml_option}.get(opt.kind, str)
                 kwargs["metavar"] = opt.name.upper().replace("-", "_")
                 if opt.choices:
                     kwargs["choices"] = list(opt.choices)

@@ -6,11 +6,15 @@ Suites never run processes; the orchestrator hands each point to the executor ch
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ssdlab import atomic
 from ssdlab.errors import FioFailedError
-from ssdlab.live import LiveCallback, LiveSample
+from ssdlab.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
@@ -18,7 +22,7 @@ if TYPE_CHECKING:
     from ssdlab.fio.job import FioJob
     from ssdlab.fio.runner import JobGate
 
-__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "executor_for", "point_job"]
+__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "SampleCallback", "executor_for", "point_job"]
 
 
 class Executor(Protocol):
@@ -56,6 +60,9 @@ class FioExecutor:
         self.binary = fio_binary()
         self.status_interval = status_interval
         self._version: str | None = None
+        from ssdlab.idle import IdleTimer
+
+        self.idle = IdleTimer()  # host idle before points that ask for it (PTS HIR), measured at fio's clocks
 
     def version(self) -> str:
         if self._version is None:
@@ -66,18 +73,14 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.parse import last_document, measurement_from_document
+        from ssdlab.fio.parse import io_window, last_document, measurement_from_document
         from ssdlab.fio.runner import run_job
-        from ssdlab.fio.status import StatusRates
 
         job = point_job(point, target)
-        rates = StatusRates()
+        on_status = live_status(on_live)
 
-        def on_status(doc: dict[str, Any]) -> None:
-            sample = rates.feed(doc)
-            if on_live is not None and sample is not None:
-                on_live(sample)
-
+        self.idle.wait(point.idle_before_s)
+        started = time.time()
         with target.during_point(point):
             try:
                 text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
@@ -86,6 +89,9 @@ class FioExecutor:
                 raise _failed(exc, point_dir) from None
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
+        idle = self.idle.observe(started, io_window(doc))
+        if point.idle_before_s:  # as achieved (None: not measurable)
+            m = dataclasses.replace(m, extra={**m.extra, "idle_s": round(idle, 4) if idle is not None else None})
         errors = m.extra.get("io_errors")
         if errors and not point.tags.get("errors_are_results"):  # fio went on past them (--on-error continue)
             from ssdlab.fio.failures import error_message, io_error_from_dict
@@ -118,6 +124,71 @@ class FioExecutor:
             if pacing:
                 extra["pacing"] = pacing
         return dataclasses.replace(m, extra=extra)
+
+
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        """Run `points` (samples of one continuous stimulus: the same workload, no idle between them) as one fio
+        run, handing each sample to on_sample as it ends (fio.series); stop fio early when on_sample says so."""
+        from ssdlab.fio.parse import io_window, last_document
+        from ssdlab.fio.runner import run_job
+        from ssdlab.fio.series import STATUS_FILE, SampleCutter, status_period
+
+        first = points[0]
+        sample_s = float(first.workload.runtime_s or 0.0)
+        workload = dataclasses.replace(first.workload, runtime_s=sample_s * len(points))
+        job = point_job(dataclasses.replace(first, workload=workload), target)
+        cutter = SampleCutter(sample_s, len(points))
+        live = live_status(on_live)
+        where: list[Path | None] = [point_dir]
+
+        def deliver(m: Measurement, doc: dict[str, Any]) -> bool:
+            """Store the sample's closing document, hand the sample over; True: the stimulus goes on."""
+            here = where[0]
+            assert here is not None
+            if cutter.closed == 1:  # the first sample: the idle before the stimulus (documents carry fio's clock)
+                idle = self.idle.observe(started, io_window(doc))
+                if first.idle_before_s:
+                    m = dataclasses.replace(m, extra={**m.extra, "idle_s": idle})
+            atomic.write_text(here / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
+            where[0] = on_sample(m)
+            return where[0] is not None
+
+        def on_status(doc: dict[str, Any]) -> bool:
+            live(doc)
+            if where[0] is None:  # stopped: what fio prints from here on belongs to no sample
+                return False
+            sample = cutter.feed(doc)
+            return sample is not None and not deliver(sample, doc)
+
+        self.idle.wait(first.idle_before_s)
+        started = time.time()
+        with target.during_point(first):
+            try:
+                text = run_job(job, point_dir, gate=self.gate, status_interval=status_period(sample_s),
+                               on_status=on_status, binary=self.binary)
+            except FioFailedError as exc:
+                raise _failed(exc, point_dir) from None
+        final = last_document(text)
+        if where[0] is not None:  # fio ran to its end: its final document closes the last sample
+            last = cutter.close(final)
+            if last is not None:
+                deliver(last, final)
+        self.idle.observe(started, io_window(final))  # where the device's next idle starts
+
+
+def live_status(on_live: LiveCallback | None) -> Callable[[dict[str, Any]], None]:
+    """A status-document callback that turns fio's cumulative counters into live rates for `on_live`."""
+    from ssdlab.fio.status import StatusRates
+
+    rates = StatusRates()
+
+    def feed(doc: dict[str, Any]) -> None:
+        sample = rates.feed(doc)
+        if on_live is not None and sample is not None:
+            on_live(sample)
+
+    return feed
 
 
 def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) -> Measurement:

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ssdlab.model import Measurement
 
 
 @dataclass(frozen=True)
@@ -34,3 +40,7 @@ class LiveSample:
 
 
 LiveCallback = Callable[[LiveSample], None]
+
+# a continuous series hands each finished sample over; the answer is the next sample's directory, or None to
+# end the stimulus there (orchestrate stores the sample and asks the suite whether the series goes on)
+SampleCallback = Callable[["Measurement"], "Path | None"]

@@ -167,13 +167,17 @@ class TestPoint:
     # several concurrent fio job sections (e.g. ACT's paced streams); tags["stream_names"] names them.
     # When set, `workload` is the first stream (summaries, skip checks) and every stream runs at once.
     streams: tuple[Workload, ...] = ()
+    idle_before_s: float = 0.0  # host idle (no I/O) before the point starts, e.g. PTS HIR's wait states
+    # a continuous stimulus: consecutive points with the same key and workload (and no idle before all but the
+    # first) run as one fio run, each point one sample of it (PTS WSAT, XSR; executor.run_series)
+    continuous: str = ""
 
     @property
     def est_seconds(self) -> float:
         w = self.workload
         if w.runtime_s is not None:
-            return w.runtime_s + w.ramp_s
-        return 0.0
+            return w.runtime_s + w.ramp_s + self.idle_before_s
+        return self.idle_before_s
 
 
 @dataclass(frozen=True)
@@ -334,7 +338,8 @@ def workload_from_dict(d: Mapping[str, Any]) -> Workload:
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
     return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
                      phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})),
-                     streams=tuple(workload_from_dict(w) for w in d.get("streams", ())))
+                     streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
+                     idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
 
 def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:

@@ -142,6 +142,24 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 break
             point = apply_error_policy(apply_common(ctx, outlook.next_point), policy)  # --footprint, --misalign, ...
             progress.point_start(point, len(run.finished_by_id()) + 1, estimator.estimate(outlook))
+            chain = continuous_chain([p for p in suite.next_points(ctx, run) if p.id not in given_up]) \
+                if outlook.next_point.continuous else [point]
+            if len(chain) > 1 and hasattr(executor, "run_series") and not skip_reason(point, target):
+                series = Series(run_dir, run, suite, ctx, [apply_error_policy(apply_common(ctx, p), policy)
+                                                           for p in chain], progress, target, estimator)
+                try:
+                    executor.run_series(series.points, target, store.point_dir(run_dir, point.id), progress.live,
+                                        series.on_sample)
+                except FioFailedError as exc:
+                    run = series.run.with_point(PointResult(point=series.current, status="failed",
+                                                            started=store.now_iso(), finished=store.now_iso(),
+                                                            reason=str(exc), attempt=_attempt(series.run, point)))
+                    raise
+                except BaseException:
+                    run = series.run  # every sample stored so far stays
+                    raise
+                run = series.run
+                continue
             attempt = _attempt(run, point)
             try:
                 result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
@@ -184,6 +202,68 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
     store.save_run(run_dir, run)
     progress.run_end(run)
     return run
+
+
+def continuous_chain(remaining: list[TestPoint]) -> list[TestPoint]:
+    """The leading points of `remaining` that run as one continuous stimulus: the first point and those after
+    it with the same `continuous` key and workload and no idle before them (TestPoint.continuous)."""
+    first = remaining[0]
+    if not first.continuous or first.streams:
+        return [first]
+    chain = [first]
+    for p in remaining[1:]:
+        if p.continuous != first.continuous or p.workload != first.workload or p.idle_before_s or p.streams:
+            break
+        chain.append(p)
+    return chain
+
+
+class Series:
+    """Stores the samples of a continuous stimulus as they end (each one point, saved at once) and tells the
+    executor whether the stimulus goes on: only while the suite's next point is the chain's next sample
+    (a stop rule, e.g. WSAT's capacity written, ends it early)."""
+
+    def __init__(self, run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, points: list[TestPoint],
+                 progress: Progress, target: Target, estimator: Estimator) -> None:
+        self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
+        self.points, self.progress, self.target, self.estimator = points, progress, target, estimator
+        self.index = 0
+        self.started = store.now_iso()
+        self.t0 = time.monotonic()
+
+    @property
+    def current(self) -> TestPoint:
+        return self.points[min(self.index, len(self.points) - 1)]
+
+    def on_sample(self, m: Measurement) -> Path | None:
+        point = self.current
+        finished = store.now_iso()
+        result = PointResult(point=point, status="ok", started=self.started, finished=finished, measurement=m,
+                             warnings=tuple(measurement_warnings(point, m, self.target.kind)),
+                             attempt=_attempt(self.run, point))
+        problem = verdict.point_problem(point, m)
+        if problem:  # a sample of a running stimulus cannot be run again for longer: it is invalid
+            result = dataclasses.replace(result, status="invalid", reason=f"invalid: {problem} (a sample of a "
+                                                                          "continuous stimulus is not extended)")
+        self.run = self.run.with_point(result)
+        store.append_point(self.run_dir, result)
+        now = time.monotonic()
+        self.estimator.observe(result, now - self.t0)
+        self.t0 = now
+        self.progress.point_end(result)
+        self.index += 1
+        if self.index >= len(self.points) or runner.stop_requested():
+            return None
+        pending = self.suite.next_points(self.ctx, self.run)
+        if not pending or pending[0].id != self.points[self.index].id:
+            return None  # the suite stopped the stimulus here
+        nxt = self.points[self.index]
+        self.started = finished
+        self.progress.point_start(nxt, len(self.run.finished_by_id()) + 1,
+                                  self.estimator.estimate(self.suite.outlook(self.ctx, self.run)))
+        here = store.point_dir(self.run_dir, nxt.id)
+        here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
+        return here
 
 
 def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:

@@ -111,3 +111,37 @@ def test_resume_after_kill9_and_ctrl_c(tmp_path: Path) -> None:
     html = (run_dir / "report.html").read_text()
     assert "PTS run record: interruptions and resumes" in html
     assert "killed or crashed" in html
+
+
+def test_a_continuous_series_resumes_after_kill9_without_losing_a_sample(tmp_path: Path) -> None:
+    """WSAT's samples are one fio run (fio/series.py): each is stored as it ends, kill -9 keeps them, and resume
+    starts a new fio run at the first missing sample."""
+    run_dir = tmp_path / "run"
+    target = f"file:{tmp_path / 'dut.dat'}?size=32MiB"
+    proc = _start(["run", "pts-wsat", "--target", target, "--out", str(run_dir), "--runtime", "0.5",
+                   "--wsat-hours", str(12 / 60), "--wsat-fills", "1000", "--tq", "1x4", "-q", "--no-report"])
+    rc = _stop_after(proc, run_dir, 4, signal.SIGKILL)  # purge + 3 samples stored, the 4th in progress
+    assert rc == -signal.SIGKILL
+    orphans = _settle(run_dir)
+    before = _ok(_points(run_dir))
+    samples_before = sorted(k for k in before if k.startswith("wsat-s"))
+    assert len(samples_before) >= 3
+    assert (run_dir / "points" / "wsat-s0001" / "job.fio").is_file()  # one fio run so far ...
+    assert not (run_dir / "points" / "wsat-s0002" / "job.fio").exists()  # ... its samples hold status.json
+    assert (run_dir / "points" / "wsat-s0002" / "status.json").is_file()
+    final = subprocess.run([*CLI, "resume", str(run_dir), "-q", "--no-report"], capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert final.returncode == 0, final.stderr
+    doc = json.loads((run_dir / "run.json").read_text())
+    assert doc["status"] == "complete"
+    done = _ok(doc["points"])
+    assert before.items() <= done.items()  # no stored sample was lost or run again
+    ids = [p["point"]["id"] for p in doc["points"]]
+    assert ids == ["wsat-0-purge", *(f"wsat-s{n:04d}" for n in range(1, 13))]  # every sample once, in order
+    resume = next(e for e in doc["events"] if e.get("kind") == "resume")
+    first_new = f"wsat-s{len(samples_before) + 1:04d}"
+    assert resume["resumed_at"] == first_new
+    assert resume["repeated"] == [first_new]  # the sample in progress at the kill ran again
+    assert (run_dir / "points" / first_new / "job.fio").is_file()  # the new fio run starts there
+    assert set(orphans) <= set(resume["stopped_fio_pids"])
+    assert not fio_pids(run_dir)

@@ -198,3 +198,33 @@ def test_workload_outside_drive_is_rejected() -> None:
     b = small()
     with pytest.raises(ValueError, match="outside"):
         b.dev.begin(raw_workload(b, range_start=b.user, range_len=4096, io_bytes=4096, seed=1))
+
+
+def test_idle_time_gc_refills_the_free_pool_at_its_rate() -> None:
+    b = small(idle_gc=200, idle_gc_ms=50, idle_free=50)
+    b.steady_random_write()
+    free0 = b.dev.counters()["free_blocks"]
+    mapped = b.dev.counters()["mapped_slots"]
+    short = b.dev.idle(int(0.3e9))
+    assert short["free_before"] == free0
+    # paced: about 200 MB/s of relocated data after the 50 ms idle delay (one victim more at most)
+    victim = b.dev.geometry()["slots_per_block"] * 4096
+    assert abs(short["relocated_slots"] * 4096 - 200e6 * 0.25) <= victim
+    assert short["free_after"] > free0
+    long = b.dev.idle(int(60e9))  # far longer than needed: stops at the free-pool target
+    c = b.dev.counters()
+    assert c["mapped_slots"] == mapped  # GC moves data, never loses or adds any
+    again = b.dev.idle(int(10e9))
+    assert again["victims"] == 0
+    assert again["free_after"] == long["free_after"] == c["free_blocks"]
+
+
+def test_no_idle_gc_when_disabled_and_points_run_back_to_back() -> None:
+    b = small(idle_gc=0)
+    b.steady_random_write()
+    done = b.dev.idle(int(5e9))
+    assert done["victims"] == 0
+    assert done["free_after"] == done["free_before"]
+    b.dev.begin(raw_workload(b))
+    with pytest.raises(RuntimeError, match="idle"):
+        b.dev.idle(1000)

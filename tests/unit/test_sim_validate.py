@@ -10,7 +10,7 @@ import pytest
 from ssdlab import store
 from ssdlab.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
 from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
-from ssdlab.sim.validate import Line, check_determinism, check_little, desnoyers_wa, format_table
+from ssdlab.sim.validate import Line, check_determinism, check_idle_gc, check_little, desnoyers_wa, format_table
 from ssdlab.targets.base import TargetOptions
 
 
@@ -22,6 +22,7 @@ def test_desnoyers_matches_reference_table(op: float, wa: float) -> None:
 def test_fast_checks_pass() -> None:
     lines: list[Line] = []
     check_little(lines)
+    check_idle_gc(lines)
     check_determinism(lines)
     assert lines
     assert all(ln.ok for ln in lines)

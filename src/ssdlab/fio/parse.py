@@ -188,6 +188,25 @@ def status_totals(doc: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
+def io_runtime_ms(doc: Mapping[str, Any]) -> int:
+    """How long the I/O of a document's jobs has run, in ms: the longest per-direction run time (a thread's
+    clock; `job_runtime` is summed over the threads of a group_reporting group, so it is not used)."""
+    return max((int((j.get(d) or {}).get("runtime", 0) or 0) for j in _jobs(doc) for d in ("read", "write", "trim")),
+               default=0)
+
+
+def io_window(doc: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(start, end) of the I/O behind a fio document, in Unix seconds: fio stamps each document when it prints
+    it (timestamp_ms; the final one once the jobs have ended), and the I/O has run io_runtime_ms by then.
+    Accurate to the few milliseconds fio takes to print; None when the document lacks either."""
+    stamp = doc.get("timestamp_ms")
+    runtime = io_runtime_ms(doc)
+    if not isinstance(stamp, (int, float)) or runtime <= 0:
+        return None
+    end = float(stamp) / 1000.0
+    return end - runtime / 1000.0, end
+
+
 def measurements_by_job(doc: Mapping[str, Any]) -> dict[str, Measurement]:
     """One Measurement per job name of a fio document (e.g. each stream section of a multi-stream point)."""
     by_name: dict[str, list[Mapping[str, Any]]] = {}

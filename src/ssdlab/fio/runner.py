@@ -26,7 +26,9 @@ from ssdlab.fio.job import FioJob
 from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
 
-StatusCallback = Callable[[dict[str, Any]], None]
+# called with every JSON document fio prints (status documents, then the final one); returning True asks fio
+# to stop early (SIGINT) and finish normally: its final document is the run's result, not an interruption
+StatusCallback = Callable[[dict[str, Any]], bool | None]
 
 INSTALL_HINT = "install it with `sudo apt-get install fio` (Debian/Ubuntu) and retry"
 
@@ -118,7 +120,7 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     if readonly:
         argv.append("--readonly")
     if status_interval:
-        argv.append(f"--status-interval={max(1, round(status_interval))}")
+        argv.append(f"--status-interval={status_arg(status_interval)}")
     argv.append(str(job_path.resolve()))
     atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
     stderr_path = point_dir / "stderr.txt"
@@ -144,11 +146,12 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     times: list[float] = []
     drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
     drain.start()
+    early: list[bool] = []  # the caller asked fio to stop early (see StatusCallback)
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         if stop_requested():  # the request came while fio was being started
             request_stop()
-        final = _read_stream(proc, on_status)
+        final = _read_stream(proc, on_status, early)
         returncode = proc.wait()
         if stop_requested():  # fio was stopped early: its result is not a finished point
             raise KeyboardInterrupt
@@ -169,7 +172,7 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         write_times(point_dir, started, times)
     if final:  # kept even when fio failed: what the point did finish stays with it
         atomic.write_text(point_dir / "fio.json", final)
-    if returncode != 0 or not final:
+    if (returncode != 0 and not (early and final)) or not final:  # fio may exit non-zero when stopped early
         lines = [ln for ln in stderr.splitlines() if ln.strip()]
         first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
         tail = first or f"exit status {returncode}"
@@ -201,14 +204,24 @@ def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: lis
             fh.close()
 
 
-def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None) -> str:
-    """Split stdout into JSON documents, hand each to on_status; return the last one's text."""
+def status_arg(seconds: float) -> str:
+    """--status-interval value: whole seconds (at least 1) as before, sub-second or fractional ones in ms."""
+    if seconds >= 1 and seconds == int(seconds):
+        return str(int(seconds))
+    return f"{max(100, round(seconds * 1000))}ms"
+
+
+def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None, early: list[bool]) -> str:
+    """Split stdout into JSON documents (fio.status.documents); return the last one's text. A callback that
+    returns True stops fio early (SIGINT, once); reading goes on to its final document."""
     assert proc.stdout is not None
     last = ""
     for text, doc in documents(proc.stdout):
         last = text
-        if on_status is not None:
-            on_status(doc)
+        if on_status is not None and on_status(doc) and not early:
+            early.append(True)
+            with contextlib.suppress(OSError):
+                proc.send_signal(signal.SIGINT)
     return last
 
 

@@ -309,9 +309,10 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
 def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
                 logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
                 xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
-                size: tuple[float, float] = (7.5, 3.6), legend: bool = True) -> Any:
-    """Lines/scatter of several series with optional horizontal reference lines (line_chart draws it as SVG,
-    its legend as HTML)."""
+                size: tuple[float, float] = (7.5, 3.6), legend: bool = True, vlines: Sequence[RefLine] = ()) -> Any:
+    """Lines/scatter of several series with optional horizontal reference lines and vertical markers (`vlines`:
+    RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG, its legend as
+    HTML."""
     fig, ax = _axes(title, size)
     for i, s in enumerate(series):
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
@@ -323,6 +324,8 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
         ax.plot(xs, ys, s.style, label=s.name, color=color, **({"markersize": 3} | dict(s.extra)))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
+    for r in vlines:
+        ax.axvline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     if logx:
         log_axis(ax, "x")
     if logy:
@@ -335,7 +338,7 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
             ax.set_xticklabels(list(xticklabels))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if legend and len(series) + len(ref_lines) > 1:
+    if legend and len(series) + len(ref_lines) + len(vlines) > 1:
         ax.legend(fontsize=7, loc="best")
     return fig
 
@@ -348,10 +351,11 @@ def line_keys(series: Sequence[Series], ref_lines: Sequence[RefLine] = ()) -> li
 
 
 @_chart
-def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), **kwargs: Any) -> str:
+def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), vlines: Sequence[RefLine] = (),
+               **kwargs: Any) -> str:
     """line_figure as inline SVG with its legend in HTML (same keyword arguments)."""
-    fig = line_figure(series, ref_lines=ref_lines, legend=False, **kwargs)
-    return fig_to_svg(fig) + legend_html(line_keys(series, ref_lines))
+    fig = line_figure(series, ref_lines=ref_lines, vlines=vlines, legend=False, **kwargs)
+    return fig_to_svg(fig) + legend_html(line_keys(series, [*ref_lines, *vlines]))
 
 
 @_chart

@@ -9,8 +9,7 @@ also written next to report.html as pts/<test>.csv and pts/summary.json.
 from __future__ import annotations
 
 import csv
-import functools
-import html
+import dataclasses
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -20,10 +19,21 @@ from typing import Any
 from ssdlab import atomic
 from ssdlab.errors import SsdlabError
 from ssdlab.model import Run
-from ssdlab.report import charts, pts_lat, sections
+from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
+from ssdlab.report.pts_page import (
+    determination_table,
+    esc,
+    figure,
+    header_html,
+    kv,
+    num,
+    table,
+    window_chart,
+)
 from ssdlab.report.sections import Section
-from ssdlab.steady import Determination
+from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
+from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import (
     METRICS,
     SPEC_VERSION,
@@ -37,122 +47,20 @@ from ssdlab.suites.pts.common import (
     mix_label,
     per_round,
     settings_from_run,
-    tests_of,
     window_average,
 )
-from ssdlab.targets.purge import write_cache_state
+from ssdlab.suites.pts.family import tests_for
 from ssdlab.units import format_bytes, format_duration
 
-esc = html.escape
-_table = functools.partial(sections.table, cls="pts")
-_figure = functools.partial(sections.figure, cls="pts-chart")
+_table = table
+_figure = figure
+_kv = kv
+_num = num
 
 
 def applies(run: Run) -> bool:
-    """PTS sections apply to every run of the PTS suites (pts, pts-iops, pts-tp, pts-lat, pts-wsat)."""
+    """PTS sections apply to every run of the PTS suites (pts, pts-iops, pts-tp, pts-lat, pts-wsat, ...)."""
     return run.suite == "pts" or run.suite.startswith("pts-")
-
-
-# ------------------------------------------------------------------ small HTML helpers
-
-def _kv(rows: Sequence[tuple[str, Any]]) -> str:
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
-    return f"<table class='pts-header'><tbody>{body}</tbody></table>"
-
-
-def _num(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
-    return f"{text} {unit}".strip()
-
-
-# ------------------------------------------------------------------ header
-
-def _purge_line(run: Run, test: str) -> tuple[str, str, str]:
-    """(purge method line, write cache state, write cache detail) recorded by the purge point."""
-    pr = run.result(f"{test}-0-purge")
-    if pr is None or pr.status != "ok":
-        return ("not done (the run stopped before the purge)", "unknown", "")
-    parts = pr.reason.split("; write cache: ", 1)
-    wc_line = "write cache: " + parts[1] if len(parts) == 2 else ""
-    state = write_cache_state(wc_line)
-    return (parts[0], state, wc_line.removeprefix("write cache: ").removeprefix(state).strip(" ()"))
-
-
-def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, window: str, verdict: str,
-                tq: str) -> str:
-    """The SNIA report header: test, device under test, platform, set-up parameters, compliance."""
-    ident = dict(run.target.get("identity") or {})
-    h = run.host
-    purge, wc_state, wc_detail = _purge_line(run, test)
-    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
-    compliance = "spec-compliant set-up (as far as ssdlab can tell)" if not reasons else \
-        "SCALED, NOT spec-compliant: " + "; ".join(reasons)
-    rows: list[tuple[str, Any]] = [
-        ("Test", f"{SPEC_VERSION}, PTS-{s.spec} ({'Enterprise' if s.spec == 'E' else 'Client'}): {title}"),
-        ("Report", f"ssdlab {run.ssdlab_version}, run {run.run_id}, created {run.created}, status {run.status}"),
-        ("Device under test", f"{run.target.get('name')} ({run.target.get('kind')}); model "
-                              f"{ident.get('model', 'unknown')}, serial {ident.get('serial', 'unknown')}, firmware "
-                              f"{ident.get('firmware', 'unknown')}"
-                              + (f", interface {ident['transport']}" if ident.get("transport") else "")),
-        ("Capacity", f"{format_bytes(s.capacity)} used of the target ({s.capacity} bytes)"),
-        ("Test platform", f"{h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}, "
-                          f"{format_bytes(int(h.get('memory_bytes') or 0))} RAM, {h.get('os', '?')}, kernel "
-                          f"{h.get('kernel', '?')}; {h.get('engine', '?')} {h.get('engine_version', '')}"),
-        ("Data pattern", s.data_pattern + (" (fio random buffers)" if s.data_pattern == "random" else "")),
-        ("Active range", f"{s.active_range_pct:g}% = {format_bytes(s.active_range_bytes)} "
-                         f"(LBA 0 to {s.active_range_bytes} bytes)"),
-        ("Purge", purge),
-        ("Write cache", f"{'WCE' if s.write_cache == 'enabled' else 'WCD'} requested; state {wc_state}"
-                        + (f" ({wc_detail})" if wc_detail else "")),
-        ("PC1: WIPC", wipc),
-        ("PC2: WDPC", "the test loop itself, round after round until steady state" if test != "wsat"
-         else "none: WSAT starts fresh-out-of-box"),
-        ("Threads x queue depth", tq),
-        ("Point duration", f"{s.runtime_s:g} s" + (f" + {s.ramp_s:g} s ramp" if s.ramp_s else "")),
-        ("Rounds in the window", window),
-        ("Steady state", verdict),
-        ("Response time", "fio completion latency (clat) per I/O" if test == "lat" else "-"),
-        ("Compliance", compliance),
-    ]
-    if test != "lat":
-        rows = [r for r in rows if r[0] != "Response time"]
-    return _kv(rows)
-
-
-# ------------------------------------------------------------------ steady state
-
-def determination_table(d: Determination, unit: str) -> str:
-    """SS determination table (PTS report format), one tracking variable."""
-    rows = [
-        ("Measurement window", f"rounds {d.rounds[0]}-{d.rounds[-1]}"),
-        ("Average value", _num(float(d.average), unit)),
-        ("Allowed maximum data excursion (20% of average)", _num(float(d.allowed_range), unit)),
-        ("Measured maximum data excursion (max - min)", f"{_num(float(d.range), unit)} = {d.range_pct:.2f}%"),
-        ("Allowed maximum slope excursion (10% of average)", _num(float(d.allowed_excursion), unit)),
-        ("Measured maximum slope excursion (|m| x 4)", f"{_num(float(d.fit_excursion), unit)} = "
-                                                       f"{d.excursion_pct:.2f}%"),
-        ("Least-squares linear fit", f"y = {d.formula()}"),
-        ("Data excursion criterion (a)", "met" if d.range_ok else "NOT met"),
-        ("Slope excursion criterion (b)", "met" if d.excursion_ok else "NOT met"),
-    ]
-    return _kv(rows)
-
-
-def window_chart(name: str, d: Determination, unit: str) -> str:
-    """Measurement-window plot: data, average, 110 %/90 % guides and the best-fit line."""
-    xs = [float(r) for r in d.rounds]
-    avg = float(d.average)
-    return charts.line_chart(
-        [charts.Series(name, xs, [float(v) for v in d.values], "-o"),
-         charts.Series(f"best fit {d.formula()}", xs, [d.fit(x) for x in xs], "--", color="#000000")],
-        ref_lines=[charts.RefLine(avg, "average", "-", "#2ca02c"),
-                   charts.RefLine(1.1 * avg, "110% x average", ":", "#888888"),
-                   charts.RefLine(0.9 * avg, "90% x average", ":", "#888888")],
-        title=f"Steady-state measurement window: {name}", xlabel="Round", ylabel=unit,
-        xticks=xs, xticklabels=[str(r) for r in d.rounds])
 
 
 def _convergence_chart(title: str, rounds: int, lines: Sequence[tuple[str, Sequence[float | None]]],
@@ -493,23 +401,12 @@ def run_record_section(run: Run) -> Section | None:
 
 TestSections = Callable[[Run, PtsSettings, dict[str, str]], tuple[list[Section], dict[str, Any]]]
 # test key -> (sections, summary.json entry) for a test whose report lives in its own module (pts_demand: CBW,
-# DIRTH); build() calls it when the run has points of that test
+# DIRTH); build() calls it when the run selected that test
 _TEST_SECTIONS: dict[str, TestSections] = {}
 
 
 def register_test_sections(key: str, builder: TestSections) -> None:
     _TEST_SECTIONS[key] = builder
-
-
-def _other_tests(run: Run, s: PtsSettings, files: dict[str, str], summary: dict[str, Any]) -> list[Section]:
-    keys = {p.point.tags.get("test") for p in run.points}
-    out: list[Section] = []
-    for key, builder in _TEST_SECTIONS.items():
-        if key in keys:
-            secs, entry = builder(run, s, files)
-            out.extend(secs)
-            summary["tests"][key] = entry
-    return out
 
 
 # ------------------------------------------------------------------ entry
@@ -524,24 +421,41 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
-    if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
-        st = wsat_mod.analyse(s, run)
-        out.extend(wsat_sections(run, s, st, files))
-        summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
-                                    "written_bytes": st.written[-1] if st.written else 0}
-    for test in tests_of(run.suite):
-        state = analyse(test, s, run)
-        out.extend(round_test_sections(run, s, test, state, files))
-        summary["tests"][test.name] = {
-            "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
-            "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
-            "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
-        }
-        if test.captures is not None:  # LAT's response-time histogram captures after the rounds
-            section, summary["tests"][test.name]["histogram_captures"] = pts_lat.capture_section(run, s)
-            if section is not None:
-                out.append(section)
-    out.extend(_other_tests(run, s, files, summary))
+    for family_test in tests_for(run):
+        if family_test.key == wsat_mod.TEST:
+            st = wsat_mod.analyse(s, run)
+            out.extend(wsat_sections(run, s, st, files))
+            summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
+                                        "written_bytes": st.written[-1] if st.written else 0}
+        if family_test.key == hir_mod.TEST:
+            hs = hir_mod.analyse(s, run)
+            out.extend(pts_hir.sections(run, s, hs, files))
+            summary["tests"]["hir"] = {
+                "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
+                "steady_iops": hs.steady_iops, "finished": hs.finished,
+                "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
+        if family_test.key == xsr_mod.TEST:
+            xs = xsr_mod.analyse(s, run)
+            out.extend(pts_xsr.sections(run, s, xs, files))
+            summary["tests"]["xsr"] = {
+                "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
+                "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
+        for test in family_test.round_tests:
+            state = analyse(test, s, run)
+            out.extend(round_test_sections(run, s, test, state, files))
+            summary["tests"][test.name] = {
+                "rounds": state.rounds_done, "finished": state.finished, "steady": state.steady,
+                "window": state.window, "note": state.note, "invalid_points": list(state.invalid),
+                "determinations": {k: d.as_dict() for k, d in state.determinations.items()},
+            }
+            if test.captures is not None:  # LAT's response-time histogram captures after the rounds
+                section, summary["tests"][test.name]["histogram_captures"] = pts_lat.capture_section(run, s)
+                if section is not None:
+                    out.append(section)
+        builder = _TEST_SECTIONS.get(family_test.key)
+        if builder is not None:  # a test reported by its own module (pts_demand: CBW, DIRTH)
+            secs, summary["tests"][family_test.key] = builder(run, s, files)
+            out.extend(secs)
     rec = run_record_section(run)
     if rec is not None:
         out.append(rec)

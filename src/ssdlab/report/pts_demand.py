@@ -16,7 +16,8 @@ from typing import Any
 
 from ssdlab.model import PointResult, Run
 from ssdlab.report import charts, latency, sections
-from ssdlab.report.pts import determination_table, header_html, register_test_sections, window_chart
+from ssdlab.report.pts import register_test_sections
+from ssdlab.report.pts_page import determination_table, header_html, window_chart
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import demand
 from ssdlab.suites.pts.common import PtsSettings, metric_value

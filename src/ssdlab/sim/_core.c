@@ -166,6 +166,10 @@ typedef struct {
     Div32 dv_spb, dv_spu, dv_dies, dv_ch, dv_depth; /* divisions by geometry constants */
     int iu_shift; /* log2(iu_bytes) when it is a power of two, else -1 */
     uint32_t gc_free_min;
+    /* background (idle-time) GC: relocation rate (bytes per ns, 0 = none), idle delay, free-pool target */
+    double bg_rate;
+    int64_t bg_delay_ns;
+    uint32_t bg_target;
     int64_t buf_slots, flush_thr;
     /* map cache */
     int64_t map_entries, n_mp, mc_cap, mc_hand, mc_count;
@@ -218,6 +222,7 @@ typedef struct {
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
     int64_t *job_pos, *job_issued, *job_next;
+    int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
     HeapEnt *heap;
@@ -896,6 +901,9 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->slow_ns = (int64_t)(dget(p, "slowpath_us", &err) * 1000.0);
     d->gc_policy = (int)dget(p, "gc_policy", &err);
     d->gc_free_min = (uint32_t)dget(p, "gc_free", &err);
+    d->bg_rate = dget(p, "idle_gc", &err) * 1e-3; /* MB/s -> bytes per ns */
+    d->bg_delay_ns = (int64_t)(dget(p, "idle_gc_ms", &err) * 1e6);
+    double bg_free_pct = dget(p, "idle_free", &err);
     int64_t buf_bytes = (int64_t)dget(p, "buffer", &err);
     double map_cache = dget(p, "map_cache", &err);
     d->p_cap = dget(p, "power", &err);
@@ -935,6 +943,10 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
         return -1;
     }
     d->n_blk = (uint32_t)nb;
+    /* background GC refills the free pool up to this share of the spare superblocks (beyond GC's reserve) */
+    int64_t spare = nb - (int64_t)ceil((double)d->n_lpn / (double)d->spb) - d->gc_free_min - 2;
+    if (spare < 0) spare = 0;
+    d->bg_target = d->gc_free_min + 1 + (uint32_t)floor((double)spare * bg_free_pct / 100.0);
     d->xfer_iu = (int64_t)((double)d->iu_bytes * 1000.0 / ch_mbps);
     d->xfer_pu = (int64_t)((double)(d->planes * d->page_bytes) * 1000.0 / ch_mbps);
     d->ch_ns_per_byte = 1000.0 / ch_mbps;
@@ -1206,6 +1218,50 @@ bad:
     return NULL;
 }
 
+/* idle(ns): the host issues nothing for ns of virtual time after the last point. NAND work the point left
+ * behind completes; once the dies are free and the idle delay has passed, background GC cleans victims (the
+ * same victim policy as foreground GC) at no more than the idle relocation rate, until the free pool reaches
+ * its target, no victim would gain space, or the idle time is over. The next point starts after the idle
+ * time. Returns what the background GC did. */
+static PyObject *Dev_idle(Dev *d, PyObject *args) {
+    long long ns;
+    if (!PyArg_ParseTuple(args, "L", &ns)) return NULL;
+    if (d->running) {
+        PyErr_SetString(PyExc_RuntimeError, "idle() while a point is running");
+        return NULL;
+    }
+    if (ns < 0) ns = 0;
+    int64_t t0 = d->carry_end, t_end = t0 + ns;
+    flush_pending(d, t0);
+    int64_t t = t0;
+    for (uint32_t i = 0; i < d->n_dies; i++) t = max64(t, d->die_free[i]);
+    t = max64(t, t0 + d->bg_delay_ns);
+    uint32_t free_before = d->free_cnt;
+    uint64_t runs = 0, moved = 0;
+    double e0 = d->c_energy;
+    while (d->bg_rate > 0 && t < t_end && d->free_cnt < d->bg_target) {
+        int64_t vb = select_victim(d);
+        if (vb < 0 || d->valid[vb] >= d->spb) break; /* nothing left to gain */
+        uint32_t v = d->valid[vb];
+        d->cal_now = t;
+        if (gc_one(d, t) <= 0) break;
+        runs++;
+        moved += v;
+        /* paced by the relocation rate, and never ahead of the dies (one victim after the other) */
+        int64_t pace = (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
+        t += pace > 1000 ? pace : 1000;
+        for (uint32_t i = 0; i < d->n_dies; i++) t = max64(t, d->die_free[i]);
+    }
+    if (d->p_cap > 0) {
+        d->pw_level += d->pw_rate * (double)ns - (d->c_energy - e0);
+        if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
+    }
+    d->carry_end = t_end;
+    return Py_BuildValue("{s:K,s:K,s:I,s:I,s:d}", "victims", (unsigned long long)runs, "relocated_slots",
+                         (unsigned long long)moved, "free_before", free_before, "free_after", d->free_cnt,
+                         "energy_j", d->c_energy - e0);
+}
+
 /* ------------------------------------------------------------------ methods: running a point */
 
 static void heap_push(Dev *d, int64_t key, int32_t slot) {
@@ -1377,8 +1433,13 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     if (parse_zones(d, w) < 0) return NULL;
     d->rng = seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
     if (!d->rng) d->rng = 1;
+    /* a sample of a continuous series: the sequential writers go on from where the previous sample left them */
+    PyObject *keep = PyDict_GetItemString(w, "keep_pos");
+    int64_t *old_pos = d->job_pos;
+    int keep_pos = keep && PyObject_IsTrue(keep) && old_pos && d->pos_n == d->numjobs;
+    d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
-    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
@@ -1390,16 +1451,27 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->hl_base = 0;
     if (d->hl_ns > 0) {
         d->hl = calloc((size_t)HL_RING * NDIR * PLAT_NR, sizeof(int64_t));
-        if (!d->hl) return PyErr_NoMemory();
+        if (!d->hl) {
+            free(old_pos);
+            d->pos_n = 0;
+            return PyErr_NoMemory();
+        }
     }
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
     if (!d->job_pos || !d->job_issued || !d->job_next || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+        free(old_pos);
+        d->pos_n = 0;
         PyErr_NoMemory();
         return NULL;
     }
-    for (int64_t j = 0; j < d->numjobs; j++) d->job_pos[j] = d->range_start;
+    for (int64_t j = 0; j < d->numjobs; j++) {
+        int64_t pos = keep_pos ? old_pos[j] : d->range_start;
+        d->job_pos[j] = pos >= d->range_start && pos < d->range_start + d->range_len ? pos : d->range_start;
+    }
+    free(old_pos);
+    d->pos_n = d->numjobs;
     d->rate_ns = rate > 0 ? (int64_t)(1e9 / (double)rate) : 0;
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
@@ -1643,6 +1715,7 @@ static PyMethodDef Dev_methods[] = {
     {"save", (PyCFunction)Dev_save, METH_NOARGS, "State image (bytes) of the FTL."},
     {"load", (PyCFunction)Dev_load, METH_O, "Restore a state image from save()."},
     {"begin", (PyCFunction)Dev_begin, METH_VARARGS, "begin(workload dict): start a point at virtual time 0."},
+    {"idle", (PyCFunction)Dev_idle, METH_VARARGS, "idle(ns): host idle time before the next point (background GC)."},
     {"advance", (PyCFunction)Dev_advance, METH_VARARGS, "advance(until_ns) -> finished?"},
     {"hist_drain", (PyCFunction)Dev_hist_drain, METH_VARARGS, "hist_drain(upto): finished histogram-log rows."},
     {"progress", (PyCFunction)Dev_progress, METH_NOARGS, "(t_ns, read_ios, write_ios, read_b, write_b, lat_sum)."},

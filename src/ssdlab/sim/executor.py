@@ -13,6 +13,7 @@ import json
 import math
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,8 @@ from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.live import LiveCallback, LiveSample
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, TestPoint, Workload, percentile_key
+from ssdlab.live import LiveCallback, LiveSample, SampleCallback
+from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, TestPoint, Workload, percentile_key
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size
@@ -320,8 +321,18 @@ class SimExecutor:
         """Engine version recorded in run.json."""
         return engine_version()
 
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        """Samples of one continuous stimulus, back to back (the model has no gap between points anyway);
+        sequential writers go on from where the previous sample left them, as in one fio run."""
+        here: Path | None = point_dir
+        for i, point in enumerate(points):
+            if here is None:
+                return
+            here = on_sample(self.run_point(point, target, here, on_live, keep_position=i > 0))
+
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
-                  on_live: LiveCallback | None = None) -> Measurement:
+                  on_live: LiveCallback | None = None, *, keep_position: bool = False) -> Measurement:
         """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
         from ssdlab.sim.target import SimTarget
 
@@ -336,7 +347,10 @@ class SimExecutor:
         target.checkpoint(run_dir)  # the state up to the previous point, when one is due
         capacity = target.capacity()
         sw = translate(point, capacity, int(target.values["seed"]))
+        if keep_position:
+            sw.core["keep_pos"] = 1
         dev = target.device()
+        idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
         before = dev.counters()
         wall0, cpu0 = time.perf_counter(), time.thread_time()
         try:
@@ -362,7 +376,13 @@ class SimExecutor:
             summary["state"] = note
         if sw.notes:
             summary["notes"] = list(sw.notes)
+        if keep_position:
+            summary["keep_position"] = True  # replayed alike on resume
+        if idle is not None:
+            summary["idle"] = idle  # background GC during the host idle before the point
         extra: dict[str, Any] = {"sim": summary}
+        if point.idle_before_s:
+            extra["idle_s"] = point.idle_before_s  # virtual time: exactly as asked
         if point.workload.hist_log_ms:
             extra["hist_logs"] = write_hist_log(point_dir, sw, result.get("hist_rows", []),
                                                 int(point.workload.hist_log_ms))
@@ -383,9 +403,18 @@ class SimExecutor:
         target.note_point(point.id)
         return m
 
-    def replay(self, point: TestPoint, target: SimTarget) -> None:
-        """Simulate a point again for its effect on the drive only (restoring a resumed run's drive state)."""
-        run_core(target.device(), translate(point, target.capacity(), int(target.values["seed"])))
+    def replay(self, result: PointResult, target: SimTarget) -> None:
+        """Simulate a finished point again for its effect on the drive only (restoring a resumed run's drive
+        state): the host idle before it, and a continuous sample's sequential position, as it first ran."""
+        point = result.point
+        sw = translate(point, target.capacity(), int(target.values["seed"]))
+        sim = result.measurement.extra.get("sim", {}) if result.measurement is not None else {}
+        if isinstance(sim, dict) and sim.get("keep_position"):
+            sw.core["keep_pos"] = 1
+        dev = target.device()
+        if point.idle_before_s > 0:
+            dev.idle(round(point.idle_before_s * 1e9))
+        run_core(dev, sw)
 
 
 def command_text(point: TestPoint, spec: str, capacity: int) -> str:

@@ -50,6 +50,11 @@ PARAMS: tuple[Param, ...] = (
     Param("slowpath_us", "float", "firmware slow path per IU-unaligned write, µs (S3500-style)", 0.0, 100000.0),
     Param("gc", "choice", "GC victim policy", choices=("greedy", "fifo")),
     Param("gc_free", "int", "GC runs while at most this many superblocks are free", 1, 64),
+    Param("idle_gc", "float", "background GC while the host is idle: data relocated per second, MB/s (0: none)",
+          0.0, 100000.0),
+    Param("idle_gc_ms", "float", "host idle time before background GC starts, ms", 0.0, 600000.0),
+    Param("idle_free", "float", "background GC refills the free pool up to this % of the spare superblocks",
+          0.0, 100.0),
     Param("buffer", "size", "DRAM write buffer (power-loss protected)", 64 * 1024, 4 * 1024**3),
     Param("map_cache", "float", "fraction of the mapping table held in DRAM (1 = full map)", 0.0001, 1.0),
     Param("power", "float", "power cap in W averaged over window_s (0: uncapped)", 0.0, 1000.0),
@@ -78,7 +83,8 @@ CELL_DEFAULTS: dict[str, dict[str, float]] = {
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
-    "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "buffer": 16 * 1024**2,
+    "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "idle_gc": 50.0,
+    "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
 

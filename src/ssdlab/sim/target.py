@@ -18,7 +18,7 @@ from typing import Any
 
 from ssdlab import atomic
 from ssdlab.errors import TargetError
-from ssdlab.model import PointResult, TestPoint
+from ssdlab.model import PointResult
 from ssdlab.sim import core
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
@@ -135,7 +135,7 @@ class SimTarget(Target):
         g: dict[str, int] = self.device().geometry()
         return g
 
-    def begin_session(self, run_dir: Path, replay: Callable[[TestPoint], None] | None = None) -> str:
+    def begin_session(self, run_dir: Path, replay: Callable[[PointResult], None] | None = None) -> str:
         """Before the first point of this process: put the drive where the run's last finished point left it.
 
         Reloads the run's checkpoint (unless it belongs to another target), then replays the finished points
@@ -169,7 +169,7 @@ class SimTarget(Target):
                 self.device().reset()
                 resets += 1
             elif pr.measurement is not None and replay is not None:
-                replay(pr.point)
+                replay(pr)
                 simulated += 1
             self._after = pr.point.id
         if resets or simulated:

@@ -223,6 +223,27 @@ def check_qd1_latency(lines: list[Line]) -> None:
                       _within(s["mean_lat_s"], expected, -0.01, 0.01), "fw + tR + transfers"))
 
 
+def check_idle_gc(lines: list[Line]) -> None:
+    """Background GC in host idle time: it relocates at its configured rate, and a write burst after a longer
+    idle runs faster (PTS HIR's mechanism)."""
+    b = Bench("tlc-4k", capacity="1GiB")
+    b.steady_random_write()
+    rate, delay = float(b.values["idle_gc"]), float(b.values["idle_gc_ms"]) / 1000.0
+    burst: dict[float, float] = {}
+    moved = 0.0
+    for idle_s in (1.0, 4.0):
+        b.run(io_bytes=b.user // 2)  # back to steady state
+        done = b.dev.idle(int(idle_s * 1e9))
+        if idle_s == 4.0:
+            moved = done["relocated_slots"] * b.iu / 1e6 / (idle_s - delay)
+        burst[idle_s] = b.run(runtime_s=0.3)[1]["iops"]
+    lines.append(Line("background GC relocation rate in 4 s of idle, MB/s", moved, rate, _rule(-0.05, 0.05),
+                      _within(moved, rate, -0.05, 0.05), "idle_gc, one victim after the other"))
+    measured = burst[4.0] / burst[1.0]
+    lines.append(Line("4K write burst IOPS after 4 s / after 1 s of idle", measured, 1.0, "> 1",
+                      measured > 1.02, "more idle, more free blocks"))
+
+
 def check_determinism(lines: list[Line]) -> None:
     """Same seed, same drive -> identical results."""
     outs = []
@@ -236,7 +257,7 @@ def check_determinism(lines: list[Line]) -> None:
 
 
 CHECKS: tuple[Callable[[list[Line]], None], ...] = (check_cliff, check_iu, check_misaligned, check_power, check_little,
-                                                   check_qd1_latency, check_determinism)
+                                                   check_qd1_latency, check_idle_gc, check_determinism)
 
 
 def run_validation() -> list[Line]:

@@ -155,7 +155,9 @@ class SuiteOption:
 
     `name` is the long option without dashes ('spec', 'tq', 'until-steady'); the value lands in
     PlanContext.options[name with '-' replaced by '_'] (default when not given). `kind` is 'str',
-    'int', 'float', 'flag' or 'size'. `choices` restricts str values. Several suites may declare the
+    'int', 'float', 'flag', 'size' or 'toml' (a file read when the option is given: the value stored is
+    {"file": absolute path, "table": its contents}, see load_toml_option, so a stored run keeps them).
+    `choices` restricts str values. Several suites may declare the
     same name with the same kind; it is one CLI option.
     """
 
@@ -169,3 +171,21 @@ class SuiteOption:
     @property
     def key(self) -> str:
         return self.name.replace("-", "_")
+
+
+def load_toml_option(path: str) -> dict[str, Any]:
+    """The value of a 'toml' suite option: {"file": absolute path, "table": the parsed file}. A file that is
+    missing or not TOML is a UsageError (one line)."""
+    import tomllib
+    from pathlib import Path
+
+    from ssdlab.errors import UsageError
+
+    p = Path(path).expanduser()
+    try:
+        table = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not a TOML file: {exc}") from None
+    return {"file": str(p.resolve()), "table": table}

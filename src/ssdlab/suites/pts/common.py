@@ -15,10 +15,9 @@ from typing import Any
 
 from ssdlab import steady
 from ssdlab.errors import UsageError
-from ssdlab.eta import Outlook
 from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import REGISTRY, PlanContext, Suite, SuiteOption, common_limits
+from ssdlab.suites.base import REGISTRY, PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -50,7 +49,7 @@ DATA_PATTERNS: dict[str, dict[str, str]] = {
 
 
 def pts_options() -> list[SuiteOption]:
-    """The options every PTS suite accepts (values land in ctx.options)."""
+    """The options every PTS suite accepts (values land in ctx.options); each test adds its own (family.py)."""
     return [
         SuiteOption("spec", "str", "E", "PTS variant: E (enterprise: AR 100%%, write cache off, T4Q32) or "
                     "C (client: AR 75%%, write cache on, T2Q16)", choices=("E", "C")),
@@ -62,15 +61,8 @@ def pts_options() -> list[SuiteOption]:
                     "recreate); default: the best the target offers"),
         SuiteOption("data-pattern", "str", "random", "data written: random (spec), random-refill, zeros",
                     choices=tuple(DATA_PATTERNS)),
-        SuiteOption("pts-block-sizes", "str", None, "pts-iops only, for quick runs: comma list of KiB block sizes "
-                    "(e.g. 1024,64,4); the default is the spec's full list"),
-        SuiteOption("pts-mixes", "str", None, "pts-iops only, for quick runs: comma list of read/write mixes "
-                    "(e.g. 100/0,65/35,0/100); the default is the spec's full list"),
-        SuiteOption("wsat-fills", "float", 4.0, "pts-wsat: stop after writing this many times the capacity (4)"),
-        SuiteOption("wsat-hours", "float", 24.0, "pts-wsat: stop after this many hours of 1-minute samples (24)"),
-        SuiteOption("lat-hist-mixes", "str", "0/100,100/0", "LAT: R/W mixes of the RND 4 KiB T1Q1 response-time "
-                    "histogram captures after the rounds, or 'none' (0/100,100/0)"),
-        SuiteOption("lat-hist-minutes", "float", 20.0, "LAT: length of each histogram capture, spec minutes (20)"),
+        SuiteOption("pts-header", "toml", None, "TOML file with the report header's test sponsor, auditor, "
+                    "revision, dates, device and platform details (docs/pts.md); stored with the run"),
     ]
 
 
@@ -204,6 +196,9 @@ def settings(ctx: PlanContext) -> PtsSettings:
     ar_bytes -= ar_bytes % align
     if ar_bytes <= 0:
         raise UsageError(f"active range {ar:g}% of {format_bytes(ctx.capacity)} is empty")
+    from ssdlab.suites.pts import header  # validates --pts-header
+
+    header.parse(o.get("pts_header"))
     pattern = str(o.get("data_pattern") or "random")
     if pattern not in DATA_PATTERNS:
         raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
@@ -227,8 +222,10 @@ def settings(ctx: PlanContext) -> PtsSettings:
 
 
 def _frozen(value: Any) -> Any:
-    """A hashable copy of an option value (repeatable options are lists)."""
-    return tuple(value) if isinstance(value, list) else value
+    """A hashable copy of an option value (repeatable options are lists, a 'toml' option is a table)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
 # ------------------------------------------------------------------ stimuli, tests, points
@@ -593,89 +590,38 @@ def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> 
     return [metric_value(metric, res.get(f"{test.name}-r{r:02d}-{key}")) for r in range(1, rounds + 1)]
 
 
-# ------------------------------------------------------------------ suite base
+# ------------------------------------------------------------------ one round test in a suite
 
-class RoundSuite(Suite):
-    """A PTS suite made of one or more round tests run one after the other."""
+def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
+    """Record the steady-state determination of one round test; warn when it did not reach steady state."""
+    state = analyse(t, s, run)
+    run = run.with_event({
+        "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
+        "window": state.window, "note": state.note,
+        "determinations": {k: {"steady": d.steady, "range_pct": round(d.range_pct, 3),
+                               "excursion_pct": round(d.excursion_pct, 3), "fit": d.formula()}
+                           for k, d in state.determinations.items()},
+    })
+    run = run.with_event(test_verdict_event(t, state))
+    if state.finished and not state.steady and not state.invalid:
+        run = run.with_warning(f"{t.title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
+                               f"{state.window[0]}-{state.window[-1]} are reported as the window")
+    return run
 
-    writes = True
-    default_runtime_s = SPEC_RUNTIME_S
-    tests: tuple[RoundTest, ...] = ()
 
-    def suite_options(self) -> list[SuiteOption]:
-        return pts_options()
-
-    def settings(self, ctx: PlanContext) -> PtsSettings:
-        return settings(ctx)
-
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        s = self.settings(ctx)
-        reject_matrix_options(s, any(t.name == "iops" for t in self.tests))
-        for t in self.tests:
-            t.trackers(s)  # validates that a reduced matrix keeps every tracking point
-        return [p for t in self.tests for p in plan_round_test(t, s)]
-
-    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
-        s = self.settings(ctx)
-        for i, t in enumerate(self.tests):
-            rest = remaining_round_test(t, s, run)
-            if rest:
-                return rest + [p for later in self.tests[i + 1:] for p in plan_round_test(later, s)]
-        return []
-
-    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
-        """Worst case: every test runs max-rounds rounds. Expected: as many rounds as the finished tests
-        needed (5 before any finished), one more at a time while a test runs on without steady state."""
-        s = self.settings(ctx)
-        worst: list[tuple[TestPoint, int]] = []
-        expected: list[tuple[TestPoint, int]] = []
-        finished: list[int] = []
-        for t in self.tests:
-            w, e, state = round_test_outlook(t, s, run, expected_rounds(finished))
-            if state is not None and state.finished:
-                finished.append(state.rounds_done)
-            worst += w
-            expected += e
-        return Outlook(tuple(worst), tuple(expected))
-
-    def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        """Record the steady-state determination of every test; warn when the run is scaled."""
-        s = self.settings(ctx)
-        for t in self.tests:
-            state = analyse(t, s, run)
-            run = run.with_event({
-                "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
-                "window": state.window, "note": state.note,
-                "determinations": {k: {"steady": d.steady, "range_pct": round(d.range_pct, 3),
-                                       "excursion_pct": round(d.excursion_pct, 3), "fit": d.formula()}
-                                   for k, d in state.determinations.items()},
-            })
-            run = run.with_event(test_verdict_event(t, state))
-            if state.finished and not state.steady and not state.invalid:
-                run = run.with_warning(f"{t.title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
-                                       f"{state.window[0]}-{state.window[-1]} are reported as the window")
-        return scaled_warning(run, s)
-
-    def plan_notes(self, ctx: PlanContext) -> list[str]:
-        s = self.settings(ctx)
-        notes = []
-        for t in self.tests:
-            n = len(t.stimuli(s))
-            per_round = n * (s.runtime_s + s.ramp_s)
-            notes.append(f"{t.title}: worst case {s.max_rounds} rounds x {n} points = {s.max_rounds} x "
-                         f"{format_duration(per_round)} = {format_duration(s.max_rounds * per_round)}, "
-                         f"stopping at the first round where steady state holds (from round {steady.WINDOW})"
-                         + ("; continues past the maximum until steady (--until-steady)" if s.until_steady else ""))
-            notes.append(f"  plus purge ({s.purge or 'best available method'}, write cache {s.write_cache}) and "
-                         f"WIPC: SEQ {bs_label(t.wipc_bs)} writes of {format_bytes(2 * s.active_range_bytes)} "
-                         f"(2x active range; at 1 GB/s that takes "
-                         f"{format_duration(2 * s.active_range_bytes / 1e9)})")
-            caps = capture_points(t, s)
-            if caps:
-                notes.append(f"  then {len(caps)} response-time histogram capture(s): "
-                             + ", ".join(f"{p.label}" for p in caps))
-        notes.extend(common_notes(s))
-        return notes
+def round_notes(t: RoundTest, s: PtsSettings) -> list[str]:
+    """The plan lines of one round test: worst case, stop rule, purge and WIPC."""
+    n = len(t.stimuli(s))
+    per_round = n * (s.runtime_s + s.ramp_s)
+    return [f"{t.title}: worst case {s.max_rounds} rounds x {n} points = {s.max_rounds} x "
+            f"{format_duration(per_round)} = {format_duration(s.max_rounds * per_round)}, "
+            f"stopping at the first round where steady state holds (from round {steady.WINDOW})"
+            + ("; continues past the maximum until steady (--until-steady)" if s.until_steady else ""),
+            f"  plus purge ({s.purge or 'best available method'}, write cache {s.write_cache}) and "
+            f"WIPC: SEQ {bs_label(t.wipc_bs)} writes of {format_bytes(2 * s.active_range_bytes)} "
+            f"(2x active range; at 1 GB/s that takes {format_duration(2 * s.active_range_bytes / 1e9)})"] + \
+        ([f"  then {len(caps)} response-time histogram capture(s): " + ", ".join(p.label for p in caps)]
+         if (caps := capture_points(t, s)) else [])
 
 
 def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
@@ -694,12 +640,6 @@ def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
                                      f"{state.window[0]}-{state.window[-1]}" + ("; " + "; ".join(failing)
                                                                                   if failing else ""))
     return verdict.verdict_event(test.name, test.title, "incomplete", state.note.removeprefix("incomplete: "))
-
-
-def reject_matrix_options(s: PtsSettings, is_iops: bool) -> None:
-    """--pts-block-sizes/--pts-mixes shape the IOPS matrix only; elsewhere they are a mistake."""
-    if not is_iops and (s.block_sizes is not None or s.mixes is not None):
-        raise UsageError("--pts-block-sizes and --pts-mixes apply to pts-iops only")
 
 
 def common_notes(s: PtsSettings) -> list[str]:

@@ -16,6 +16,7 @@ Point ids: <test>-0-purge, <test>-pc<NN>, <test>-r<NN>-pw, <test>-r<NN>-t<TC>q<Q
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,21 +26,16 @@ from ssdlab import steady
 from ssdlab.errors import UsageError
 from ssdlab.model import PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import (
-    SPEC_RUNTIME_S,
     KiB,
     PtsSettings,
     bs_label,
-    common_notes,
     metric_value,
     mix_label,
-    pts_options,
     purge_point,
-    reject_matrix_options,
-    scaled_warning,
-    settings,
 )
+from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
 
 # --------------------------------------------------------------------------- stimuli
@@ -703,47 +699,19 @@ def validate(t: DemandTest, s: PtsSettings) -> None:
     t.stimulus(s)
 
 
-# --------------------------------------------------------------------------- suites
+# --------------------------------------------------------------------------- the family's CBW and DIRTH
 
-class DemandSuite(Suite):
-    """pts-cbw / pts-dirth: one demand test (its own purge, preconditioning, rounds and captures)."""
-
-    writes = True
-    default_runtime_s = SPEC_RUNTIME_S
-
-    def __init__(self, name: str, summary: str, test: DemandTest, options: tuple[SuiteOption, ...]) -> None:
-        self.name = name
-        self.summary = summary
-        self.test = test
-        self.own_options = options
-
-    def suite_options(self) -> list[SuiteOption]:
-        return [*pts_options(), *demand_options(), *self.own_options]
-
-    def _settings(self, ctx: PlanContext) -> PtsSettings:
-        s = settings(ctx)
-        reject_matrix_options(s, False)
-        validate(self.test, s)
-        return s
-
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        return plan(self.test, self._settings(ctx))
-
-    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
-        return remaining(self.test, self._settings(ctx), run)
-
-    def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        s = self._settings(ctx)
-        return scaled_warning(conclude(self.test, s, run), s)
-
-    def plan_notes(self, ctx: PlanContext) -> list[str]:
-        s = self._settings(ctx)
-        return [*notes(self.test, s), *common_notes(s)]
+def family_test(t: DemandTest, options: tuple[SuiteOption, ...]) -> PtsTest:
+    """A demand test as a test of the PTS family (its own purge, preconditioning, rounds and captures)."""
+    return PtsTest(key=t.key, title=t.title, plan=functools.partial(plan, t),
+                   remaining=functools.partial(remaining, t), conclude=functools.partial(conclude, t),
+                   notes=functools.partial(notes, t), options=(*demand_options(), *options),
+                   validate=functools.partial(validate, t), in_default=False)
 
 
-register(DemandSuite("pts-cbw", "SNIA PTS 2.0 CBW: composite block-size mix 40/60, zoned access, TC x QD sweep to "
-                     "steady state, histograms at MaxIOPS/MidIOPS/MinIOPS (--ecw: PTS-E 1.1 ECW)", CBW,
-                     CBW_OPTIONS))
-register(DemandSuite("pts-dirth", "SNIA PTS 2.0 DIRTH: RND 8 KiB 65/35 TC x QD sweep to steady state, demand "
-                     "intensity, histograms and 3/4/5-nines confidence levels at MaxIOPS/MidIOPS/MinIOPS", DIRTH,
-                     DIRTH_OPTIONS))
+register_test(family_test(CBW, CBW_OPTIONS))
+register_test(family_test(DIRTH, DIRTH_OPTIONS))
+register_suite("pts-cbw", "SNIA PTS 2.0 CBW: composite block-size mix 40/60, zoned access, TC x QD sweep to "
+               "steady state, histograms at MaxIOPS/MidIOPS/MinIOPS (--ecw: PTS-E 1.1 ECW)", (CBW.key,))
+register_suite("pts-dirth", "SNIA PTS 2.0 DIRTH: RND 8 KiB 65/35 TC x QD sweep to steady state, demand intensity, "
+               "histograms and 3/4/5-nines confidence levels at MaxIOPS/MidIOPS/MinIOPS", (DIRTH.key,))

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from ssdlab.suites.base import register
+from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts import lathist
 from ssdlab.suites.pts.common import (
     KiB,
     PtsSettings,
-    RoundSuite,
     RoundTest,
     Stimulus,
     Tracker,
     stimulus,
 )
+from ssdlab.suites.pts.family import register_suite, register_test, round_family_test
 
 IOPS_MIXES = (100, 95, 65, 50, 35, 5, 0)  # read %, the outer loop
 IOPS_BLOCK_SIZES = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB, 512)  # inner loop
@@ -76,25 +76,26 @@ LAT = RoundTest(name="lat", title="Latency", stimuli=lat_stimuli, trackers=lat_t
                 fixed_tq=(1, 1), captures=lathist.captures)
 
 
-class IopsSuite(RoundSuite):
-    name = "pts-iops"
-    summary = ("SNIA PTS 2.0 IOPS: purge, WIPC, rounds of RND 7 mixes x 8 block sizes until steady state "
-               "(3 tracking variables)")
-    tests = (IOPS,)
+IOPS_OPTIONS = (
+    SuiteOption("pts-block-sizes", "str", None, "IOPS test only, for quick runs: comma list of KiB block sizes "
+                "(e.g. 1024,64,4); the default is the spec's full list"),
+    SuiteOption("pts-mixes", "str", None, "IOPS test only, for quick runs: comma list of read/write mixes "
+                "(e.g. 100/0,65/35,0/100); the default is the spec's full list"),
+)
 
+LAT_OPTIONS = (
+    SuiteOption("lat-hist-mixes", "str", "0/100,100/0", "LAT: R/W mixes of the RND 4 KiB T1Q1 response-time "
+                "histogram captures after the rounds, or 'none' (0/100,100/0)"),
+    SuiteOption("lat-hist-minutes", "float", 20.0, "LAT: length of each histogram capture, spec minutes (20)"),
+)
 
-class ThroughputSuite(RoundSuite):
-    name = "pts-tp"
-    summary = "SNIA PTS 2.0 Throughput: SEQ 128 KiB and 1024 KiB read/write, two tests each purged and preconditioned"
-    tests = (TP128, TP1024)
+register_test(round_family_test("iops", "IOPS", (IOPS,), IOPS_OPTIONS))
+register_test(round_family_test("tp", "Throughput", (TP128, TP1024)))
+register_test(round_family_test("lat", "Latency", (LAT,), LAT_OPTIONS))
 
-
-class LatencySuite(RoundSuite):
-    name = "pts-lat"
-    summary = "SNIA PTS 2.0 Latency: RND 0.5/4/8 KiB x 100/0, 65/35, 0/100 at T1Q1; ART, MRT, 5 nines"
-    tests = (LAT,)
-
-
-register(IopsSuite())
-register(ThroughputSuite())
-register(LatencySuite())
+register_suite("pts-iops", "SNIA PTS 2.0 IOPS: purge, WIPC, rounds of RND 7 mixes x 8 block sizes until steady "
+               "state (3 tracking variables)", ("iops",))
+register_suite("pts-tp", "SNIA PTS 2.0 Throughput: SEQ 128 KiB and 1024 KiB read/write, two tests each purged and "
+               "preconditioned", ("tp",))
+register_suite("pts-lat", "SNIA PTS 2.0 Latency: RND 0.5/4/8 KiB x 100/0, 65/35, 0/100 at T1Q1; ART, MRT, 5 nines",
+               ("lat",))

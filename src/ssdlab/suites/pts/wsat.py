@@ -9,18 +9,9 @@ from dataclasses import dataclass
 
 from ssdlab.eta import Outlook
 from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
-from ssdlab.suites.pts.common import (
-    SPEC_RUNTIME_S,
-    KiB,
-    PtsSettings,
-    common_notes,
-    pts_options,
-    purge_point,
-    reject_matrix_options,
-    scaled_warning,
-    settings,
-)
+from ssdlab.suites.base import SuiteOption
+from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
+from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_bytes, format_duration
 
 WSAT_BS = 4 * KiB
@@ -39,7 +30,7 @@ def sample_point(s: PtsSettings, n: int) -> TestPoint:
         id=f"{TEST}-s{n:04d}", label=f"WSAT sample {n}",
         workload=Workload(rw="randwrite", bs=WSAT_BS, iodepth=s.qd, numjobs=s.threads, runtime_s=s.runtime_s,
                           size=s.active_range_bytes, options=s.pattern_options()),
-        phase="measure", group=TEST, tags={"test": TEST, "sample": n},
+        phase="measure", group=TEST, tags={"test": TEST, "sample": n}, continuous=TEST,
     )
 
 
@@ -151,33 +142,30 @@ def wsat_notes(s: PtsSettings) -> list[str]:
             f"once {s.wsat_fills:g}x the capacity ({format_bytes(s.wsat_fills * s.capacity)}) is written"]
 
 
-class WsatSuite(Suite):
-    name = "pts-wsat"
-    summary = "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h"
-    writes = True
-    default_runtime_s = SPEC_RUNTIME_S
-
-    def suite_options(self) -> list[SuiteOption]:
-        return pts_options()
-
-    def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        s = settings(ctx)
-        reject_matrix_options(s, False)
-        return wsat_plan(s)
-
-    def next_points(self, ctx: PlanContext, run: Run) -> list[TestPoint]:
-        return wsat_remaining(settings(ctx), run)
-
-    def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
-        return wsat_outlook(settings(ctx), run)
-
-    def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        s = settings(ctx)
-        return scaled_warning(wsat_conclude(s, run), s)
-
-    def plan_notes(self, ctx: PlanContext) -> list[str]:
-        s = settings(ctx)
-        return [*wsat_notes(s), *common_notes(s)]
+WSAT_OPTIONS = (
+    SuiteOption("wsat-fills", "float", 4.0, "WSAT: stop after writing this many times the capacity (4)"),
+    SuiteOption("wsat-hours", "float", 24.0, "WSAT: stop after this many hours of 1-minute samples (24)"),
+)
 
 
-register(WsatSuite())
+
+def _outlook(s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
+    """WSAT's outlook; RND 4 KiB writes at T x Q as the IOPS test of the same run measured them (the window
+    average once it is done, else its latest round) say where WSAT ends up after its write cliff."""
+    from ssdlab.suites.pts.common import analyse as analyse_rounds
+    from ssdlab.suites.pts.common import per_round, stimulus, window_average
+    from ssdlab.suites.pts.tests import IOPS
+
+    writes = None
+    key = stimulus("RND", WSAT_BS, 0).key
+    if any(p.point.tags.get("test") == IOPS.name for p in run.points):
+        iops = analyse_rounds(IOPS, s, run)
+        writes = window_average(IOPS, iops, run, key, "iops") if iops.finished else \
+            next((v for v in reversed(per_round(IOPS, run, key, "iops", iops.rounds_done)) if v is not None), None)
+    return wsat_outlook(s, run, writes)
+
+
+register_test(PtsTest(key=TEST, title="WSAT", plan=wsat_plan, remaining=wsat_remaining, conclude=wsat_conclude,
+                      notes=wsat_notes, options=WSAT_OPTIONS, outlook=_outlook))
+register_suite("pts-wsat", "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h",
+               (TEST,))

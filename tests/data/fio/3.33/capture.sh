@@ -11,5 +11,6 @@ fio --output-format=json+ jobs/file-randwrite-2jobs-group.fio > file-randwrite-2
 fio --output-format=json+ jobs/file-seqread-128k.fio > file-seqread-128k.json
 fio --output-format=json+ --status-interval=1 jobs/file-randread-status.fio > file-randread-status.json
 fio --output-format=json jobs/file-randrw-plain.fio > file-randrw-plain.json
+fio --output-format=json+ --status-interval=500ms jobs/file-randwrite-series.fio > file-randwrite-series.json
 rm -f /tmp/ssdlab-golden/testfile
 rmdir /tmp/ssdlab-golden 2>/dev/null || true
