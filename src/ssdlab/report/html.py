@@ -390,7 +390,8 @@ def notices(run: Run) -> list[Notice]:
     if kind == "null":
         out.append(Notice("info", "null target: host ceiling, no device", NULL_NOTE))
     elif run.target.get("note") and not sim:  # the sim notice above already says it
-        out.append(Notice("info", f"{kind or 'target'} target", str(run.target["note"])))
+        title = "host group" if run.target.get("hosts") else f"{kind or 'target'} target"
+        out.append(Notice("info", title, str(run.target["note"])))
     if run.status == "interrupted":
         out.append(Notice("error", "Run interrupted",
                           "The run was stopped before its last point; the points below are the ones that "
@@ -624,6 +625,7 @@ def _slug(text: str) -> str:
 
 def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]]:
     """Suite-specific sections registered with report.sections (a failing builder becomes a notice)."""
+    from ssdlab.report import groups  # noqa: F401  (registers the per-device / per-host sections)
     from ssdlab.suites import load_builtin
 
     try:
@@ -646,6 +648,17 @@ def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]
     return views, []
 
 
+def _group_notices(run: Run) -> list[Notice]:
+    """Devices of a multi-device run that lagged their group (report/groups.py)."""
+    from ssdlab.report.groups import host_limited_notice, straggler_notice
+
+    out = []
+    for title, text in (("Host-limited", host_limited_notice(run)), ("Stragglers", straggler_notice(run))):
+        if text:
+            out.append(Notice("warn", title, text))
+    return out
+
+
 # ---------------------------------------------------------------- rendering
 
 def build_view(run: Run, run_dir: Path) -> ReportView:
@@ -659,7 +672,8 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     view = ReportView(
         title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
         subtitle=f"{fmt_time(run.created)} · {_points_summary(run)} · {_engine(run)} · ssdlab {run.ssdlab_version}",
-        run=run, facts=header_facts(run), notices=notices(run) + sec_notices, events=event_rows(run),
+        run=run, facts=header_facts(run), notices=notices(run) + _group_notices(run) + sec_notices,
+        events=event_rows(run),
         points=[point_view(r) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
         artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run),

@@ -51,8 +51,15 @@ def command_line(run: Run) -> str:
     """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
     o = run.options
     args = ["ssdlab", "run", run.suite]
-    for spec in o.get("target_specs") or ():
-        args += ["--target", str(spec)]
+    if o.get("hosts"):  # a host group: its inventory names every host and device
+        args += ["--hosts", str(o["hosts"])]
+    else:
+        for spec in o.get("target_specs") or ():
+            args += ["--target", str(spec)]
+    if o.get("on_error") not in (None, "stop"):
+        args += ["--on-error", str(o["on_error"])]
+    if o.get("straggler_margin_pct") not in (None, 10, 10.0):
+        args += ["--straggler-margin", f"{float(o['straggler_margin_pct']):g}"]
     for key, flag in COMMON_FLAGS.items():
         v = o.get(key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
@@ -78,7 +85,7 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     o = run.options
     rows: list[tuple[str, str]] = []
     for key, v in o.items():
-        if key in ("suite", "suite_options", "runtime_s"):
+        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
             continue
         rows.append((COMMON_FLAGS.get(key, "--" + key.replace("_", "-")), value_text(v, key)))
     suite_opts = o.get("suite_options") or {}
@@ -101,6 +108,13 @@ def _steady_state(e: Mapping[str, Any]) -> str:
             rng, slope = float(d.get("range_pct", 0)), float(d.get("excursion_pct", 0))
             parts.append(f"{name}: {'steady' if d.get('steady') else 'not steady'} (range {rng:.2f}%, slope "
                          f"excursion {slope:.2f}%, fit y = {d.get('fit', '?')})")
+    devices = e.get("devices") or {}
+    if isinstance(devices, Mapping) and devices:  # several devices in lockstep: each judged on its own
+        steady_devs = [k for k, per in devices.items() if isinstance(per, Mapping) and per
+                       and all(isinstance(d, Mapping) and d.get("steady") for d in per.values())]
+        parts.append(f"per device: {len(steady_devs)} of {len(devices)} steady"
+                     + (f" (not steady: {', '.join(k for k in devices if k not in steady_devs)})"
+                        if len(steady_devs) < len(devices) else ""))
     return "; ".join(parts)
 
 
