@@ -13,6 +13,7 @@ from ssdlab.units import format_bytes
 # run.options keys -> the command-line option that sets them
 COMMON_FLAGS = {"target_specs": "--target", "size": "--size", "capacity": "--capacity", "ioengine": "--ioengine",
                 "runtime_s": "--runtime", "ramp_s": "--ramp", "footprint": "--footprint", "misalign": "--misalign"}
+_OTHER_FLAGS = {"straggler_margin_pct": "--straggler-margin"}  # run.options keys named unlike their flag
 _SIZE_KEYS = ("size", "capacity", "misalign")
 _HIDDEN_EVENT_KEYS = {"time", "kind", "text"}
 
@@ -87,7 +88,8 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     for key, v in o.items():
         if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
             continue
-        rows.append((COMMON_FLAGS.get(key, "--" + key.replace("_", "-")), value_text(v, key)))
+        flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
+        rows.append((flag, value_text(v, key)))
     suite_opts = o.get("suite_options") or {}
     if isinstance(suite_opts, Mapping):
         for key, v in suite_opts.items():
