@@ -62,6 +62,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
     "latency": ("ssdlab.commands.latency",
                 "latency histogram, CDF, exceedance and confidence levels of any stored point (from fio's bins)"),
+    "agent": ("ssdlab.commands.agent",
+              "serve this host's devices to an ssdlab controller (fio --server, loopback only by default)"),
 }
 
 
@@ -76,6 +78,9 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
     p.add_argument("--capacity", type=parse_size, help="use only this many bytes of the target")
     p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
                    help="fio I/O engine for file and block targets (default libaio)")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="run on every device of every agent host listed in this TOML inventory at once "
+                        "(`ssdlab agent` on each host; docs/hosts.md); instead of --target")
 
 
 def _add_plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -138,7 +143,10 @@ def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("--no-report", action="store_true", help="skip rendering report.html")
     p.add_argument("--on-error", choices=["stop", "continue"], default="stop",
                    help="on an I/O error or fio failure: stop the run (default), or record the failed point "
-                        "with every error and its offset, and go on with the next point (exit code 6 at the end)")
+                        "with every error and its offset, and go on with the next point (exit code 6 at the end); "
+                        "on several devices or hosts, later points go on without a device or host that failed")
+    p.add_argument("--straggler-margin", type=float, default=10.0, metavar="PCT",
+                   help="a device more than PCT%% below its group's median is reported as a straggler (10)")
 
 
 def _plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -233,9 +241,7 @@ def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
     """One Target from one or more --target strings (several only for suites that accept them)."""
     from ssdlab.targets import parse_target
 
-    if len(specs) > 1:
-        if not suite.multi_target:
-            raise UsageError(f"suite {suite.name} runs on one target; {len(specs)} --target options given")
+    if len(specs) > 1:  # every suite runs on several devices at once: per-device results and their aggregate
         from ssdlab.targets.multi import MultiTarget
 
         return MultiTarget.from_targets([parse_target(s, opts) for s in specs], opts)
@@ -245,6 +251,16 @@ def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
 def _target(args: argparse.Namespace, suite: Any) -> Any:
     opts = target_options(getattr(args, "size", None), getattr(args, "capacity", None),
                           getattr(args, "ioengine", None))
+    if getattr(args, "hosts", None):
+        if args.target:
+            raise UsageError("--hosts and --target exclude each other: list every device in the inventory")
+        if suite.multi_target:  # ACT's service threads share one host's devices: certify each host on its own
+            raise UsageError(f"suite {suite.name} runs on the devices of one host: run it on each host with "
+                             "--target (repeat it for every device)")
+        from ssdlab.targets.hosts import HostGroupTarget, inventory_path
+
+        return HostGroupTarget.from_inventory(inventory_path(args.hosts), opts,
+                                              on_error=getattr(args, "on_error", "stop"))
     if not args.target:
         args.target = [DEFAULT_TARGET]
     return make_target(args.target, suite, opts)
@@ -266,14 +282,14 @@ def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
 
 
 def make_context(target: Any, runtime: float | None, ramp: float | None, options: dict[str, Any],
-                 footprint: str | None = None, misalign: int | None = None) -> Any:
+                 footprint: str | None = None, misalign: int | None = None, capacity: int | None = None) -> Any:
     from ssdlab.suites.base import PlanContext, common_limits
 
     lbs = target.logical_block_size()
-    capacity, limit, shift = common_limits(target.capacity(), lbs, footprint, misalign)
+    capacity, limit, shift = common_limits(capacity or target.capacity(), lbs, footprint, misalign)
     return PlanContext(capacity=capacity, logical_block_size=lbs,
                        target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options,
-                       footprint=limit, misalign=shift, devices=len(getattr(target, "members", ())) or 1,
+                       footprint=limit, misalign=shift, devices=len(target.device_names()) or 1,
                        target=target.info())
 
 
@@ -286,6 +302,9 @@ def _check_times(args: argparse.Namespace) -> None:
     from ssdlab.preflight import check_times
 
     check_times(getattr(args, "runtime", None), getattr(args, "ramp", None))
+    margin = getattr(args, "straggler_margin", None)
+    if margin is not None and not 0 < margin < 100:
+        raise UsageError(f"--straggler-margin {margin:g} is out of range: use a percentage above 0 and below 100")
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
@@ -375,7 +394,8 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
         env.out(str(run_dir))
     if verdicts.exit_code == ExitCode.FIO_FAILED:  # --on-error continue finished the run, but points failed
         first = verdicts.failed_points[0]
-        env.err(f"ssdlab: {len(verdicts.failed_points)} point(s) failed: {first.point.id}: {first.reason}")
+        why = first.reason or "; ".join(first.warnings)  # a point that went on without a failed host/device
+        env.err(f"ssdlab: {len(verdicts.failed_points)} point(s) failed: {first.point.id}: {why}")
     return verdicts.exit_code
 
 
@@ -415,11 +435,15 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     executor = executor_for(target, grant)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
-        "suite": suite.name, "target_specs": _recorded_specs(args.target, target), "size": args.size,
+        "suite": suite.name, "target_specs": _recorded_specs(args.target or [], target), "size": args.size,
         "capacity": args.capacity,
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
         "footprint": args.footprint, "misalign": args.misalign, "on_error": args.on_error,
+        "straggler_margin_pct": args.straggler_margin,
     }
+    if args.hosts:  # the hosts and their devices are in run.json's target (resume rebuilds the group from it)
+        options["hosts"] = target.inventory
+        options["target_specs"] = [f"{h}:{d}" for h, d in target.device_names()]
     with store.locked(run_dir):
         run = orchestrate.new_run(suite, target, executor, options, run_dir)
         env.err(f"results: {run_dir}")
@@ -480,10 +504,23 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
     o = run.options
     suite = get_suite(run.suite)
-    target = make_target(o["target_specs"], suite, target_options(o.get("size"), o.get("capacity"),
-                                                                  o.get("ioengine")))
+    opts = target_options(o.get("size"), o.get("capacity"), o.get("ioengine"))
+    from ssdlab.devices import dropped_in
+
+    gone = dropped_in(run)  # devices/hosts --on-error continue left out: they stay out
+    if o.get("hosts"):  # a host group: the hosts and devices the run recorded
+        from ssdlab.targets.hosts import HostGroupTarget
+
+        target = HostGroupTarget.from_stored(dict(run.target), opts, on_error=str(o.get("on_error") or "stop"),
+                                             dropped=gone)
+    else:
+        target = make_target(o["target_specs"], suite, opts)
+        for key, why in gone.items():
+            target.drop(key, why)
+    # several devices: the plan keeps the capacity the run started with, whoever left since
+    capacity = int(run.target["capacity_bytes"]) if gone and run.target.get("capacity_bytes") else None
     ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
-                       o.get("footprint"), o.get("misalign"))
+                       o.get("footprint"), o.get("misalign"), capacity=capacity)
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
     grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
                              console=env)

@@ -39,11 +39,15 @@ class Executor(Protocol):
 
 
 def point_job(point: TestPoint, target: Target) -> FioJob:
-    """The fio job of one point on `target`: streams run on every device of the target (ACT over several
-    drives), other points on the target itself. The write gate decides from exactly this job."""
-    from ssdlab.fio.job import build_job
+    """The fio job of one point on `target`. A target of several devices runs the point on all of them at once,
+    one reporting group per device (per stream and device for ACT's streams); on one device, streams run as
+    sections of their own and other points as one section. The write gate decides from exactly this job."""
+    from ssdlab.fio.job import build_device_job, build_job
 
-    return build_job(point, target.fio_options(), target.device_fio_options() if point.streams else None)
+    devices = target.device_fio_options()
+    if len(devices) > 1:
+        return build_device_job(point, devices)
+    return build_job(point, target.fio_options(), devices if point.streams else None)
 
 
 class FioExecutor:
@@ -86,7 +90,7 @@ class FioExecutor:
                 text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
                                on_status=on_status, binary=self.binary, readonly=bool(point.tags.get("readonly")))
             except FioFailedError as exc:
-                raise _failed(exc, point_dir) from None
+                raise _failed(exc, point_dir, target.device_names(), point) from None
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
         idle = self.idle.observe(started, io_window(doc))
@@ -98,12 +102,13 @@ class FioExecutor:
 
             listed = [io_error_from_dict(e) for e in errors["listed"]]
             raise FioFailedError(f"fio reported {error_message(listed, int(errors['count']))}",
-                                 partial=self._finish(m, point, point_dir, doc, job))
-        return self._finish(m, point, point_dir, doc, job)
+                                 partial=self._finish(m, point, point_dir, doc, job, target))
+        return self._finish(m, point, point_dir, doc, job, target)
 
     def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any],
-                job: FioJob) -> Measurement:
-        """Series, histogram-log files and per-stream results (with each paced section's lag) added."""
+                job: FioJob, target: Target) -> Measurement:
+        """Series, histogram-log files, per-stream results (with each paced section's lag) and per-device
+        results added to the measurement."""
         from ssdlab.fio.logs import hist_log_files, read_series
         from ssdlab.fio.parse import measurements_by_job
         from ssdlab.model import to_dict
@@ -123,7 +128,13 @@ class FioExecutor:
             pacing = section_pacing(job, point_dir)  # how far each paced section fell behind its schedule
             if pacing:
                 extra["pacing"] = pacing
-        return dataclasses.replace(m, extra=extra)
+        m = dataclasses.replace(m, extra=extra)
+        names = target.device_names()
+        if len(names) > 1 and not point.streams:  # several devices at once: each device's own result
+            from ssdlab.devices import with_device_parts
+
+            m = with_device_parts(m, doc, names, point_dir, point.id, w.log_interval_ms)
+        return m
 
 
     def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
@@ -205,8 +216,10 @@ def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) 
     return m
 
 
-def _failed(exc: FioFailedError, point_dir: Path) -> FioFailedError:
-    """fio failed: keep what it finished (its last JSON document) and say which I/O failed, when it did."""
+def _failed(exc: FioFailedError, point_dir: Path, names: list[tuple[str, str]] | None = None,
+            point: TestPoint | None = None) -> FioFailedError:
+    """fio failed: keep what it finished (its last JSON document, each device's share on several devices) and
+    say which I/O failed, when it did."""
     from ssdlab.fio.failures import error_message, io_errors
     from ssdlab.fio.parse import last_document, measurement_from_document
 
@@ -216,6 +229,10 @@ def _failed(exc: FioFailedError, point_dir: Path) -> FioFailedError:
         try:
             doc = last_document(exc.output)
             partial = _with_failures(measurement_from_document(doc), point_dir, doc)
+            if names and len(names) > 1 and point is not None and not point.streams:
+                from ssdlab.devices import with_device_parts
+
+                partial = with_device_parts(partial, doc, names, point_dir, point.id, None)
         except FioFailedError:
             doc = None
     errors = io_errors(point_dir, doc)
@@ -231,4 +248,10 @@ def executor_for(target: Target, gate: JobGate) -> Executor:
         from ssdlab.sim.executor import SimExecutor
 
         return SimExecutor()
+    if target.engine() == "fio-client":  # a host group: one fio client drives every agent host
+        from ssdlab.hostgroup import HostGroupExecutor
+        from ssdlab.targets.hosts import HostGroupTarget
+
+        assert isinstance(target, HostGroupTarget)
+        return HostGroupExecutor(target, gate)
     return FioExecutor(gate)

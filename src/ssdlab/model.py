@@ -7,9 +7,13 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
   1  first version (ssdlab 0.1): run, target, host, points with workload, measurement, bins.
      Extended compatibly: point status "invalid" (a finished point that completed too few I/Os, kept with its
      measurement; see verdict.py) and "verdict" run events; runs without them load unchanged.
+     Also additive (older readers ignore it, older runs load with the default): Measurement.parts, each
+     device's own measurement when a point ran on several devices or hosts at once (the measurement itself
+     is their exact aggregate).
   2  a run directory also holds a points log (points.jsonl, store.py): points finished since run.json was
      written are records there, one per line, until the run folds them in. The run and point shapes are
-     unchanged, so a version-1 run.json loads as it is.
+     unchanged, so a version-1 run.json loads as it is. Additive in version 2: TestPoint.continuous (the
+     continuous stimulus a sample belongs to) and TestPoint.idle_before_s (host idle before a point, PTS HIR).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 PointStatus = Literal["ok", "failed", "skipped", "invalid"]  # invalid: finished, measured too little (verdict.py)
 FINISHED: tuple[PointStatus, ...] = ("ok", "skipped", "invalid")  # never run again (resume, adaptive suites)
+PartStatus = Literal["ok", "failed"]
 Direction = Literal["read", "write", "trim"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
 
@@ -101,6 +106,9 @@ class Measurement:
     errors: int = 0
     series: Mapping[str, Sequence[float]] = field(default_factory=dict)  # optional time series
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # a point on several devices (one host or a host group): each device's own result; the fields above are
+    # then their exact aggregate (IOPS and bandwidth summed, latency histogram bins added)
+    parts: tuple[PartResult, ...] = ()
 
     def get(self, direction: str) -> DirectionStats | None:
         return self.directions.get(direction)
@@ -112,6 +120,25 @@ class Measurement:
     @property
     def total_bw_bytes(self) -> float:
         return sum(d.bw_bytes for d in self.directions.values())
+
+
+@dataclass(frozen=True)
+class PartResult:
+    """One device's share of a point that ran on several devices at once: its measurement, or why it has none.
+
+    `host` names the device's host as the inventory does ('' for the local host); `device` is the device as
+    the user named it (/dev/nvme0n1, a file path, null)."""
+
+    host: str
+    device: str
+    status: PartStatus = "ok"
+    measurement: Measurement | None = None
+    reason: str = ""
+
+    @property
+    def key(self) -> str:
+        """'host:device', or the device alone on the local host: unique within a run."""
+        return f"{self.host}:{self.device}" if self.host else self.device
 
 
 @dataclass(frozen=True)
@@ -325,7 +352,14 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
         usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
         series={k: list(v) for k, v in d.get("series", {}).items()}, extra=dict(d.get("extra", {})),
+        parts=tuple(part_from_dict(p) for p in d.get("parts", ())),
     )
+
+
+def part_from_dict(d: Mapping[str, Any]) -> PartResult:
+    m = d.get("measurement")
+    return PartResult(host=str(d.get("host", "")), device=str(d["device"]), status=d.get("status", "ok"),
+                      measurement=measurement_from_dict(m) if m else None, reason=str(d.get("reason", "")))
 
 
 def workload_from_dict(d: Mapping[str, Any]) -> Workload:

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import __version__, anomalies, store, verdict
+from ssdlab import __version__, anomalies, ceiling, store, verdict
+from ssdlab.devices import drop_failed, left_run_warning
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.eta import Estimator, Outlook
 from ssdlab.executor import Executor
@@ -75,7 +76,18 @@ def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> 
     if m.errors:
         out.append(f"fio reported errors in {m.errors} job(s)")
     out.extend(anomalies.latency_warnings(m))
+    out.extend(part_warnings(m))
     return out
+
+
+def part_warnings(m: Measurement) -> list[str]:
+    """A point on several devices where some had no result: the aggregate covers the others only."""
+    failed = [p for p in m.parts if p.status != "ok"]
+    if not failed:
+        return []
+    return [f"{len(failed)} of {len(m.parts)} devices have no result in this point; the aggregate covers the "
+            f"other {len(m.parts) - len(failed)}: " + "; ".join(f"{p.key}: {p.reason}" for p in failed[:4])
+            + (" …" if len(failed) > 4 else "")]
 
 
 ON_ERROR = ("stop", "continue")
@@ -131,6 +143,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
         if run.status != "running":
             run = run.with_status("running")
         store.save_run(run_dir, run)
+        run = ceiling.check(run_dir, run, suite, ctx, target, progress)  # several devices: the hosts' ceiling
         while True:
             t0 = time.monotonic()
             if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
@@ -171,6 +184,8 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 if policy != "continue":
                     raise
                 given_up.add(point.id)
+                if isinstance(exc.partial, Measurement):  # several devices: later points go on without the failed
+                    drop_failed(target, exc.partial)
                 store.append_point(run_dir, failed)
                 estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)
@@ -197,7 +212,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
     if given_up:
         run = run.with_warning(f"{len(given_up)} point(s) failed and the run went on (--on-error continue): "
                                "their reasons are listed with them; `ssdlab resume` does not repeat them")
-    run = suite.conclude(ctx, run)
+    run = left_run_warning(suite.conclude(ctx, run))  # hosts/devices a multi-device run went on without
     run = run.with_status("complete", store.now_iso())
     store.save_run(run_dir, run)
     progress.run_end(run)

@@ -63,7 +63,7 @@ def decide(suite: Suite, ctx: PlanContext, target: Target) -> WriteDecision:
         point = apply_common(ctx, planned)
         if point.phase == "purge":
             return WriteDecision(f"point {point.id}: purges {target.name}")
-        if target.engine() == "fio":
+        if target.engine() in ("fio", "fio-client"):  # a host group's jobs are the same sections, per host
             why = point_job(point, target).writes()
             if why:
                 return WriteDecision(f"point {point.id}: {why[0]}")

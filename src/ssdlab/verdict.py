@@ -17,7 +17,7 @@ Exit codes (EXIT_CODES): steady, pass and complete are 0; not-steady, fail and i
 (ExitCode.NEGATIVE). A run's code is the highest of its tests' codes; a run that did not finish
 (interrupted, failed, still running) is incomplete. A run that went on past points fio failed on
 (`--on-error continue`) makes their tests incomplete and exits 6 (ExitCode.FIO_FAILED) unless another test
-is negative.
+is negative; so does a point on several devices or hosts that went on without one that failed.
 
 How suites report a test's verdict: `conclude()` records one run event per test, built by `verdict_event()`:
     {"kind": "verdict", "test": "iops", "title": "IOPS", "verdict": "steady", "round": 6, "reason": "...",
@@ -238,6 +238,13 @@ def _stopped_text(run: Run) -> str:
     return f"the run has not finished ({done} point(s) so far; still running, or killed)"
 
 
+def _went_on_without_some(r: PointResult) -> bool:
+    """A finished point on several devices that some host or device failed in (--on-error continue): its
+    measurement covers the others only, which counts like a point fio failed on."""
+    m = r.measurement
+    return r.status == "ok" and m is not None and any(p.status != "ok" for p in m.parts)
+
+
 def run_verdicts(run: Run) -> RunVerdict:
     """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
     tests: dict[str, TestVerdict] = {}
@@ -246,7 +253,8 @@ def run_verdicts(run: Run) -> RunVerdict:
             v = _from_event(e, run.suite)
             tests[v.test] = v
     invalid = tuple(r for r in run.points if r.status == "invalid")
-    failed = tuple(r for r in run.points if r.status == "failed") if run.status == "complete" else ()
+    failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
+        if run.status == "complete" else ()
     for bad, is_failed in ((invalid, False), (failed, True)):
         by_test: dict[str, list[PointResult]] = {}
         for r in bad:
@@ -259,7 +267,7 @@ def run_verdicts(run: Run) -> RunVerdict:
             if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
                 continue
             why = _invalid_text(pts) if not is_failed else \
-                f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason}"
+                f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason or '; '.join(pts[0].warnings)}"
             tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete",
                                      reason=why, failed=is_failed)
     if run.status != "complete":

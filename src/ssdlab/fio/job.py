@@ -186,13 +186,44 @@ def _workload_on(w: Workload, device: Mapping[str, OptionValue]) -> dict[str, Op
     return placed
 
 
+def device_section_name(point_id: str, device: int) -> str:
+    """Section (and reporting-group) name of a plain point on one device of several, e.g. '03-rnd4k-d1'."""
+    safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", point_id)[:50] or "point"
+    return f"{safe}-d{device}"
+
+
+def build_device_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]],
+                     first_device: int = 0) -> FioJob:
+    """The job file of one point on several devices at once, all started together: one section per device,
+    each its own reporting group (`<point>-d<N>`, N counted from `first_device`, so the sections of several
+    hosts' job files never share a name), per-interval logs prefixed by that name. A point with `streams`
+    runs every stream on every device (`<stream>-d<N>`)."""
+    if point.streams:
+        return _stream_job(point, list(devices), first_device)
+    from ssdlab.fio.logs import HIST_PREFIX, LOG_PREFIX
+
+    sections = []
+    for i, dev in enumerate(devices):
+        section = device_section_name(point.id, first_device + i)
+        opts: dict[str, OptionValue] = {"new_group": 1}
+        wl = _workload_on(point.workload, dev)  # the device's own options (file, engine, span, CPUs) included
+        if point.workload.log_interval_ms:
+            for key in ("write_iops_log", "write_bw_log", "write_lat_log"):
+                wl[key] = f"{LOG_PREFIX}_{section}"
+        if point.workload.hist_log_ms:
+            wl["write_hist_log"] = f"{HIST_PREFIX}_{section}"
+        opts.update(wl)
+        sections.append(FioSection(section, opts))
+    return FioJob(jobs=tuple(sections), global_options=common_options())
+
+
 def stream_section_name(stream: str, device: int) -> str:
     """Section (and reporting-group) name of one stream on one device, e.g. 'reads-d0'."""
     safe = re.sub(r"[^A-Za-z0-9_.\-]", "_", stream)[:40]
     return f"{safe}-d{device}"
 
 
-def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> FioJob:
+def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]], first_device: int = 0) -> FioJob:
     """Concurrent sections: every stream of `point` on every device, started together.
 
     A stream named in tags["shared_streams"] is one section over all devices instead (ACT's service
@@ -209,7 +240,8 @@ def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]]) -> F
         for name, stream in zip(names, point.streams, strict=False):
             if name in shared and di > 0:
                 continue
-            section = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:40] if name in shared else stream_section_name(name, di)
+            section = re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:40] if name in shared else \
+                stream_section_name(name, first_device + di)
             opts: dict[str, OptionValue] = {"new_group": 1}
             if name in shared:  # the target's keys for every device at once; the span is already set there
                 wl = _workload_on(dataclasses.replace(stream, size=None), _all_devices(devices, stream))

@@ -37,13 +37,17 @@ def _read_rows(path: Path) -> list[tuple[int, float, int]]:
     return rows
 
 
-def read_series(point_dir: Path, interval_ms: int) -> dict[str, list[float]]:
-    """Per-interval series from the logs in point_dir: time_s, <dir>_iops, <dir>_bw_MBps, <dir>_lat_mean_us."""
+def read_series(point_dir: Path, interval_ms: int, section: str = "") -> dict[str, list[float]]:
+    """Per-interval series from the logs in point_dir: time_s, <dir>_iops, <dir>_bw_MBps, <dir>_lat_mean_us.
+
+    All logs of the point are summed (a point on several devices logs per device section, as
+    `series_<section>_iops.N.log`); `section` reads one device's logs only."""
+    prefix = f"{LOG_PREFIX}_{section}_" if section else f"{LOG_PREFIX}*_"
     sums: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     lat_n: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     last_slots: list[int] = []  # last interval each job logged: fio's final interval is often partial
     for kind, files in (("iops", "iops"), ("bw", "bw"), ("lat", "lat")):
-        for path in sorted(point_dir.glob(f"{LOG_PREFIX}_{files}.*log")):
+        for path in sorted(point_dir.glob(f"{prefix}{files}.*log*")):
             rows = _read_rows(path)
             if rows:
                 last_slots.append(max(1, round(rows[-1][0] / interval_ms)))
@@ -75,5 +79,6 @@ def read_series(point_dir: Path, interval_ms: int) -> dict[str, list[float]]:
 
 def hist_log_files(point_dir: Path) -> list[str]:
     """Histogram logs in point_dir: a plain point's `hist_clat_hist.N.log` and each stream's
-    `hist_<stream>-d<device>_clat_hist.N.log`."""
-    return sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}*_clat_hist.*log"))
+    `hist_<stream>-d<device>_clat_hist.N.log` (fio's client names logs shipped back from agents
+    `<log>.<host address>`)."""
+    return sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}*_clat_hist.*log*"))

@@ -7,7 +7,10 @@ Defensive by design: text may precede the JSON (warnings, banners), keys differ 
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -214,3 +217,33 @@ def measurements_by_job(doc: Mapping[str, Any]) -> dict[str, Measurement]:
         by_name.setdefault(str(j.get("jobname", "")), []).append(j)
     key = "jobs" if "jobs" in doc else "client_stats"
     return {name: measurement_from_document({**doc, key: jobs}) for name, jobs in by_name.items()}
+
+
+_DEVICE_SUFFIX = re.compile(r"-d(\d+)$")
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """What one device of a multi-device point did: its measurement (all its sections merged), and the first
+    error fio reported for it ('' when none)."""
+
+    measurement: Measurement
+    error: str = ""
+
+
+def results_by_device(doc: Mapping[str, Any]) -> dict[int, DeviceResult]:
+    """Results per device of a point on several devices, whose job sections are named `<...>-d<N>`
+    (fio/job.build_device_job): all sections of device N merged (bins added). Devices absent from the
+    document (a host that dropped out) are absent from the result."""
+    grouped: dict[int, list[Mapping[str, Any]]] = {}
+    for j in _jobs(doc):
+        m = _DEVICE_SUFFIX.search(str(j.get("jobname", "")))
+        if m:
+            grouped.setdefault(int(m.group(1)), []).append(j)
+    key = "jobs" if "jobs" in doc else "client_stats"
+    out = {}
+    for index, jobs in sorted(grouped.items()):
+        err = next((int(j.get("error", 0) or 0) for j in jobs if int(j.get("error", 0) or 0)), 0)
+        text = f"fio error {err} ({os.strerror(err)})" if err else ""
+        out[index] = DeviceResult(measurement_from_document({**doc, key: jobs}), text)
+    return out

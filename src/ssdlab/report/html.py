@@ -43,7 +43,7 @@ DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR
 # the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
 # its sections with report.sections when imported
 SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.pts_demand", "ssdlab.report.characterization",
-                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults")
+                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults", "ssdlab.report.groups")
 
 SIM_NOTE = (
     "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "
@@ -415,7 +415,8 @@ def notices(run: Run) -> list[Notice]:
     if kind == "null":
         out.append(Notice("info", "null target: host ceiling, no device", NULL_NOTE))
     elif run.target.get("note") and not sim:  # the sim notice above already says it
-        out.append(Notice("info", f"{kind or 'target'} target", str(run.target["note"])))
+        title = "host group" if run.target.get("hosts") else f"{kind or 'target'} target"
+        out.append(Notice("info", title, str(run.target["note"])))
     if run.status == "interrupted":
         out.append(Notice("error", "Run interrupted",
                           "The run was stopped before its last point; the points below are the ones that "
@@ -669,6 +670,17 @@ def suite_sections(run: Run, run_dir: Path) -> tuple[list[Section], list[Notice]
     return views, []
 
 
+def _group_notices(run: Run) -> list[Notice]:
+    """Devices of a multi-device run that lagged their group (report/groups.py)."""
+    from ssdlab.report.groups import host_limited_notice, straggler_notice
+
+    out = []
+    for title, text in (("Host-limited", host_limited_notice(run)), ("Stragglers", straggler_notice(run))):
+        if text:
+            out.append(Notice("warn", title, text))
+    return out
+
+
 # ---------------------------------------------------------------- rendering
 
 def build_view(run: Run, run_dir: Path) -> ReportView:
@@ -682,7 +694,8 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     view = ReportView(
         title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
         subtitle=f"{fmt_time(run.created)} · {_points_summary(run)} · {_engine(run)} · ssdlab {run.ssdlab_version}",
-        run=run, facts=header_facts(run), notices=notices(run) + sec_notices, events=event_rows(run),
+        run=run, facts=header_facts(run), notices=notices(run) + _group_notices(run) + sec_notices,
+        events=event_rows(run),
         points=[point_view(r) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
         artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run),

@@ -169,11 +169,34 @@ def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
                              "Data, average, 110%/90% of the average (plot guides only), and the least-squares "
                              "fit. Criterion: max-min <= 20% and fit excursion <= 10% of the average."))
         parts.append(determination_table(d, tr.unit))
+    if state.device_determinations:
+        parts.append(_device_steady_html(test, s, state))
     return "".join(parts)
 
 
 Matrix = dict[tuple[int, int], float | None]  # (block size, read %) -> value
 RESULT_METRICS = {"iops": ("iops",), "lat": ("art", "nines", "mrt", "iops")}  # other tests: ("mbps",)
+
+
+def _device_steady_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
+    """Several devices in lockstep: each device's own determination, which the test's verdict rests on."""
+    rows = []
+    for dev, per in state.device_determinations.items():
+        for tr in test.trackers(s):
+            d = per.get(tr.name)
+            if d is None:
+                rows.append((dev, tr.name, "no value in every window round", "", "", ""))
+                continue
+            rows.append((dev, tr.name, "steady" if d.steady else "NOT steady", _num(float(d.average), tr.unit),
+                         f"{d.range_pct:.2f}%", f"{d.excursion_pct:.2f}%"))
+    steady_n = sum(1 for per in state.device_determinations.values()
+                   if per and all(d.steady for d in per.values()))
+    head = (f"<h3>Per device: {steady_n} of {len(state.device_determinations)} steady</h3><p>The rounds ran on "
+            "every device at once (lockstep); steady state is judged on each device's own tracking values, and the "
+            "test is steady when every device still in the run is steady in the same window. The determination "
+            "above is the group aggregate's, for reference.</p>")
+    return head + _table(("device", "tracking variable", "verdict", "window average", "data excursion",
+                          "slope excursion"), rows)
 
 
 def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:

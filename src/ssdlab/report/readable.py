@@ -13,6 +13,7 @@ from ssdlab.units import format_bytes
 # run.options keys -> the command-line option that sets them
 COMMON_FLAGS = {"target_specs": "--target", "size": "--size", "capacity": "--capacity", "ioengine": "--ioengine",
                 "runtime_s": "--runtime", "ramp_s": "--ramp", "footprint": "--footprint", "misalign": "--misalign"}
+_OTHER_FLAGS = {"straggler_margin_pct": "--straggler-margin"}  # run.options keys named unlike their flag
 _SIZE_KEYS = ("size", "capacity", "misalign")
 _HIDDEN_EVENT_KEYS = {"time", "kind", "text"}
 
@@ -51,8 +52,15 @@ def command_line(run: Run) -> str:
     """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
     o = run.options
     args = ["ssdlab", "run", run.suite]
-    for spec in o.get("target_specs") or ():
-        args += ["--target", str(spec)]
+    if o.get("hosts"):  # a host group: its inventory names every host and device
+        args += ["--hosts", str(o["hosts"])]
+    else:
+        for spec in o.get("target_specs") or ():
+            args += ["--target", str(spec)]
+    if o.get("on_error") not in (None, "stop"):
+        args += ["--on-error", str(o["on_error"])]
+    if o.get("straggler_margin_pct") not in (None, 10, 10.0):
+        args += ["--straggler-margin", f"{float(o['straggler_margin_pct']):g}"]
     for key, flag in COMMON_FLAGS.items():
         v = o.get(key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
@@ -78,9 +86,10 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     o = run.options
     rows: list[tuple[str, str]] = []
     for key, v in o.items():
-        if key in ("suite", "suite_options", "runtime_s"):
+        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
             continue
-        rows.append((COMMON_FLAGS.get(key, "--" + key.replace("_", "-")), value_text(v, key)))
+        flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
+        rows.append((flag, value_text(v, key)))
     suite_opts = o.get("suite_options") or {}
     if isinstance(suite_opts, Mapping):
         for key, v in suite_opts.items():
@@ -101,6 +110,13 @@ def _steady_state(e: Mapping[str, Any]) -> str:
             rng, slope = float(d.get("range_pct", 0)), float(d.get("excursion_pct", 0))
             parts.append(f"{name}: {'steady' if d.get('steady') else 'not steady'} (range {rng:.2f}%, slope "
                          f"excursion {slope:.2f}%, fit y = {d.get('fit', '?')})")
+    devices = e.get("devices") or {}
+    if isinstance(devices, Mapping) and devices:  # several devices in lockstep: each judged on its own
+        steady_devs = [k for k, per in devices.items() if isinstance(per, Mapping) and per
+                       and all(isinstance(d, Mapping) and d.get("steady") for d in per.values())]
+        parts.append(f"per device: {len(steady_devs)} of {len(devices)} steady"
+                     + (f" (not steady: {', '.join(k for k in devices if k not in steady_devs)})"
+                        if len(steady_devs) < len(devices) else ""))
     return "; ".join(parts)
 
 

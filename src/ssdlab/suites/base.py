@@ -39,7 +39,7 @@ class Suite(ABC):
     writes: bool = False
     default_runtime_s: float = 5.0
     point_overhead_s: float = 0.5  # fio start-up, layout checks, parsing: used for the ETA
-    multi_target: bool = False  # accepts several --target (e.g. ACT over several devices)
+    multi_target: bool = False  # splits its load over several --target devices (ACT); other suites run it on each
 
     def suite_options(self) -> list[SuiteOption]:
         """Options this suite accepts beyond the common ones (see SuiteOption)."""

@@ -6,6 +6,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ssdlab.fio.job import OptionValue
@@ -109,3 +110,19 @@ class Target(ABC):
     def engine(self) -> str:
         """Which executor runs points on this target."""
         return "fio"
+
+    def drop(self, key: str, reason: str) -> None:
+        """Leave one device ('host:device', or the device alone on this host) or a whole host out of every later
+        point (--on-error continue); only targets of several devices can."""
+        from ssdlab.errors import TargetError
+
+        raise TargetError(f"{self.name} cannot go on without {key} ({reason})")
+
+    def numa_sysdir(self) -> Path | None:
+        """The sysfs directory of the block device behind the target, for NUMA placement (None: none)."""
+        return None
+
+    def device_names(self) -> list[tuple[str, str]]:
+        """(host, device) of each device behind the target, in device_fio_options() order; host '' is this
+        host. A point on more than one device stores a result per device (Measurement.parts)."""
+        return [("", self.name)]

@@ -77,6 +77,9 @@ class BlockTarget(Target):
         assert self.sysdir is not None
         return sysfs.block_sizes(self.sysdir)[0]
 
+    def numa_sysdir(self) -> Path | None:
+        return self.sysdir
+
     def fio_options(self) -> dict[str, OptionValue]:
         return {"filename": escape_filename(self.path), "ioengine": self.options.ioengine, "direct": 1,
                 "size": self.capacity()}

@@ -104,6 +104,9 @@ class FileTarget(Target):
         sysdir = self._device_sysdir()
         return sysfs.block_sizes(sysdir)[0] if sysdir else 512
 
+    def numa_sysdir(self) -> Path | None:
+        return self._device_sysdir()
+
     def fio_options(self) -> dict[str, OptionValue]:
         return {"filename": escape_filename(str(self.path)), "ioengine": self.options.ioengine, "direct": 1,
                 "size": self.size}

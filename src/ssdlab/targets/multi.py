@@ -12,15 +12,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdlab.errors import UsageError
+from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
 from ssdlab.model import TestPoint
+from ssdlab.targets import numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.numa import Placement
 
 
 @dataclass
 class MultiTarget(Target):
     members: list[Target] = field(default_factory=list)
+    _placements: list[Placement] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_targets(cls, targets: Sequence[Target], opts: TargetOptions) -> MultiTarget:
@@ -69,8 +72,17 @@ class MultiTarget(Target):
         return self.members[0].fio_options()
 
     def device_fio_options(self) -> list[dict[str, OptionValue]]:
-        """fio options of every device, in --target order."""
-        return [t.fio_options() for t in self.members]
+        """fio options of every device, in --target order, each pinned to its NUMA node's CPUs when the host
+        has several nodes and the device reports one (targets/numa.py)."""
+        return [{**t.fio_options(), **p.options} for t, p in zip(self.members, self.placements(), strict=True)]
+
+    def placements(self) -> list[Placement]:
+        """Where each member's jobs run (computed once: sysfs does not change during a run)."""
+        if self._placements is None:
+            nodes = numa.cpu_nodes()
+            self._placements = [numa.placement(t.name, numa.device_node(t.numa_sysdir()), nodes)
+                                for t in self.members]
+        return self._placements
 
     def hazards(self) -> list[Hazard]:
         return [h for t in self.members for h in t.hazards()]
@@ -88,7 +100,8 @@ class MultiTarget(Target):
         return any(t.needs_write_consent() for t in self.members)
 
     def prepare(self, writes: bool) -> list[str]:
-        return [note for t in self.members for note in t.prepare(writes)]
+        notes = [note for t in self.members for note in t.prepare(writes)]
+        return [*notes, "NUMA placement: " + "; ".join(p.note for p in self.placements())]
 
     def close(self) -> None:
         for t in self.members:
@@ -112,3 +125,17 @@ class MultiTarget(Target):
 
     def engine(self) -> str:
         return "fio"
+
+    def device_names(self) -> list[tuple[str, str]]:
+        return [("", t.name) for t in self.members]
+
+    def drop(self, key: str, reason: str) -> None:
+        """Go on without one member (--on-error continue after it failed); the last one cannot leave."""
+        keep = [i for i, t in enumerate(self.members) if t.name != key]
+        if len(keep) == len(self.members):
+            return
+        if not keep:
+            raise TargetError(f"no device of {self.name} is left ({key}: {reason})")
+        places = self.placements()
+        self.members = [self.members[i] for i in keep]
+        self._placements = [places[i] for i in keep]

@@ -7,6 +7,7 @@ Point ids: <test>-0-purge, <test>-0-wipc, <test>-r<NN>-<stimulus key> (rounds fr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -449,6 +450,10 @@ class TestState:
     determinations: dict[str, Determination] = field(default_factory=dict)
     note: str = ""
     invalid: tuple[str, ...] = ()  # ids of invalid points: the test stopped there, incomplete (never steady)
+    # several devices at once (one host or a host group): rounds run in lockstep on all of them, and steady
+    # state is judged per device: device key -> tracker name -> value per round / determination of the window
+    device_tracking: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    device_determinations: dict[str, dict[str, Determination]] = field(default_factory=dict)
 
     @property
     def window(self) -> list[int]:
@@ -474,8 +479,31 @@ def _determine(window: tuple[float, ...], x: int) -> Determination:
     return steady.determine(list(window), list(range(x - steady.WINDOW + 1, x + 1)))
 
 
+def device_results(pr: PointResult | None) -> dict[str, PointResult]:
+    """A multi-device point's devices as point results of their own (key 'host:device'; failed ones left out)."""
+    if pr is None or pr.measurement is None:
+        return {}
+    return {p.key: dataclasses.replace(pr, measurement=p.measurement) for p in pr.measurement.parts
+            if p.status == "ok" and p.measurement is not None}
+
+
+def _active_devices(device_tracking: dict[str, dict[str, list[float | None]]]) -> list[str]:
+    """Devices with a value of every tracker in the last round (a device that left the run is not judged)."""
+    return [k for k, per in device_tracking.items() if per and all(v and v[-1] is not None for v in per.values())]
+
+
+def _device_windows(device_tracking: dict[str, dict[str, list[float | None]]], r: int
+                    ) -> dict[str, dict[str, Determination | None]]:
+    return {k: {name: _window_steady(vals, r) for name, vals in device_tracking[k].items()}
+            for k in _active_devices(device_tracking)}
+
+
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
-    """Complete rounds, tracking values, and the steady-state decision after each complete round."""
+    """Complete rounds, tracking values, and the steady-state decision after each complete round.
+
+    On several devices at once the rounds run in lockstep and the decision is per device: a round ends the
+    test when every device still in the run is steady in the window ending there (the aggregate's own
+    determination is kept for the report)."""
     res = run.finished_by_id()
     setup_done = all(p.id in res for p in setup_points(test, s))
     bad_setup = tuple(p.id for p in setup_points(test, s) if p.id in res and res[p.id].status == "invalid")
@@ -485,13 +513,21 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
                          bad_setup)
     trackers = test.trackers(s)
     tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
+    dev_tracking: dict[str, dict[str, list[float | None]]] = {}
     r = 0
     while setup_done:
         if not all(p.id in res for p in _round_points(test, s, r + 1)):
             break
         r += 1
         for t in trackers:
-            tracking[t.name].append(metric_value(t.metric, res.get(f"{test.name}-r{r:02d}-{t.key}")))
+            pr = res.get(f"{test.name}-r{r:02d}-{t.key}")
+            tracking[t.name].append(metric_value(t.metric, pr))
+            for key, dpr in device_results(pr).items():
+                per = dev_tracking.setdefault(key, {tr.name: [None] * (r - 1) for tr in trackers})
+                per[t.name].append(metric_value(t.metric, dpr))
+        for per in dev_tracking.values():  # a device without a result this round (it left the run)
+            for vals in per.values():
+                vals.extend([None] * (r - len(vals)))
         invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
         if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
             pr = res[invalid[0]]
@@ -501,21 +537,33 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
         if r < steady.WINDOW:
             continue
         dets = {name: _window_steady(vals, r) for name, vals in tracking.items()}
-        ok = all(d is not None and d.steady for d in dets.values())
+        dev_dets = _device_windows(dev_tracking, r)
+        if dev_tracking:
+            ok = bool(dev_dets) and all(d is not None and d.steady for per in dev_dets.values() for d in per.values())
+        else:
+            ok = all(d is not None and d.steady for d in dets.values())
         if ok or (r >= s.max_rounds and not s.until_steady):
             clean = {k: d for k, d in dets.items() if d is not None}
+            dev_clean = {k: {n: d for n, d in per.items() if d is not None} for k, per in dev_dets.items()}
             note = f"steady state reached at round {r}" if ok else \
                 f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window"
-            return TestState(test, True, r, tracking, True, ok, r, clean, note)
+            if ok and dev_tracking:
+                note += f" on every device ({len(dev_dets)})"
+            return TestState(test, True, r, tracking, True, ok, r, clean, note, device_tracking=dev_tracking,
+                             device_determinations=dev_clean)
     window_end = r if r >= steady.WINDOW else None
     dets2: dict[str, steady.Determination] = {}
+    dev_dets2: dict[str, dict[str, Determination]] = {}
     if window_end is not None:
         for name, vals in tracking.items():
             d = _window_steady(vals, r)
             if d is not None:
                 dets2[name] = d
+        dev_dets2 = {k: {n: d for n, d in per.items() if d is not None}
+                     for k, per in _device_windows(dev_tracking, r).items()}
     note = "not finished: the run stopped before the test did" if setup_done or r else "not started"
-    return TestState(test, setup_done, r, tracking, False, False, window_end, dets2, note)
+    return TestState(test, setup_done, r, tracking, False, False, window_end, dets2, note,
+                     device_tracking=dev_tracking, device_determinations=dev_dets2)
 
 
 def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[TestPoint]:
@@ -595,13 +643,15 @@ def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> 
 def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
     """Record the steady-state determination of one round test; warn when it did not reach steady state."""
     state = analyse(t, s, run)
-    run = run.with_event({
+    event: dict[str, Any] = {
         "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
         "window": state.window, "note": state.note,
-        "determinations": {k: {"steady": d.steady, "range_pct": round(d.range_pct, 3),
-                               "excursion_pct": round(d.excursion_pct, 3), "fit": d.formula()}
-                           for k, d in state.determinations.items()},
-    })
+        "determinations": {k: _det_record(d) for k, d in state.determinations.items()},
+    }
+    if state.device_determinations:  # per device: the test was judged on each of them
+        event["devices"] = {dev: {k: _det_record(d) for k, d in per.items()}
+                            for dev, per in state.device_determinations.items()}
+    run = run.with_event(event)
     run = run.with_event(test_verdict_event(t, state))
     if state.finished and not state.steady and not state.invalid:
         run = run.with_warning(f"{t.title}: SS NOT ACHIEVED after {state.rounds_done} rounds; rounds "
@@ -640,6 +690,11 @@ def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
                                      f"{state.window[0]}-{state.window[-1]}" + ("; " + "; ".join(failing)
                                                                                   if failing else ""))
     return verdict.verdict_event(test.name, test.title, "incomplete", state.note.removeprefix("incomplete: "))
+
+
+def _det_record(d: Determination) -> dict[str, Any]:
+    return {"steady": d.steady, "range_pct": round(d.range_pct, 3), "excursion_pct": round(d.excursion_pct, 3),
+            "fit": d.formula()}
 
 
 def common_notes(s: PtsSettings) -> list[str]:

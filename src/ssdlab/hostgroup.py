@@ -1,0 +1,113 @@
+"""The host-group executor: one point on every device of every agent host at once, one fio client per point.
+
+Each host gets one job file with a section per device (fio/job.build_device_job, devices numbered across the
+whole group), every job passes the run's write gate, and one fio client starts them all. The point's
+Measurement is the exact aggregate over every device that returned a result (IOPS and bandwidth summed,
+latency bins added, from fio's per-host job results, never from fio's "All clients" summary), with each
+device's own result in Measurement.parts. Suites see an ordinary Measurement, so every suite runs unchanged.
+
+A host that cannot be reached or drops out, or a device that reports an error, is recorded with the point
+(what finished is kept). The run option --on-error decides what happens next: `stop` (default) fails the
+point and stops the run (`ssdlab resume` retries it with every host), `continue` leaves the host or device out
+of every later point and goes on; the devices that left are listed with each point and in the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ssdlab.devices import device_parts
+from ssdlab.errors import FioFailedError
+from ssdlab.fio.client import client_hosts, run_clients
+from ssdlab.fio.runner import JobGate
+from ssdlab.model import Measurement, TestPoint
+from ssdlab.targets.base import Target
+from ssdlab.targets.hosts import HostGroupTarget
+
+if TYPE_CHECKING:
+    from ssdlab.executor import LiveCallback
+
+
+class HostGroupExecutor:
+    """Runs points on a HostGroupTarget through fio's client/server mode."""
+
+    name = "fio"
+
+    def __init__(self, group: HostGroupTarget, gate: JobGate) -> None:
+        from ssdlab.fio.runner import fio_binary
+
+        self.group = group
+        self.gate = gate
+        group.gate = gate  # purge jobs on the agents pass the same gate
+        self.binary = fio_binary()
+        self._version: str | None = None
+
+    def version(self) -> str:
+        if self._version is None:
+            from ssdlab.fio.runner import fio_version
+
+            self._version = fio_version(self.binary)
+        return self._version
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        from ssdlab.fio.job import build_device_job
+        from ssdlab.fio.parse import measurement_from_document
+
+        group = self.group
+        pairs = group.host_devices()
+        names = group.device_names()
+        assignments = []
+        first = 0
+        for host, devs in pairs:
+            assignments.append((host.spec.endpoint, build_device_job(point, [d.fio_options() for d in devs], first)))
+            first += len(devs)
+        res = run_clients(assignments, point_dir, gate=self.gate, binary=self.binary, local_version=self.version())
+        doc: dict[str, Any] | None = json.loads(res.text) if res.text else None
+        present = client_hosts(doc) if doc is not None else set()
+        missing: dict[str, str] = {}
+        for host, _ in pairs:
+            ep = host.spec.endpoint
+            if ep.label in res.lost:
+                missing[host.name] = res.lost[ep.label]
+            elif not any(ep.matches(h, p) for h, p in present):
+                err = res.first_error()
+                missing[host.name] = f"no result from the agent at {ep.label}" + (f" ({err})" if err else "")
+        if doc is None or not present:
+            why = "; ".join(f"host {h}: {r}" for h, r in missing.items()) or f"fio exit status {res.returncode}"
+            raise FioFailedError(f"no host returned a result for point {point.id}: {why}", cmd=list(res.argv),
+                                 returncode=res.returncode, stderr=res.stderr)
+        m = measurement_from_document(doc)  # every job of every host that answered: the exact aggregate
+        w = point.workload
+        parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir, log_interval_ms=w.log_interval_ms,
+                             missing=missing)
+        extra = dict(m.extra)
+        extra["hosts"] = {h.name: h.spec.endpoint.label for h, _ in pairs}
+        if w.log_interval_ms:
+            from ssdlab.fio.logs import read_series
+
+            m = dataclasses.replace(m, series=read_series(point_dir, w.log_interval_ms))
+        if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
+            from ssdlab.fio.logs import hist_log_files
+
+            extra["hist_logs"] = hist_log_files(point_dir)
+        m = dataclasses.replace(m, parts=parts, extra=extra)
+        failed = [p for p in parts if p.status != "ok"]
+        if not failed:
+            return m
+        summary = "; ".join(f"host {h}: {r}" for h, r in missing.items())
+        others = [p for p in failed if p.host not in missing]
+        if others:
+            summary = "; ".join(x for x in (summary, *(f"{p.key}: {p.reason}" for p in others)) if x)
+        if group.on_error == "continue":
+            for h, r in missing.items():
+                group.drop(h, r)
+            for p in others:
+                group.drop(p.key, p.reason)
+            return m
+        raise FioFailedError(f"point {point.id}: {summary}; the devices that finished are kept with the point "
+                             "(--on-error continue would go on without the failed ones)",
+                             cmd=list(res.argv), returncode=res.returncode, stderr=res.stderr, partial=m)
