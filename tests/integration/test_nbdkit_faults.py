@@ -161,9 +161,12 @@ def test_every_read_delayed(tmp_path: Path) -> None:
     assert r.code == 0, r.err
     (point,) = load_run(out).points
     assert point.measurement is not None
-    clat = point.measurement.directions["read"].clat
-    assert clat is not None
-    assert clat.min_ns >= 19e6  # every read waited the delay
+    # fio's total latency (lat) starts before the request is sent; its completion latency starts at fio's
+    # commit, which on a loaded host can come after the nbd engine has already sent the request (clat was seen
+    # 4 ms under the delay), so the delay is a lower bound of lat only
+    lat = point.measurement.directions["read"].lat
+    assert lat is not None
+    assert lat.min_ns >= 19e6  # every read waited the delay
     assert not any("outlier" in w for w in point.warnings)  # slow, but evenly: no stall
 
 
