@@ -130,6 +130,8 @@ def not_available_reason(target: Target) -> str:
     if kind == "file":
         return ("a file target sits behind a filesystem; the drive's counters would mix in every other writer "
                 "(run on the block device for health data)")
+    if kind in ("nbd", "nbdkit"):
+        return "an NBD export is reached over the NBD protocol: there is no drive health log or link to read"
     if not devices_of(target):
         return f"{kind} targets have no drive to query"
     return ""
