@@ -121,7 +121,7 @@ class Executor:
         self.seen.append(dict(self.drive.features))
         if point.id in self.fail:
             raise self.fail[point.id]
-        d = DirectionStats(iops=1.0, bw_bytes=4096.0, io_bytes=4096, total_ios=1, runtime_ms=1000)
+        d = DirectionStats(iops=1000.0, bw_bytes=4096e3, io_bytes=4096 * 1000, total_ios=1000, runtime_ms=1000)
         return Measurement(engine="fake", engine_version="0", directions={"read": d})
 
 
@@ -340,5 +340,5 @@ def test_the_console_gets_health_and_the_bytes_cross_check(tmp_path: Path, fake:
                       grant=WriteGrant(target, writes=False))
     assert progress.notes[0].startswith("drive health (before) /dev/nvme0n1: WDC PC SN730 SDBQNTY-256G-1001, "
                                         "firmware 11170101, 51 °C, 30 % used, write cache enabled, power state 0")
-    assert "  bytes read: by the test 8,192, by the drive's own counter 0 (counted in steps of 512,000 B)" in \
+    assert "  bytes read: by the test 8,192,000, by the drive's own counter 0 (counted in steps of 512,000 B)" in \
         progress.notes
