@@ -342,3 +342,15 @@ def test_the_console_gets_health_and_the_bytes_cross_check(tmp_path: Path, fake:
                                         "firmware 11170101, 51 °C, 30 % used, write cache enabled, power state 0")
     assert "  bytes read: by the test 8,192,000, by the drive's own counter 0 (counted in steps of 512,000 B)" in \
         progress.notes
+
+
+def test_the_reproducing_command_carries_the_settings() -> None:
+    from ssdlab.model import SCHEMA_VERSION
+    from ssdlab.report import readable
+
+    run = Run(schema_version=SCHEMA_VERSION, ssdlab_version="0", run_id="x", suite="quick-read", status="complete",
+              created="", options={"suite": "quick-read", "target_specs": ["/dev/nvme0n1"],
+                                   "device_settings": {"write_cache": "off", "power_state": 2}}, target={}, host={})
+    assert readable.command_line(run) == ("ssdlab run quick-read --target /dev/nvme0n1 --write-cache off "
+                                          "--power-state 2")
+    assert ("--power-state", "2") in readable.option_facts(run)
