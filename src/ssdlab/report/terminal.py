@@ -100,8 +100,9 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     flagged = sum(1 for r in run.points if r.measurement is not None
                   and (r.measurement.extra.get("host_limit") or {}).get("saturated"))
     if flagged:
-        console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) marked ! ran with the submitting CPUs "
-                      "saturated: their numbers may be the host's limit, not the drive's (advice in the warnings)")
+        console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
+                      "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
+                      "warnings)")
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(verdict_table(verdicts or run_verdicts(run)))
