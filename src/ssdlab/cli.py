@@ -87,6 +87,12 @@ def _add_plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
                    help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
     p.add_argument("--misalign", type=parse_size, metavar="BYTES",
                    help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
+    p.add_argument("--write-cache", choices=["on", "off"],
+                   help="set the drive's volatile write cache for the run (NVMe feature 6, SATA/SAS cache_type); "
+                        "restored afterwards; needs the same consent as writing")
+    p.add_argument("--power-state", type=int, metavar="N",
+                   help="hold an NVMe drive in operational power state N for the run (feature 2); restored "
+                        "afterwards; needs the same consent as writing")
     if suite != "":
         _add_suite_options(p, suite)
 
@@ -336,6 +342,12 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
                                        " (accepted: --destructive)" if args.destructive else " (needs --destructive)"))
         if verdict.needs_consent and not verdict.refusal:
             env.out("consent: `run` asks to type the name back, or takes --yes")
+    settings = _device_settings(args)
+    if settings:  # a write-class action: planned and refused like a write
+        if not args.json:
+            env.out(f"will change: {settings.describe()} for the run, restored afterwards")
+        if not decision.writes:
+            verdict = safety.assess(target, destructive=args.destructive)
     if verdict.refusal:
         raise UnsafeTargetError(verdict.refusal)
     return 0
@@ -354,6 +366,19 @@ def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], 
     env.out(f"{len(points)} points, estimated duration {format_duration(eta)}")
     for note in suite.plan_notes(ctx):
         env.out(note)
+
+
+def _authorize(target: Any, decision: Any, settings: Any, args: argparse.Namespace, env: Env) -> Any:
+    """safety.authorize for the run; drive settings (--write-cache, --power-state) are a write-class action and
+    pass the same consent, also when no point writes (the grant stays read-only for fio then)."""
+    from ssdlab import safety
+
+    if settings:
+        env.err(f"WARNING: this run will change {settings.describe()} of {target.name} (restored when it ends)")
+        if not decision.writes:
+            safety.authorize(target, safety.WriteDecision(f"changes {settings.describe()}", destroys=False),
+                             destructive=args.destructive, yes=args.yes, console=env)
+    return safety.authorize(target, decision, destructive=args.destructive, yes=args.yes, console=env)
 
 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
@@ -396,20 +421,31 @@ def _render(run_dir: Path) -> Path:
     return render_report(load_run(run_dir), run_dir)
 
 
+def _device_settings(args: argparse.Namespace) -> Any:
+    from ssdlab.targets.devsettings import Requested
+
+    ps = getattr(args, "power_state", None)
+    if ps is not None and not 0 <= ps <= 31:
+        raise UsageError(f"--power-state {ps} is out of range: NVMe power states are 0 to 31 (see `nvme id-ctrl`)")
+    return Requested(write_cache=getattr(args, "write_cache", None), power_state=ps)
+
+
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import orchestrate, safety, store
     from ssdlab.executor import executor_for
     from ssdlab.preflight import check_plan
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
+    from ssdlab.targets import devsettings
 
     _check_times(args)
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
     check_plan(suite, ctx, target)  # every option and the whole plan, before anything is created
-    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
-                             console=env)
+    settings = _device_settings(args)
+    devsettings.check(target, settings)  # before anything exists: one line when the device cannot take them
+    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
     executor = executor_for(target, grant)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
@@ -418,6 +454,8 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
         "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
         "footprint": args.footprint, "misalign": args.misalign, "on_error": args.on_error,
     }
+    if settings:
+        options["device_settings"] = {"write_cache": settings.write_cache, "power_state": settings.power_state}
     with store.locked(run_dir):
         run = orchestrate.new_run(suite, target, executor, options, run_dir)
         env.err(f"results: {run_dir}")
@@ -475,6 +513,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     from ssdlab.executor import executor_for
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
+    from ssdlab.targets import devsettings
 
     o = run.options
     suite = get_suite(run.suite)
@@ -482,9 +521,10 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
                                                                   o.get("ioengine")))
     ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
                        o.get("footprint"), o.get("misalign"))
+    settings = devsettings.requested(o)
+    devsettings.check(target, settings)
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
-    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
-                             console=env)
+    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
     executor = executor_for(target, grant)
     unfinished = [p.point.id for p in run.points if p.status == "failed"]
     pending = suite.next_points(ctx, run)
@@ -520,11 +560,13 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_info(args: argparse.Namespace, env: Env) -> int:
     from ssdlab.targets import parse_target
+    from ssdlab.targets.health import info_lines
 
     target = parse_target(args.target)
     info = target.info()
+    drive = info_lines(target)
     if args.json:
-        env.out(json.dumps(info, indent=1))
+        env.out(json.dumps({**info, "drive": dict(drive)}, indent=1))
         return 0
     env.out(f"target:    {info.get('name')} ({info.get('kind')})")
     env.out(f"capacity:  {format_bytes(info.get('capacity_bytes', 0))} ({info.get('capacity_bytes', 0)} bytes)")
@@ -537,6 +579,8 @@ def cmd_info(args: argparse.Namespace, env: Env) -> int:
                                      else ""))
     for h in hazards:
         env.out(f"writable:  NO: {h.text}" + ("" if h.blocking else " (override with --destructive)"))
+    for label, text in drive:
+        env.out(f"{label + ':':<10} {text}")
     if info.get("note"):
         env.out(f"note:      {info['note']}")
     return 0
