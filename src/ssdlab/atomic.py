@@ -33,3 +33,12 @@ def write_bytes(path: Path, data: bytes) -> None:
         if exc.errno == errno.ENOSPC:
             raise ResultsDirError(f"no space left to write {path}: free space and run `ssdlab resume`") from exc
         raise ResultsDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def make_shareable(path: Path) -> None:
+    """Give a written file the usual umask mode: temp files are created 0600, but a report is meant to be
+    shared."""
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        path.chmod(0o666 & ~mask)

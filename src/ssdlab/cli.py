@@ -51,7 +51,8 @@ class _Parser(argparse.ArgumentParser):
 
 # Modules that add subcommands: each defines add_commands(subparsers) -> {name: handler(args, env) -> int}.
 EXTENSIONS = ("ssdlab.commands.sim", "ssdlab.commands.sscheck", "ssdlab.commands.histlog",
-              "ssdlab.commands.plot", "ssdlab.commands.verify")
+              "ssdlab.commands.plot", "ssdlab.commands.verify", "ssdlab.commands.compare",
+              "ssdlab.commands.catalog")
 
 
 DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
@@ -142,10 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-report", action="store_true")
 
     p = sub.add_parser("report", help="re-render report.html of a stored run")
-    p.add_argument("dir", type=Path)
+    p.add_argument("dir", metavar="RUN", help="run directory or catalog id (see `ssdlab runs`)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write the run's verdicts as JUnit XML")
 
-    p = sub.add_parser("export", help="print a stored run's results to stdout")
-    p.add_argument("dir", type=Path)
+    p = sub.add_parser("export", help="print stored runs' results to stdout (several runs: one CSV)")
+    p.add_argument("dirs", nargs="+", metavar="RUN", help="run directories or catalog ids")
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
     sub.add_parser("suites", help="list the suites")
@@ -443,20 +445,32 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
-    """Re-render report.html; the exit code is the stored run's verdict (0 positive, 1 negative/incomplete)."""
+    """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
+    1 negative/incomplete)."""
+    from ssdlab.catalog import resolve
     from ssdlab.store import load_run
     from ssdlab.verdict import run_verdicts
 
-    env.out(str(_render(args.dir).resolve()))
-    return run_verdicts(load_run(args.dir)).exit_code
+    run_dir = resolve(args.dir)
+    run = load_run(run_dir)
+    if args.junit is not None:
+        from ssdlab.report import junit
+
+        if not args.junit.parent.is_dir():
+            raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
+        junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
+    env.out(str(_render(run_dir).resolve()))
+    return run_verdicts(run).exit_code
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.catalog import read_tags, resolve
     from ssdlab.report import export
     from ssdlab.store import load_run
 
-    run = load_run(args.dir)
-    env.stdout.write(export.to_csv(run) if args.format == "csv" else export.to_json(run))
+    dirs = [resolve(d) for d in args.dirs]
+    runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
+    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
     return 0
 
 
