@@ -439,6 +439,7 @@ def run_facts(rd: RunData) -> dict[str, str]:
         "directory": str(rd.path),
         "suite": run.suite,
         "status": run.status,
+        "verdict": _verdict(run),
         "created": run.created,
         "device": str(t.get("name") or t.get("spec") or "unknown"),
         "target kind": str(t.get("kind") or "unknown"),
@@ -460,6 +461,14 @@ def run_facts(rd: RunData) -> dict[str, str]:
     if o.get("footprint"):
         facts["footprint"] = str(o["footprint"])
     return facts
+
+
+def _verdict(run: Run) -> str:
+    from ssdlab.catalog import run_verdict
+
+    word = run_verdict(run)
+    notes = [f"{e.get('test')}: {e.get('note')}" for e in run.events if e.get("kind") == "pts-steady-state"]
+    return f"{word} ({'; '.join(notes)})" if notes else word
 
 
 def _bytes(v: Any) -> str:
