@@ -37,7 +37,7 @@ FAMILY_TITLES = {
     "lat-curve": "Latency vs IOPS", "iorate": "iorate curves", "app": "Application models",
     "stability": "Stability", "matrix": "Test matrix", "points": "Test points",
 }
-MAX_PERCENTILE_CHARTS = 12  # per family
+MAX_PERCENTILE_CHARTS = 8  # per family
 STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
 
 
@@ -366,7 +366,7 @@ def _curves(cmp: Comparison, family: str) -> list[str]:
     figs = []
     for name, items in by_name.items():
         first = items[0][1]
-        style = "-o" if family != "pts-wsat" else "-"
+        style = "-" if max(len(c.x) for _, c in items) > 30 else "-o"  # markers unless a long time series
         series = [Series(charts.plain_label(cmp.labels[i]), list(c.x), list(c.y), style=style, color=_color(i))
                   for i, c in items]
         title = f"Convergence: {name} per round" if first.xlabel == "round" else f"WSAT: {name}"
@@ -393,20 +393,23 @@ def _percentile_figs(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple
             note = (f"Latency percentile curves of the {len(picked)} steady-state tracking points; the "
                     "percentiles of every point are in compare.csv.")
             chosen = picked
-    if len(chosen) > MAX_PERCENTILE_CHARTS:
-        note = (f"Latency percentile curves of the first {MAX_PERCENTILE_CHARTS} of {len(chosen)} common points; "
-                "all percentiles are in compare.csv.")
-        chosen = chosen[:MAX_PERCENTILE_CHARTS]
-    figs = []
+    figs: list[str] = []
+    drawn: set[str] = set()
     for r in chosen:
         for d in ("read", "write"):
             lines = [(cmp.labels[i], dict(p.percentiles[d])) for i, p in enumerate(r.points)
                      if p is not None and d in p.percentiles]
             if len(lines) < 2:
                 continue
+            if len(figs) == MAX_PERCENTILE_CHARTS:
+                left = len(chosen) - len(drawn)
+                note = (f"Latency percentile curves of the first {len(drawn)} of {len(chosen)} common points "
+                        f"({left} more not drawn); the percentiles of every point are in compare.csv.")
+                return figs, note
             svg = charts.percentile_chart(lines, title=charts.plain_label(f"{r.label}: {d} completion latency"),
                                           size=(5.8, 3.2))
             figs.append(figure(svg, "One line per run (log latency scale)", cls="chart"))
+            drawn.add(r.key)
     return figs, note
 
 
@@ -432,16 +435,19 @@ def _family_figures(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[
     elif family in ("pts-tp128", "pts-tp1024", "points", "matrix", "app", "iorate", "stability"):
         figs.extend(_bars(cmp, common))
     elif family == "bs-sweep":
-        for metric, logy in (("bw_MBps", False), ("iops", True), ("lat_mean_us", True)):
-            figs.append(_overlay(cmp, common, group=lambda p: _axis(p, "matrix"), group_name=_str_doc("matrix"),
-                                 x=_bs, metric=metric, title=f"{METRICS[metric].label} vs block size",
-                                 xlabel="block size", logx=True, logy=logy, bs_ticks=True))
+        for matrix, sub in _by_matrix(common).items():
+            w = sub[0].points[0].point.workload if sub[0].points[0] is not None else None
+            metric = "iops" if w is not None and w.is_random else "bw_MBps"
+            figs.append(_overlay(cmp, sub, group=lambda p: None, group_name=lambda g: "", x=_bs, metric=metric,
+                                 title=f"{matrix}: {METRICS[metric].label} vs block size", xlabel="block size",
+                                 logx=True, logy=metric == "iops", bs_ticks=True, caption="One line per run"))
     elif family == "qd-sweep":
-        for metric, logy in (("iops", False), ("lat_mean_us", True), ("p99_us", True)):
-            figs.append(_overlay(cmp, common, group=lambda p: (_axis(p, "matrix"), p.point.workload.numjobs),
-                                 group_name=_matrix_t, x=lambda p: p.point.workload.outstanding, metric=metric,
-                                 title=f"{METRICS[metric].label} vs outstanding I/O",
-                                 xlabel="outstanding I/O (threads × QD)", logx=True, logy=logy))
+        for matrix, sub in _by_matrix(common).items():
+            for metric, logy in (("iops", False), ("p99_us", True)):
+                figs.append(_overlay(cmp, sub, group=lambda p: p.point.workload.numjobs,
+                                     group_name=_threads, x=lambda p: p.point.workload.outstanding, metric=metric,
+                                     title=f"{matrix}: {_title(metric)} vs outstanding I/O",
+                                     xlabel="outstanding I/O (threads × QD)", logx=True, logy=logy))
     if family in ("lat-curve", "iorate", "app"):
         for metric in ("lat_mean_us", "p99_us", "p99_99_us"):
             figs.append(_overlay(cmp, common, group=_curve_group, group_name=_str_doc("curve"),
@@ -463,10 +469,18 @@ def _str_doc(what: str) -> Callable[[Any], str]:
     return name
 
 
-def _matrix_t(g: Any) -> str:
-    """matrix and thread count"""
-    matrix, t = g
-    return f"{matrix} T{t}" if matrix else f"T{t}"
+def _threads(g: Any) -> str:
+    """thread count"""
+    return f"T{g}"
+
+
+def _by_matrix(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    out: dict[str, list[Row]] = {}
+    for r in rows:
+        p = next((q for q in r.points if q is not None), None)
+        if p is not None:
+            out.setdefault(str(_axis(p, "matrix") or ""), []).append(r)
+    return out
 
 
 def _curve_group(p: PointData) -> Any:
