@@ -56,7 +56,7 @@ def _metric_table() -> dict[str, MetricInfo]:
 
 
 METRICS: dict[str, MetricInfo] = _metric_table()
-# the metrics each table of the report shows (the CSV has every metric)
+# the metrics JUnit test cases list (the CSV has every metric)
 MAIN_METRICS = ("read_iops", "write_iops", "iops", "read_bw_MBps", "write_bw_MBps", "bw_MBps", "read_lat_mean_us",
                 "write_lat_mean_us", "lat_mean_us", "read_p99_us", "write_p99_us", "read_p99_99_us",
                 "write_p99_99_us", "p99_999_us", "lat_max_us")
@@ -352,10 +352,6 @@ class Row:
     @property
     def common(self) -> bool:
         return all(self.present)
-
-    def sample_kind(self, i: int) -> str:
-        p = self.points[i]
-        return p.sample_kind if p is not None else ""
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ import html
 import io
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from ssdlab import atomic
 from ssdlab.comparison import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
@@ -96,31 +97,33 @@ def verdict_cell(cell: Cell) -> Styled:
 # ---------------------------------------------------------------- view
 
 
-@dataclass
+@dataclass(frozen=True)
 class FamilyView:
+    """One family's section; the markup fields are made by ssdlab code (escaped tables, matplotlib SVG)."""
+
     anchor: str
     title: str
     intro: str
-    table_html: str
-    extra_html: str  # ratio tables
-    figures: list[str] = field(default_factory=list)  # figure() fragments
+    table: Markup
+    extra: Markup  # ratio tables, notes
+    figures: tuple[Markup, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompareView:
+    """Everything compare.html.j2 shows."""
+
     title: str
     subtitle: str
     labels: list[str]
     facts: list[tuple[str, list[str], bool]]  # (name, values per run, differs)
     notices: list[Notice]
     method: str
-    summary_html: str
+    summary: Markup
     gate: GateResult | None
-    gate_rows: list[list[Any]]
-    gate_held: list[list[Any]]
+    gate_tables: Markup
     families: list[FamilyView]
-    partial_html: str
-    notes: list[str]
+    partial: Markup
     toc: list[tuple[str, str]]
     version: str
 
@@ -544,16 +547,24 @@ def _partial(cmp: Comparison) -> str:
     return "<div class='table-wrap'>" + table(["point", "key", *cmp.labels], body, cls="cmp") + "</div>"
 
 
-def _gate_rows(gate: GateResult, cmp: Comparison, failed: bool) -> list[list[Any]]:
-    out: list[list[Any]] = []
-    for f in gate.findings:
-        if f.failed != failed:
-            continue
-        j = f.judgement
-        out.append([f.run_label, Styled(f.label, "pt", f.key), f.rule.metric, f"{f.rule.threshold:+.0%}",
-                    Styled("not measured in both" if f.change is None else f"{f.change:+.1%}",
-                           "num worse" if failed else "num"),
-                    Styled("–" if j is None else j.verdict, "small", "" if j is None else j.reason)])
+def _gate_tables(gate: GateResult | None) -> str:
+    """The failures, then the changes past a threshold that did not fail."""
+    if gate is None:
+        return ""
+    out = ""
+    header = ["run", "point", "metric", "threshold", "change", "significance"]
+    for failed, title in ((True, "Failures"), (False, "Past a threshold but not failing")):
+        rows: list[list[Any]] = []
+        for f in gate.findings:
+            if f.failed != failed:
+                continue
+            j = f.judgement
+            rows.append([f.run_label, Styled(f.label, "pt", f.key), f.rule.metric, f"{f.rule.threshold:+.0%}",
+                         Styled("not measured in both" if f.change is None else f"{f.change:+.1%}",
+                                "num worse" if failed else "num"),
+                         Styled("–" if j is None else j.verdict, "small", "" if j is None else j.reason)])
+        if rows:
+            out += f"<h3>{title}</h3>" + table(header, rows, cls="cmp")
     return out
 
 
@@ -572,7 +583,8 @@ def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
         figs, extra = _family_figures(cmp, fam, rows)
         families.append(FamilyView(anchor="fam-" + _slug(fam), title=FAMILY_TITLES.get(fam, fam),
                                    intro=f"{len(rows)} point(s) measured in every run.",
-                                   table_html=_family_table(cmp, rows), extra_html=extra, figures=figs))
+                                   table=trusted(_family_table(cmp, rows)), extra=trusted(extra),
+                                   figures=tuple(trusted(f) for f in figs)))
     toc = [("runs", "Runs"), ("notices", "Notices"), ("summary", "Summary")]
     if gate is not None:
         toc.append(("gate", "Regression gate"))
@@ -586,9 +598,8 @@ def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
         subtitle=f"{len(cmp.runs)} runs · baseline {cmp.labels[0]} · {len(cmp.common_rows())} common points · "
                  f"{len(cmp.partial_rows())} in some runs only",
         labels=cmp.labels, facts=_facts(cmp), notices=_notices(cmp), method=_method(cmp),
-        summary_html=_summary(cmp), gate=gate,
-        gate_rows=_gate_rows(gate, cmp, True) if gate else [], gate_held=_gate_rows(gate, cmp, False) if gate else [],
-        families=families, partial_html=partial, notes=[], toc=toc, version=__version__,
+        summary=trusted(_summary(cmp)), gate=gate, gate_tables=trusted(_gate_tables(gate)), families=families,
+        partial=trusted(partial), toc=toc, version=__version__,
     )
 
 
@@ -604,19 +615,8 @@ def _environment() -> jinja2.Environment:
 
 
 def render_html(cmp: Comparison, gate: GateResult | None = None) -> str:
-    v = build_view(cmp, gate)
-    fams = [dict(anchor=f.anchor, title=f.title, intro=f.intro, table=trusted(f.table_html),
-                 extra=trusted(f.extra_html), figures=[trusted(x) for x in f.figures]) for f in v.families]
-    gate_html = ""
-    if gate is not None:
-        if v.gate_rows:
-            gate_html = "<h3>Failures</h3>" + table(["run", "point", "metric", "threshold", "change", "significance"],
-                                                    v.gate_rows, cls="cmp")
-        if v.gate_held:
-            gate_html += "<h3>Past a threshold but not failing</h3>" + table(
-                ["run", "point", "metric", "threshold", "change", "significance"], v.gate_held, cls="cmp")
-    return _environment().get_template("compare.html.j2").render(
-        v=v, fams=fams, summary=trusted(v.summary_html), partial=trusted(v.partial_html), gate_html=trusted(gate_html))
+    """compare.html as one string."""
+    return _environment().get_template("compare.html.j2").render(v=build_view(cmp, gate))
 
 
 # ---------------------------------------------------------------- CSV
