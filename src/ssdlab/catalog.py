@@ -76,23 +76,12 @@ def parse_tag(text: str) -> tuple[str, str]:
     return key, value.strip()
 
 
-# ---------------------------------------------------------------- verdict
-
-
 def run_verdict(run: Run) -> str:
-    """One word for listing and filtering: the run's status when it did not complete, else the suite's verdict
-    (pass/fail), PTS steady state (steady / not-steady), or ok."""
-    if run.status != "complete":
-        return run.status
-    verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
-    if verdict is not None:
-        return "pass" if verdict.get("passed") else "fail"
-    steady = [bool(e.get("steady")) for e in run.events if e.get("kind") == "pts-steady-state"]
-    if steady:
-        return "steady" if all(steady) else "not-steady"
-    if any(p.status == "failed" for p in run.points):
-        return "failed-points"
-    return "ok"
+    """One word for listing and filtering: the run's verdict kind from verdict.py (steady, not-steady,
+    incomplete, pass, fail, complete)."""
+    from ssdlab.verdict import run_verdicts
+
+    return run_verdicts(run).kind
 
 
 # ---------------------------------------------------------------- entries

@@ -460,11 +460,13 @@ def run_facts(rd: RunData) -> dict[str, str]:
 
 
 def _verdict(run: Run) -> str:
-    from ssdlab.catalog import run_verdict
+    """The run's verdict (verdict.py), each test's when there are several."""
+    from ssdlab.verdict import run_verdicts
 
-    word = run_verdict(run)
-    notes = [f"{e.get('test')}: {e.get('note')}" for e in run.events if e.get("kind") == "pts-steady-state"]
-    return f"{word} ({'; '.join(notes)})" if notes else word
+    v = run_verdicts(run)
+    if len(v.tests) == 1:
+        return v.tests[0].text
+    return f"{v.headline}: " + "; ".join(t.text for t in v.tests)
 
 
 def _bytes(v: Any) -> str:

@@ -40,7 +40,7 @@ def test_lists_runs_and_filters(root: Path) -> None:
     assert [r["run_id"] for r in _runs(root, "--model", "TLC-4K-28")] == ["op28"]
     assert [r["run_id"] for r in _runs(root, "--device", "quick.dat")] == ["quick"]
     assert [r["run_id"] for r in _runs(root, "--verdict", "not-steady")] == ["op7", "op28"]
-    assert [r["run_id"] for r in _runs(root, "--verdict", "ok")] == ["quick"]
+    assert [r["run_id"] for r in _runs(root, "--verdict", "complete")] == ["quick"]
     assert _runs(root, "--since", "2100-01-01") == []
     assert len(_runs(root, "--until", "2100-01-01")) == 3
     text = run_cli("runs", "--root", root)
@@ -94,7 +94,7 @@ def test_catalog_ids_work_in_compare_report_export_and_plot(root: Path, tmp_path
     assert {ln.split(",")[-4] for ln in lines[1:]} == {"quick", "op7"}
     run_cli("tag", "op28", "label=wide-op")
     res = run_cli("report", "wide-op")  # a label
-    assert res.code == 0, res.err
+    assert res.code == 1, res.err  # the run's verdict: not steady
     assert res.out.strip() == str((root / "op28" / "report.html").resolve())
     res = run_cli("report", "nothing-like-this", traceback=False)
     assert res.code == 2

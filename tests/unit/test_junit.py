@@ -53,15 +53,18 @@ def test_compare_junit_is_valid_and_shows_each_point(tmp_path: Path, schema: xml
 
 
 def test_report_junit_of_a_single_run(tmp_path: Path, schema: xmlschema.XMLSchema) -> None:
-    """Each point a test case; a failed point an error; the PTS steady-state verdict a failure when not steady."""
+    """Each point a test case; a failed point an error; the PTS steady-state verdict a failure when not steady;
+    an invalid point a failure."""
     run_dir = copy_run("pts-iops-op7", tmp_path / "run")
     doc = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
     doc["points"][5]["status"] = "failed"
     doc["points"][5]["reason"] = "fio exited 1"
+    doc["points"][6]["status"] = "invalid"
+    doc["points"][6]["reason"] = "completed 3 I/Os"
     (run_dir / "run.json").write_text(json.dumps(doc), encoding="utf-8")
     junit = tmp_path / "run.xml"
     res = run_cli("report", run_dir, "--junit", junit)
-    assert res.code == 0, res.err
+    assert res.code == 1, res.err  # the run's verdict: not steady
     schema.validate(str(junit))
     cases = _cases(junit)
     measured = [c for c in cases.values() if c.get("classname") == "ssdlab.pts-iops.iops"]
@@ -70,9 +73,13 @@ def test_report_junit_of_a_single_run(tmp_path: Path, schema: xmlschema.XMLSchem
     err = cases[f"ssdlab.pts-iops.iops::{failed_id}"].find("error")
     assert err is not None
     assert err.get("message") == "failed: fio exited 1"
-    verdict = cases["ssdlab.pts-iops.verdict::steady-state iops"].find("failure")
+    bad = cases[f"ssdlab.pts-iops.iops::{doc['points'][6]['point']['id']}"].find("failure")
+    assert bad is not None
+    assert bad.get("message") == "invalid: completed 3 I/Os"
+    # the verdicts (verdict.py) of this schema-1 run: IOPS not steady, and incomplete for the failed point
+    verdict = cases["ssdlab.pts-iops.verdict::IOPS"].find("failure")
     assert verdict is not None
-    assert "SS NOT ACHIEVED" in (verdict.get("message") or "")
+    assert "IOPS: not steady (SS NOT ACHIEVED" in (verdict.get("message") or "")
 
 
 def test_junit_directory_must_exist(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from conftest import run_cli
 from ssdlab.errors import ExitCode
 from ssdlab.model import SCHEMA_VERSION
 from ssdlab.store import load_run
+from ssdlab.verdict import run_verdicts
 from stored_runs import RUNS_DIR, fixture_dirs
 
 FIXTURES = fixture_dirs()
@@ -31,8 +32,12 @@ def test_old_run_loads_reports_and_exports(src: Path, tmp_path: Path) -> None:
     assert run.schema_version == int(src.parent.name.removeprefix("schema"))
     assert run.points
     assert any(p.measurement is not None for p in run.points)
+    # the verdict recorded then is the verdict read now (PTS runs of schema 1 recorded only their steady state)
+    steady = [e["steady"] for e in run.events if e.get("kind") == "pts-steady-state"]
+    if steady:
+        assert run_verdicts(run).kind == ("steady" if all(steady) else "not-steady")
     res = run_cli("report", run_dir)
-    assert res.code == 0, res.err
+    assert res.code == run_verdicts(run).exit_code, res.err
     assert run.run_id in (run_dir / "report.html").read_text(encoding="utf-8")
     res = run_cli("export", run_dir)
     assert res.code == 0, res.err

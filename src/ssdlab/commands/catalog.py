@@ -29,7 +29,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("--firmware", metavar="TEXT", help="firmware contains TEXT")
     p.add_argument("--suite", metavar="NAME", help="suite name or glob (pts-*)")
     p.add_argument("--verdict", metavar="WORD",
-                   help="pass, fail, steady, not-steady, ok, failed-points, interrupted, failed, running")
+                   help="the run's verdict: steady, not-steady, incomplete, pass, fail, complete")
     p.add_argument("--since", type=_day, metavar="YYYY-MM-DD", help="created on or after this day (UTC)")
     p.add_argument("--until", type=_day, metavar="YYYY-MM-DD", help="created on or before this day (UTC)")
     p.add_argument("--tag", action="append", default=[], metavar="KEY=VALUE", help="has this tag (repeatable)")

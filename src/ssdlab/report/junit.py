@@ -141,38 +141,29 @@ def _seconds(a: str, b: str) -> float:
 
 
 def run_suite(run: Run, label: str = "") -> Suite:
-    """One suite for a run: a case per measured point (error when it failed, skipped when skipped), then a case
-    per recorded verdict (PTS steady state per test, a certification's pass/fail)."""
-    cases = []
+    """One suite for a run: a case per measured point (failed when invalid, an error when it failed to run,
+    skipped when skipped), then a case per test verdict (verdict.py: failed when not steady, failed or
+    incomplete)."""
+    from ssdlab.verdict import run_verdicts
+
     prefix = f"ssdlab.{run.suite.rsplit('/', 1)[-1].removesuffix('.toml')}"
-    latest = {}
-    for r in run.points:
-        if r.point.phase == "measure":
-            latest[r.point.id] = r
+    latest = {r.point.id: r for r in run.points if r.point.phase == "measure"}  # a later attempt replaces
+    cases = []
     for r in latest.values():
         t = _seconds(r.started, r.finished)
         cls = f"{prefix}.{r.point.group or 'points'}"
         if r.status == "ok":
-            warn = "\n".join(r.warnings)
-            cases.append(Case(cls, r.point.id, out=warn, time_s=t))
+            cases.append(Case(cls, r.point.id, out="\n".join(r.warnings), time_s=t))
         elif r.status == "skipped":
             cases.append(Case(cls, r.point.id, skipped=r.reason or "skipped", time_s=t))
+        elif r.status == "invalid":
+            cases.append(Case(cls, r.point.id, failure=f"invalid: {r.reason or 'measured too little'}", time_s=t))
         else:
             cases.append(Case(cls, r.point.id, error=f"{r.status}: {r.reason or 'no reason recorded'}", time_s=t))
-    for e in run.events:
-        if e.get("kind") == "pts-steady-state":
-            test = str(e.get("test"))
-            if e.get("steady"):
-                cases.append(Case(f"{prefix}.verdict", f"steady-state {test}", out=str(e.get("note", ""))))
-            else:
-                cases.append(Case(f"{prefix}.verdict", f"steady-state {test}",
-                                  failure=f"{test}: {e.get('note') or 'steady state not reached'}"))
-        elif e.get("kind") == "verdict":
-            text = str(e.get("text", ""))
-            cases.append(Case(f"{prefix}.verdict", "verdict", failure="" if e.get("passed") else text or "failed",
-                              out=text))
-    if run.status != "complete":
-        cases.append(Case(f"{prefix}.verdict", "run complete", failure=f"run {run.status}: not every point ran"))
+    verdict = run_verdicts(run)
+    for tv in verdict.tests:
+        cases.append(Case(f"{prefix}.verdict", tv.title, failure=tv.text if tv.negative else "", out=tv.text))
     props = [("run_id", run.run_id), ("suite", run.suite), ("target", str(run.target.get("name", ""))),
+             ("verdict", verdict.headline), ("exit_code", str(verdict.exit_code)),
              ("ssdlab", run.ssdlab_version), ("schema_version", str(run.schema_version))]
     return Suite(label or f"{run.suite} on {run.target.get('name', '?')}", cases, props, run.created)
