@@ -58,10 +58,15 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "ss-check": ("ssdlab.commands.sscheck",
                  "check a series of per-round values against the SNIA PTS steady-state rule"),
     "hist-log": ("ssdlab.commands.histlog", "per-interval latency percentiles (CSV) from fio histogram logs"),
-    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of a stored run (SVG/PNG)"),
+    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of stored runs (SVG/PNG)"),
     "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
     "latency": ("ssdlab.commands.latency",
                 "latency histogram, CDF, exceedance and confidence levels of any stored point (from fio's bins)"),
+    "compare": ("ssdlab.commands.compare",
+                "compare stored runs side by side (HTML + CSV); gate on regressions with --fail-on"),
+    "runs": ("ssdlab.commands.catalog",
+             "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
+    "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
 }
 
 
@@ -162,16 +167,16 @@ def _resume_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("--no-report", action="store_true")
 
 
-def _dir_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+
+def _report_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
-    p.add_argument("dir", type=Path)
+    p.add_argument("dir", metavar="RUN", help="run directory or catalog id (see `ssdlab runs`)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write the run's verdicts as JUnit XML")
 
 
 def _export_args(p: argparse.ArgumentParser, suite: str | None) -> None:
-    from pathlib import Path
-
-    p.add_argument("dir", type=Path)
+    p.add_argument("dirs", nargs="+", metavar="RUN", help="run directories or catalog ids")
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
 
@@ -191,8 +196,8 @@ SUBCOMMANDS: dict[str, tuple[str, Any]] = {
     "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
              "(exits 4 when the run would be refused)", _plan_args),
     "resume": ("continue an interrupted run from its first unfinished point", _resume_args),
-    "report": ("re-render report.html of a stored run", _dir_args),
-    "export": ("print a stored run's results to stdout", _export_args),
+    "report": ("re-render report.html of a stored run (--junit: its verdicts as JUnit XML)", _report_args),
+    "export": ("print stored runs' results to stdout (several runs: one CSV)", _export_args),
     "suites": ("list the suites", _no_args),
     "info": ("identity, capacity and write safety of a target", _info_args),
 }
@@ -541,20 +546,32 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
-    """Re-render report.html; the exit code is the stored run's verdict (0 positive, 1 negative/incomplete)."""
+    """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
+    1 negative/incomplete)."""
+    from ssdlab.catalog import resolve
     from ssdlab.store import load_run
     from ssdlab.verdict import run_verdicts
 
-    env.out(str(_render(args.dir).resolve()))
-    return run_verdicts(load_run(args.dir)).exit_code
+    run_dir = resolve(args.dir)
+    run = load_run(run_dir)
+    if args.junit is not None:
+        from ssdlab.report import junit
+
+        if not args.junit.parent.is_dir():
+            raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
+        junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
+    env.out(str(_render(run_dir).resolve()))
+    return run_verdicts(run).exit_code
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.catalog import read_tags, resolve
     from ssdlab.report import export
     from ssdlab.store import load_run
 
-    run = load_run(args.dir)
-    env.stdout.write(export.to_csv(run) if args.format == "csv" else export.to_json(run))
+    dirs = [resolve(d) for d in args.dirs]
+    runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
+    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
     return 0
 
 
