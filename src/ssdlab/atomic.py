@@ -48,3 +48,12 @@ def fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def make_shareable(path: Path) -> None:
+    """Give a written file the usual umask mode: temp files are created 0600, but a report is meant to be
+    shared."""
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        path.chmod(0o666 & ~mask)

@@ -58,12 +58,17 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "ss-check": ("ssdlab.commands.sscheck",
                  "check a series of per-round values against the SNIA PTS steady-state rule"),
     "hist-log": ("ssdlab.commands.histlog", "per-interval latency percentiles (CSV) from fio histogram logs"),
-    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of a stored run (SVG/PNG)"),
+    "plot": ("ssdlab.commands.plot", "chart any metric against any swept parameter of stored runs (SVG/PNG)"),
     "verify": ("ssdlab.commands.verify", "check again what an integrity run wrote (read-only); exit 1 on any mismatch"),
     "latency": ("ssdlab.commands.latency",
                 "latency histogram, CDF, exceedance and confidence levels of any stored point (from fio's bins)"),
     "agent": ("ssdlab.commands.agent",
               "serve this host's devices to an ssdlab controller (fio --server, loopback only by default)"),
+    "compare": ("ssdlab.commands.compare",
+                "compare stored runs side by side (HTML + CSV); gate on regressions with --fail-on"),
+    "runs": ("ssdlab.commands.catalog",
+             "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
+    "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
 }
 
 
@@ -92,6 +97,12 @@ def _add_plan_args(p: argparse.ArgumentParser, suite: str | None) -> None:
                    help="I/O only in the first N bytes or N%% of the target (active range, e.g. 5%%)")
     p.add_argument("--misalign", type=parse_size, metavar="BYTES",
                    help="add BYTES to every I/O offset (e.g. 512: 4K writes no longer 4K-aligned)")
+    p.add_argument("--write-cache", choices=["on", "off"],
+                   help="set the drive's volatile write cache for the run (NVMe feature 6, SATA/SAS cache_type); "
+                        "restored afterwards; needs the same consent as writing")
+    p.add_argument("--power-state", type=int, metavar="N",
+                   help="hold an NVMe drive in operational power state N for the run (feature 2); restored "
+                        "afterwards; needs the same consent as writing")
     if suite != "":
         _add_suite_options(p, suite)
 
@@ -166,16 +177,16 @@ def _resume_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     p.add_argument("--no-report", action="store_true")
 
 
-def _dir_args(p: argparse.ArgumentParser, suite: str | None) -> None:
+
+def _report_args(p: argparse.ArgumentParser, suite: str | None) -> None:
     from pathlib import Path
 
-    p.add_argument("dir", type=Path)
+    p.add_argument("dir", metavar="RUN", help="run directory or catalog id (see `ssdlab runs`)")
+    p.add_argument("--junit", type=Path, metavar="FILE", help="also write the run's verdicts as JUnit XML")
 
 
 def _export_args(p: argparse.ArgumentParser, suite: str | None) -> None:
-    from pathlib import Path
-
-    p.add_argument("dir", type=Path)
+    p.add_argument("dirs", nargs="+", metavar="RUN", help="run directories or catalog ids")
     p.add_argument("--format", choices=["csv", "json"], default="csv")
 
 
@@ -195,8 +206,8 @@ SUBCOMMANDS: dict[str, tuple[str, Any]] = {
     "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
              "(exits 4 when the run would be refused)", _plan_args),
     "resume": ("continue an interrupted run from its first unfinished point", _resume_args),
-    "report": ("re-render report.html of a stored run", _dir_args),
-    "export": ("print a stored run's results to stdout", _export_args),
+    "report": ("re-render report.html of a stored run (--junit: its verdicts as JUnit XML)", _report_args),
+    "export": ("print stored runs' results to stdout (several runs: one CSV)", _export_args),
     "suites": ("list the suites", _no_args),
     "info": ("identity, capacity and write safety of a target", _info_args),
 }
@@ -357,6 +368,12 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
                                        " (accepted: --destructive)" if args.destructive else " (needs --destructive)"))
         if verdict.needs_consent and not verdict.refusal:
             env.out("consent: `run` asks to type the name back, or takes --yes")
+    settings = _device_settings(args)
+    if settings:  # a write-class action: planned and refused like a write
+        if not args.json:
+            env.out(f"will change: {settings.describe()} for the run, restored afterwards")
+        if not decision.writes:
+            verdict = safety.assess(target, destructive=args.destructive)
     if verdict.refusal:
         raise UnsafeTargetError(verdict.refusal)
     return 0
@@ -375,6 +392,19 @@ def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], 
     env.out(f"{len(points)} points, estimated duration {format_duration(eta)}")
     for note in suite.plan_notes(ctx):
         env.out(note)
+
+
+def _authorize(target: Any, decision: Any, settings: Any, args: argparse.Namespace, env: Env) -> Any:
+    """safety.authorize for the run; drive settings (--write-cache, --power-state) are a write-class action and
+    pass the same consent, also when no point writes (the grant stays read-only for fio then)."""
+    from ssdlab import safety
+
+    if settings:
+        env.err(f"WARNING: this run will change {settings.describe()} of {target.name} (restored when it ends)")
+        if not decision.writes:
+            safety.authorize(target, safety.WriteDecision(f"changes {settings.describe()}", destroys=False),
+                             destructive=args.destructive, yes=args.yes, console=env)
+    return safety.authorize(target, decision, destructive=args.destructive, yes=args.yes, console=env)
 
 
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
@@ -418,20 +448,31 @@ def _render(run_dir: Path) -> Path:
     return render_report(load_run(run_dir), run_dir)
 
 
+def _device_settings(args: argparse.Namespace) -> Any:
+    from ssdlab.targets.devsettings import Requested
+
+    ps = getattr(args, "power_state", None)
+    if ps is not None and not 0 <= ps <= 31:
+        raise UsageError(f"--power-state {ps} is out of range: NVMe power states are 0 to 31 (see `nvme id-ctrl`)")
+    return Requested(write_cache=getattr(args, "write_cache", None), power_state=ps)
+
+
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import orchestrate, safety, store
     from ssdlab.executor import executor_for
     from ssdlab.preflight import check_plan
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
+    from ssdlab.targets import devsettings
 
     _check_times(args)
     suite = get_suite(args.suite)
     target = _target(args, suite)
     ctx = _context(args, target, suite)
     check_plan(suite, ctx, target)  # every option and the whole plan, before anything is created
-    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
-                             console=env)
+    settings = _device_settings(args)
+    devsettings.check(target, settings)  # before anything exists: one line when the device cannot take them
+    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
     executor = executor_for(target, grant)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
     options = {
@@ -444,6 +485,8 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     if args.hosts:  # the hosts and their devices are in run.json's target (resume rebuilds the group from it)
         options["hosts"] = target.inventory
         options["target_specs"] = [f"{h}:{d}" for h, d in target.device_names()]
+    if settings:
+        options["device_settings"] = {"write_cache": settings.write_cache, "power_state": settings.power_state}
     with store.locked(run_dir):
         run = orchestrate.new_run(suite, target, executor, options, run_dir)
         env.err(f"results: {run_dir}")
@@ -501,6 +544,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     from ssdlab.executor import executor_for
     from ssdlab.progress import make_progress
     from ssdlab.suites import get_suite
+    from ssdlab.targets import devsettings
 
     o = run.options
     suite = get_suite(run.suite)
@@ -521,9 +565,10 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     capacity = int(run.target["capacity_bytes"]) if gone and run.target.get("capacity_bytes") else None
     ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
                        o.get("footprint"), o.get("misalign"), capacity=capacity)
+    settings = devsettings.requested(o)
+    devsettings.check(target, settings)
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
-    grant = safety.authorize(target, safety.decide(suite, ctx, target), destructive=args.destructive, yes=args.yes,
-                             console=env)
+    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
     executor = executor_for(target, grant)
     unfinished = [p.point.id for p in run.points if p.status == "failed"]
     pending = suite.next_points(ctx, run)
@@ -540,30 +585,44 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
-    """Re-render report.html; the exit code is the stored run's verdict (0 positive, 1 negative/incomplete)."""
+    """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
+    1 negative/incomplete)."""
+    from ssdlab.catalog import resolve
     from ssdlab.store import load_run
     from ssdlab.verdict import run_verdicts
 
-    env.out(str(_render(args.dir).resolve()))
-    return run_verdicts(load_run(args.dir)).exit_code
+    run_dir = resolve(args.dir)
+    run = load_run(run_dir)
+    if args.junit is not None:
+        from ssdlab.report import junit
+
+        if not args.junit.parent.is_dir():
+            raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
+        junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
+    env.out(str(_render(run_dir).resolve()))
+    return run_verdicts(run).exit_code
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:
+    from ssdlab.catalog import read_tags, resolve
     from ssdlab.report import export
     from ssdlab.store import load_run
 
-    run = load_run(args.dir)
-    env.stdout.write(export.to_csv(run) if args.format == "csv" else export.to_json(run))
+    dirs = [resolve(d) for d in args.dirs]
+    runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
+    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
     return 0
 
 
 def cmd_info(args: argparse.Namespace, env: Env) -> int:
     from ssdlab.targets import parse_target
+    from ssdlab.targets.health import info_lines
 
     target = parse_target(args.target)
     info = target.info()
+    drive = info_lines(target)
     if args.json:
-        env.out(json.dumps(info, indent=1))
+        env.out(json.dumps({**info, "drive": dict(drive)}, indent=1))
         return 0
     env.out(f"target:    {info.get('name')} ({info.get('kind')})")
     env.out(f"capacity:  {format_bytes(info.get('capacity_bytes', 0))} ({info.get('capacity_bytes', 0)} bytes)")
@@ -576,6 +635,8 @@ def cmd_info(args: argparse.Namespace, env: Env) -> int:
                                      else ""))
     for h in hazards:
         env.out(f"writable:  NO: {h.text}" + ("" if h.blocking else " (override with --destructive)"))
+    for label, text in drive:
+        env.out(f"{label + ':':<10} {text}")
     if info.get("note"):
         env.out(f"note:      {info['note']}")
     return 0

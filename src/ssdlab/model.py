@@ -10,6 +10,9 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
      Also additive (older readers ignore it, older runs load with the default): Measurement.parts, each
      device's own measurement when a point ran on several devices or hosts at once (the measurement itself
      is their exact aggregate).
+     Also compatible (absent in older runs, ignored by older readers): Run.health (drive
+     snapshots before/after, temperature samples, write-cache/power-state changes; targets/session.py) and
+     Measurement.extra["host_cpu"] / ["host_limit"] (CPU utilisation and the host-limit flag; hostload.py).
   2  a run directory also holds a points log (points.jsonl, store.py): points finished since run.json was
      written are records there, one per line, until the run folds them in. The run and point shapes are
      unchanged, so a version-1 run.json loads as it is. Additive in version 2: TestPoint.continuous (the
@@ -234,6 +237,7 @@ class Run:
     finished: str = ""
     warnings: tuple[str, ...] = ()
     events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
+    health: Mapping[str, Any] = field(default_factory=dict)  # drive snapshots, samples, settings (session.py)
 
     def with_point(self, result: PointResult) -> Run:
         """New run with `result` appended (a re-run of an id replaces the unfinished attempt). The lookups of
@@ -399,7 +403,7 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
             target=dict(d.get("target", {})), host=dict(d.get("host", {})),
             points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
             finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
-            events=tuple(dict(e) for e in d.get("events", ())),
+            events=tuple(dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc

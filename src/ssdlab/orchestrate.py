@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import __version__, anomalies, ceiling, store, verdict
+from ssdlab import __version__, anomalies, ceiling, hostload, store, verdict
 from ssdlab.devices import drop_failed, left_run_warning
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.eta import Estimator, Outlook
@@ -27,8 +27,7 @@ from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.system import host_info
 from ssdlab.targets.base import Target
-
-CPU_BOUND_PCT = 90.0
+from ssdlab.targets.session import DeviceSession
 
 
 def new_run(suite: Suite, target: Target, executor: Executor, options: dict[str, Any], run_dir: Path) -> Run:
@@ -67,12 +66,11 @@ def _bssplit_sizes(bssplit: str) -> list[int]:
     return sizes
 
 
-def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str) -> list[str]:
+def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> list[str]:
     out = []
-    cpu = m.usr_cpu + m.sys_cpu
-    if cpu >= CPU_BOUND_PCT and m.engine == "fio" and target_kind != "null":
-        out.append(f"fio threads were {cpu:.0f}% busy (usr+sys): the host CPU, not the device, "
-                   "may have limited this point; add threads or use a faster host")
+    limit = host_limit(point, m, target_kind, ioengine)
+    if limit.saturated:
+        out.append(hostload.warning_text(limit))
     if m.errors:
         out.append(f"fio reported errors in {m.errors} job(s)")
     out.extend(anomalies.latency_warnings(m))
@@ -112,6 +110,19 @@ def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
     return dataclasses.replace(point, workload=dataclasses.replace(w, options=options), streams=streams)
 
 
+def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> hostload.HostLimit:
+    """Whether the CPUs submitting this point's I/O were saturated (fio's usr+sys per job, and the system-wide
+    /proc/stat sample stored in extra["host_cpu"]); the simulator uses no host CPU per I/O."""
+    if m.engine != "fio":
+        return hostload.HostLimit(False)
+    cpu = m.extra.get("host_cpu") or {}
+    w = point.workload
+    return hostload.assess(
+        m.usr_cpu + m.sys_cpu if m.directions else None, cpu.get("submitting_busy_pct"), numjobs=w.numjobs,
+        submitting_count=cpu.get("submitting_count"), online_cpus=cpu.get("online_cpus"), ioengine=ioengine,
+        options=w.options, null_target=target_kind == "null")
+
+
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
           progress: Progress, *, grant: WriteGrant) -> Run:
     """Run every remaining point of `suite`, storing each as it finishes; return the completed Run. `grant` (from
@@ -132,7 +143,13 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
     runner.clear_stop_request()
     policy = on_error_policy(run)
     given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
+    session = DeviceSession(run_dir, target, note=progress.note)  # drive health, write cache, power state
+
+    def save(r: Run) -> None:
+        store.save_run(run_dir, r)
+
     try:
+        run = session.start(run, save)  # health before; requested settings applied, originals recorded first
         layout = target.layout_writes()
         if layout:
             grant.require(f"lay out the target ({layout})")
@@ -190,7 +207,8 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)
                 continue
-            run = run.with_point(result)
+            # temperature samples join the run in memory; run.json takes them when it is next written whole
+            run = session.update(run.with_point(result))
             store.append_point(run_dir, result)
             estimator.observe(result, time.monotonic() - t0)
             progress.point_end(result)
@@ -209,6 +227,8 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                         else f"{type(exc).__name__}: {exc}")
             progress.run_end(run)
         raise
+    finally:  # whatever ended the loop: settings restored, health after, saved (never raises)
+        run = session.finish(run, save)
     if given_up:
         run = run.with_warning(f"{len(given_up)} point(s) failed and the run went on (--on-error continue): "
                                "their reasons are listed with them; `ssdlab resume` does not repeat them")
@@ -340,9 +360,29 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
                            attempt=attempt)
     pdir = store.point_dir(run_dir, point.id)
     t0 = time.monotonic()
-    m = executor.run_point(point, target, pdir, progress.live)
+    sampler = _cpu_sampler(point, target)
+    with sampler or contextlib.nullcontext():
+        m = executor.run_point(point, target, pdir, progress.live)
     extra = dict(m.extra)
     extra["wall_s"] = round(time.monotonic() - t0, 3)
+    if sampler is not None:
+        extra["host_cpu"] = sampler.result()
     m = dataclasses.replace(m, extra=extra)
+    limit = host_limit(point, m, target.kind, target.options.ioengine)
+    if limit.saturated:
+        m = dataclasses.replace(m, extra={**extra, "host_limit": limit.as_dict()})
     return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
-                       warnings=tuple(measurement_warnings(point, m, target.kind)), attempt=attempt)
+                       warnings=tuple(measurement_warnings(point, m, target.kind, target.options.ioengine)),
+                       attempt=attempt)
+
+
+def _cpu_sampler(point: TestPoint, target: Target) -> hostload.CpuSampler | None:
+    """System-wide CPU sampling over a point run by fio, on the CPUs its jobs may use (cpus_allowed)."""
+    if target.engine() != "fio":
+        return None
+    cpus = None
+    allowed = point.workload.options.get("cpus_allowed")
+    if allowed is not None:
+        with contextlib.suppress(ValueError):
+            cpus = hostload.parse_cpu_list(str(allowed)) or None
+    return hostload.CpuSampler(cpus, interval_s=hostload.sample_interval(point.workload.runtime_s))

@@ -44,6 +44,7 @@ class WriteDecision:
     run only reads)."""
 
     reason: str = ""
+    destroys: bool = True  # False: a write-class change that destroys no data (drive settings for the run)
 
     @property
     def writes(self) -> bool:
@@ -111,7 +112,8 @@ def authorize(target: Target, decision: WriteDecision, *, destructive: bool, yes
         raise UnsafeTargetError(a.refusal)
     if not a.needs_consent:
         return WriteGrant(target, writes=True)
-    console.err(f"WARNING: this run will destroy {target.destroys()}")
+    if decision.destroys:
+        console.err(f"WARNING: this run will destroy {target.destroys()}")
     for h in a.hazards:
         console.err(f"  ! {h.text}")
     if yes:

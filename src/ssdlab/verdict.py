@@ -252,6 +252,14 @@ def run_verdicts(run: Run) -> RunVerdict:
         if e.get("kind") == "verdict":
             v = _from_event(e, run.suite)
             tests[v.test] = v
+    for e in run.events:  # PTS runs stored before verdict events existed recorded their steady state only
+        test = str(e.get("test") or "")
+        if e.get("kind") == "pts-steady-state" and test and test not in tests:
+            window = e.get("window") or []
+            tests[test] = TestVerdict(
+                test=test, title=test.upper(), kind="steady" if e.get("steady") else "not-steady",
+                reason=str(e.get("note", "")),
+                round=int(window[-1]) if e.get("steady") and window and isinstance(window[-1], int) else None)
     invalid = tuple(r for r in run.points if r.status == "invalid")
     failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
         if run.status == "complete" else ()

@@ -171,7 +171,8 @@ def legend_html(keys: Sequence[Key]) -> str:
             dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
             cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
             swatch = f"<i class='{cls.strip()}' style='color:{k.color};border-top-style:{dash}'></i>"
-        items.append(f"<span>{swatch}{html.escape(k.label)}</span>")
+        label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
+        items.append(f"<span>{swatch}{html.escape(label)}</span>")
     return f"<div class='chart-legend'>{''.join(items)}</div>"
 
 

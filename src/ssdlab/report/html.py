@@ -23,8 +23,9 @@ import jinja2
 from markupsafe import Markup
 
 from ssdlab import atomic
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
+from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.report import charts, readable, sections
+from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
 from ssdlab.units import format_bs, format_bytes, format_duration
 from ssdlab.verdict import RunVerdict, run_verdicts
@@ -74,6 +75,7 @@ class DirRow:
     mean: str
     pcts: tuple[str, ...]
     max: str
+    link: str = ""  # "95 % of PCIe 4.0 x4" when the drive's link is known
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class PointView:
     reason: str
     warnings: tuple[str, ...]
     attempt: int
+    cpu_note: str = ""  # the submitting CPUs' busy share and the host-limit flag
     amount: str = ""
     started: str = ""
     duration: str = ""
@@ -224,7 +227,7 @@ def describe_amount(point: PointResult) -> str:
     return ", ".join(bits)
 
 
-def _dir_row(name: str, d: DirectionStats) -> DirRow:
+def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None) -> DirRow:
     lat = d.clat or d.lat
     pcts: tuple[str, ...] = ("",) * len(TABLE_PERCENTILES)
     mean = mx = ""
@@ -232,13 +235,8 @@ def _dir_row(name: str, d: DirectionStats) -> DirRow:
         found = latency_percentiles(lat, TABLE_PERCENTILES)
         pcts = tuple(fmt_us(found[p]) for p in TABLE_PERCENTILES)
         mean, mx = fmt_us(lat.mean_ns), fmt_us(lat.max_ns)
-    return DirRow(direction=name, iops=fmt_num(d.iops), mbps=fmt_mbps(d.bw_mbps), mean=mean, pcts=pcts, max=mx)
-
-
-def _cpu(m: Measurement) -> str:
-    if m.engine == "sim":
-        return "n/a"  # the model uses no host CPU per I/O: nothing was measured, and a 0 would read as one
-    return f"{m.usr_cpu + m.sys_cpu:.0f} ({m.usr_cpu:.0f}+{m.sys_cpu:.0f})"
+    return DirRow(direction=name, iops=fmt_num(d.iops), mbps=fmt_mbps(d.bw_mbps), mean=mean, pcts=pcts, max=mx,
+                  link=drive_health.fraction_text(d.bw_bytes, link))
 
 
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
@@ -249,15 +247,15 @@ def _point_warnings(r: PointResult) -> tuple[str, ...]:
     return tuple(out)
 
 
-def point_view(r: PointResult) -> PointView:
-    """Table row data of one point (any phase, any status)."""
+def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointView:
+    """Table row data of one point (any phase, any status); `link` adds each direction's share of it."""
     m = r.measurement
     rows: tuple[DirRow, ...] = ()
-    cpu = ""
+    cpu = cpu_note = ""
     result = ""
     if m is not None:
-        rows = tuple(_dir_row(name, d) for name, d in m.directions.items())
-        cpu = _cpu(m)
+        rows = tuple(_dir_row(name, d, link) for name, d in m.directions.items())
+        cpu, cpu_note = drive_health.cpu_cell(m)
         result = ", ".join(f"{name} {fmt_mbps(d.bw_mbps)} MB/s, {fmt_num(d.iops)} IOPS"
                            for name, d in m.directions.items())
     reason = r.reason
@@ -270,7 +268,7 @@ def point_view(r: PointResult) -> PointView:
                      if k not in ("direction", "access") and v not in (None, "", [], {}))
     return PointView(
         id=r.point.id, label=r.point.label, phase=r.point.phase, status=r.status, workload=describe_workload(r),
-        rows=rows, cpu=cpu, reason=reason, warnings=_point_warnings(r), attempt=r.attempt,
+        rows=rows, cpu=cpu, cpu_note=cpu_note, reason=reason, warnings=_point_warnings(r), attempt=r.attempt,
         amount=describe_amount(r), started=fmt_time(r.started),
         duration=format_duration(secs) if secs is not None else "", tags=tags, result=result,
     )
@@ -330,8 +328,8 @@ Facts = list[tuple[str, str]]
 
 def header_facts(run: Run) -> list[tuple[str, Facts]]:
     """Grouped (label, value) facts for the run header: the run, the host, the target, the options."""
-    return [("Run", run_facts(run)), ("Host", host_facts(run.host)), ("Target", target_facts(run.target)),
-            ("Options", option_facts(run))]
+    return [("Run", run_facts(run)), ("Host", host_facts(run.host) + drive_health.host_facts(run)),
+            ("Target", target_facts(run.target) + drive_health.target_facts(run)), ("Options", option_facts(run))]
 
 
 def run_facts(run: Run) -> Facts:
@@ -691,12 +689,15 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     bars, bar_note = bar_figures(charted, replaced)
     lats, lat_note = latency_figures(charted)
     secs, sec_notices = suite_sections(run, run_dir)
+    secs = [dataclasses.replace(s, anchor="sec-" + s.anchor, html=trusted(s.html))
+            for s in drive_health.sections(run, run_dir)] + secs
+    link = drive_health.link_of(run)
     view = ReportView(
         title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
         subtitle=f"{fmt_time(run.created)} · {_points_summary(run)} · {_engine(run)} · ssdlab {run.ssdlab_version}",
         run=run, facts=header_facts(run), notices=notices(run) + _group_notices(run) + sec_notices,
         events=event_rows(run),
-        points=[point_view(r) for r in measure], procedure=[point_view(r) for r in steps],
+        points=[point_view(r, link) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
         artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run),
     )

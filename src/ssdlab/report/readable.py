@@ -14,6 +14,7 @@ from ssdlab.units import format_bytes
 COMMON_FLAGS = {"target_specs": "--target", "size": "--size", "capacity": "--capacity", "ioengine": "--ioengine",
                 "runtime_s": "--runtime", "ramp_s": "--ramp", "footprint": "--footprint", "misalign": "--misalign"}
 _OTHER_FLAGS = {"straggler_margin_pct": "--straggler-margin"}  # run.options keys named unlike their flag
+DEVICE_SETTING_FLAGS = {"write_cache": "--write-cache", "power_state": "--power-state"}
 _SIZE_KEYS = ("size", "capacity", "misalign")
 _HIDDEN_EVENT_KEYS = {"time", "kind", "text"}
 
@@ -66,6 +67,10 @@ def command_line(run: Run) -> str:
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
             continue
         args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+    for key, flag in DEVICE_SETTING_FLAGS.items():  # --write-cache / --power-state (targets/devsettings.py)
+        v = (o.get("device_settings") or {}).get(key)
+        if v is not None:
+            args += [flag, str(v)]
     defaults = _suite_defaults(run.suite)
     for key, v in (o.get("suite_options") or {}).items():
         if v is None or v is False or (key in defaults and defaults[key] == v):
@@ -87,6 +92,10 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     rows: list[tuple[str, str]] = []
     for key, v in o.items():
         if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
+            continue
+        if key == "device_settings" and isinstance(v, Mapping):
+            rows.extend((DEVICE_SETTING_FLAGS[k], value_text(x, k)) for k, x in v.items()
+                        if k in DEVICE_SETTING_FLAGS and x is not None)
             continue
         flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
         rows.append((flag, value_text(v, key)))

@@ -33,10 +33,28 @@ def register(applies: Callable[[Run], bool], builder: SectionBuilder) -> None:
     _BUILDERS.append((applies, builder))
 
 
+@dataclass(frozen=True)
+class Styled:
+    """A table cell with a CSS class (e.g. a ratio marked better/worse, a fact that differs between runs)."""
+
+    text: str
+    cls: str = ""
+    title: str = ""  # tooltip: the reason behind the cell
+
+
+def _cell(c: Any, tag: str = "td") -> str:
+    if isinstance(c, Styled):
+        attrs = (f" class='{html.escape(c.cls)}'" if c.cls else "") + \
+            (f" title='{html.escape(c.title)}'" if c.title else "")
+        return f"<{tag}{attrs}>{html.escape(c.text)}</{tag}>"
+    return f"<{tag}>{html.escape(str(c))}</{tag}>"
+
+
 def table(header: Sequence[Any], rows: Iterable[Sequence[Any]], caption: str = "", *, cls: str = "data") -> str:
-    """An escaped HTML table: one header row, then one row per sequence of cells (any value, shown as str)."""
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+    """An escaped HTML table: one header row, then one row per sequence of cells (any value, shown as str;
+    a Styled cell also carries a class and a tooltip)."""
+    head = "".join(_cell(h, "th") for h in header)
+    body = "".join("<tr>" + "".join(_cell(c) for c in r) + "</tr>" for r in rows)
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     return f"<table class='{cls}'>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ssdlab.model import Run
+from ssdlab.report import health as drive_health
+from ssdlab.targets import link as drive_link
 from ssdlab.verdict import RunVerdict, run_verdicts
 
 
@@ -29,22 +31,27 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
                if len(shown) < len(measured) else None)
     table = Table(title=f"{run.suite} on {run.target.get('name', '?')}", show_lines=False, caption=caption)
-    for col in ("Point", "MB/s", "IOPS", "mean µs", "p99 µs", "p99.99 µs", "CPU %"):
+    lnk = drive_health.link_of(run)  # each throughput as a share of the drive's link, when it is known
+    columns = ["Point", "MB/s", *([f"% of {lnk['label']}"] if lnk else []), "IOPS", "mean µs", "p99 µs",
+               "p99.99 µs", "CPU %"]
+    for col in columns:
         table.add_column(col, justify="left" if col == "Point" else "right")
     for r in shown:
         m = r.measurement
         if r.status != "ok" or m is None:
-            table.add_row(r.point.label, r.status, r.reason[:40], "", "", "", "")
+            table.add_row(r.point.label, r.status, r.reason[:40], *[""] * (len(columns) - 3))
             continue
-        # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %
-        cpu = "n/a" if m.engine == "sim" else _fmt(m.usr_cpu + m.sys_cpu, 0)
+        # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %; ! marks a host-limited point
+        flag = " !" if (m.extra.get("host_limit") or {}).get("saturated") else ""
+        cpu = "n/a" if m.engine == "sim" else _fmt(m.usr_cpu + m.sys_cpu, 0) + flag
         for name, d in m.directions.items():
             lat = d.clat
             pcts = lat.percentiles([99, 99.99]) if lat is not None and lat.n > 0 else {}
             p99, p9999 = pcts.get(99), pcts.get(99.99)
             table.add_row(
                 f"{r.point.label}" + (f" ({name})" if len(m.directions) > 1 else ""),
-                _fmt(d.bw_mbps), _fmt(d.iops, 0), _fmt(lat.mean_ns / 1000 if lat else None),
+                _fmt(d.bw_mbps), *([_pct(drive_link.fraction(d.bw_bytes, lnk))] if lnk else []),
+                _fmt(d.iops, 0), _fmt(lat.mean_ns / 1000 if lat else None),
                 _fmt(p99 / 1000 if p99 is not None else None), _fmt(p9999 / 1000 if p9999 is not None else None),
                 cpu,
             )
@@ -58,6 +65,10 @@ def suite_lines(run: Run) -> list[str] | None:
 
         return console_lines(run)
     return None
+
+
+def _pct(share: float | None) -> str:
+    return _fmt(share * 100 if share is not None else None, 0)
 
 
 def verdict_table(verdicts: RunVerdict) -> Table:
@@ -86,6 +97,12 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     else:
         console.print(f"{run.suite} on {run.target.get('name', '?')}: {measured} measured points; every one is in "
                       "report.html and `ssdlab export`")
+    flagged = sum(1 for r in run.points if r.measurement is not None
+                  and (r.measurement.extra.get("host_limit") or {}).get("saturated"))
+    if flagged:
+        console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
+                      "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
+                      "warnings)")
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {w}")
     console.print(verdict_table(verdicts or run_verdicts(run)))

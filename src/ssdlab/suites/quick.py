@@ -42,6 +42,12 @@ def prefill_point(ctx: PlanContext) -> TestPoint:
         phase="precondition", group="prefill", tags={"amount_bytes": span})
 
 
+def log_interval_ms(runtime_s: float) -> int:
+    """Per-interval IOPS/MB/s/latency logging: about ten intervals per point (100 ms to 1 s each), so a point
+    carries the variation `ssdlab compare` judges a difference against."""
+    return int(min(1000, max(100, round(runtime_s * 100, -2))))
+
+
 def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
     """Read points first (on laid-out data), then write points, CrystalDiskMark's order. On a raw block device
     the span is prefilled first (files are laid out and simulated drives written when they are prepared)."""
@@ -54,7 +60,7 @@ def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float)
                 id=f"{sum(p.phase == 'measure' for p in points) + 1:02d}-{slug}-{direction}",
                 label=f"{c.group} {direction.capitalize()}",
                 workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
-                                  ramp_s=ctx.ramp_s or 0.0),
+                                  ramp_s=ctx.ramp_s or 0.0, log_interval_ms=log_interval_ms(runtime)),
                 group=c.group,
                 tags={"direction": direction, "access": "seq" if c.seq else "rnd"},
             ))

@@ -8,7 +8,8 @@ as a last resort lay it out again with random data. The chosen method is returne
 The write cache is a device setting (NVMe feature 6, ATA `hdparm -W`), set and read back; when that is not
 possible it is recorded as unknown. It is never emulated by dropping direct I/O.
 
-Every external command goes through `RUNNER` (an argv list, no shell), so tests can substitute it.
+Every external command goes through `RUNNER` (an argv list, no shell), so tests can substitute it; nvme-cli
+command lines and the parsing of its output come from drivecli.py, the one nvme-cli/smartctl boundary.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.targets import owned
+from ssdlab.targets import drivecli, owned
+from ssdlab.targets.drivecli import nvme_controller
 from ssdlab.units import format_bytes
 
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
@@ -131,15 +133,6 @@ def file_write_cache(enabled: bool) -> str:
 
 # ------------------------------------------------------------------ block devices
 
-_NVME_NS = re.compile(r"^nvme(\d+)n(\d+)$")
-
-
-def nvme_controller(dev: str) -> str | None:
-    """'/dev/nvme0' for a namespace node '/dev/nvme0n1' (None for partitions and other devices)."""
-    m = _NVME_NS.match(Path(dev).name)
-    return f"/dev/nvme{m.group(1)}" if m else None
-
-
 def _namespaces_of(ctrl: str) -> int:
     sysdir = Path("/sys/class/nvme") / Path(ctrl).name
     try:
@@ -150,7 +143,7 @@ def _namespaces_of(ctrl: str) -> int:
 
 def _sanitize_supported(ctrl: str) -> bool:
     try:
-        doc = json.loads(_call(["nvme", "id-ctrl", ctrl, "--output-format=json"], "nvme id-ctrl"))
+        doc = json.loads(_call(drivecli.nvme_id_ctrl(ctrl), "nvme id-ctrl"))
     except (TargetError, json.JSONDecodeError):
         return False
     return bool(int(doc.get("sanicap", 0)) & 0x2)  # block erase
@@ -183,10 +176,10 @@ def purge_block(dev: str, method: str, span: int, limited: bool) -> str:
     """Purge a block device with `method`; returns what was done."""
     ctrl = nvme_controller(dev)
     if method == "nvme-format" and ctrl:
-        _call(["nvme", "format", dev, "--ses=1", "--force"], "nvme format")
+        _call(drivecli.nvme_format(dev, ses=1), "nvme format")
         return f"purge nvme-format: nvme format {dev} --ses=1 (user data erase)"
     if method == "nvme-sanitize" and ctrl:
-        _call(["nvme", "sanitize", ctrl, "--sanact=2"], "nvme sanitize")
+        _call(drivecli.nvme_sanitize(ctrl, sanact=2), "nvme sanitize")
         waited = _wait_sanitize(ctrl)
         return f"purge nvme-sanitize: block erase of {ctrl}, completed after {waited:.0f} s"
     if method == "blkdiscard":
@@ -201,7 +194,7 @@ def _wait_sanitize(ctrl: str, poll_s: float = 5.0) -> float:
     t0 = time.monotonic()
     while time.monotonic() - t0 < SANITIZE_TIMEOUT_S:
         try:
-            doc = json.loads(_call(["nvme", "sanitize-log", ctrl, "--output-format=json"], "nvme sanitize-log"))
+            doc = json.loads(_call(drivecli.nvme_sanitize_log(ctrl), "nvme sanitize-log"))
         except json.JSONDecodeError as exc:
             raise TargetError(f"nvme sanitize-log of {ctrl}: unreadable output ({exc})") from exc
         log = next(iter(doc.values())) if doc and all(isinstance(v, dict) for v in doc.values()) else doc
@@ -215,7 +208,6 @@ def _wait_sanitize(ctrl: str, poll_s: float = 5.0) -> float:
     raise TargetError(f"nvme sanitize of {ctrl} did not finish within {SANITIZE_TIMEOUT_S / 3600:.0f} h")
 
 
-_VALUE = re.compile(r"[Cc]urrent value\s*:\s*(0x[0-9a-fA-F]+|\d+)")
 _HDPARM = re.compile(r"write-caching\s*=\s*(\d)")
 
 
@@ -223,17 +215,19 @@ def set_block_write_cache(dev: str, enabled: bool) -> str:
     """Set the device's volatile write cache and read it back; 'unknown' when neither tool can."""
     want = "enabled" if enabled else "disabled"
     bit = 1 if enabled else 0
-    if nvme_controller(dev) and shutil.which("nvme"):
+    ctrl = nvme_controller(dev)
+    if ctrl and shutil.which("nvme"):
+        fid = drivecli.FEATURE_VOLATILE_WRITE_CACHE
         try:
-            _call(["nvme", "set-feature", dev, "-f", "6", "-v", str(bit)], "nvme set-feature 6")
-            out = _call(["nvme", "get-feature", dev, "-f", "6"], "nvme get-feature 6")
+            _call(drivecli.nvme_set_feature(ctrl, fid, bit), "nvme set-feature 6")
+            out = _call(drivecli.nvme_get_feature(ctrl, fid), "nvme get-feature 6")
         except TargetError as exc:
             return f"write cache: unknown (requested {want}; {exc})"
-        m = _VALUE.search(out)
-        if not m:
+        value = drivecli.parse_feature_value(out)
+        if value is None:
             return f"write cache: unknown (requested {want}; nvme get-feature 6 printed no value)"
-        state = "enabled" if int(m.group(1), 0) & 1 else "disabled"
-        return f"write cache: {state} (requested {want}; nvme set-feature 6, read back {m.group(1)})"
+        state = "enabled" if value & 1 else "disabled"
+        return f"write cache: {state} (requested {want}; nvme set-feature 6, read back {value:#x})"
     if Path(dev).name.startswith("sd") and shutil.which("hdparm"):
         try:
             _call(["hdparm", f"-W{bit}", dev], "hdparm -W")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import shutil
 import stat
@@ -180,17 +179,16 @@ def identity(sysdir: Path) -> dict[str, Any]:
 
 
 def _nvme_cli(name: str) -> dict[str, Any]:
-    nvme = shutil.which("nvme")
-    if not nvme:
+    from ssdlab.targets import drivecli
+
+    tools = drivecli.TOOLS
+    if not tools.has("nvme"):
         return {}
     try:
-        res = subprocess.run([nvme, "id-ctrl", f"/dev/{name}", "-o", "json"], capture_output=True, text=True,
-                             timeout=20, check=False)
-        data = json.loads(res.stdout) if res.returncode == 0 else {}
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
+        ident = drivecli.parse_nvme_id_ctrl(tools.json(drivecli.nvme_id_ctrl(f"/dev/{name}"), "nvme id-ctrl"))
+    except drivecli.ToolError:
         return {}
-    out = {k: str(data[src]).strip() for k, src in (("model", "mn"), ("serial", "sn"), ("firmware", "fr"))
-           if src in data}
+    out: dict[str, Any] = {k: ident[k] for k in ("model", "serial", "firmware") if k in ident}
     out["identity_source"] = "nvme-cli"
     return out
 

@@ -1,0 +1,210 @@
+"""Host limit: how busy the CPUs that submitted a point's I/O were, and whether the host rather than the
+device may have set the result.
+
+Two measurements per point:
+  fio's usr+sys per job (100 % = the job's thread never waited for I/O: it was the bottleneck);
+  system-wide sampling of /proc/stat during the point, over the CPUs fio may run on (its `cpus_allowed`, else
+  every online CPU): the median over short intervals of their mean busy share. The median ignores the
+  start-up and tear-down intervals that a short point is made of, and counts time taken by other processes
+  too, which is right: a CPU busy with anything is not free to submit I/O.
+A point is flagged when either reaches SATURATED_PCT. The flag comes with advice on how to take the host out
+of the measurement, so nobody publishes a host limit as a drive limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SATURATED_PCT = 90.0
+PROC_STAT = Path("/proc/stat")
+
+CpuTimes = dict[int, tuple[int, int]]  # cpu index -> (busy jiffies, total jiffies)
+
+
+def read_cpu_times(path: Path = PROC_STAT) -> CpuTimes:
+    """Per-CPU (busy, total) jiffies. Busy is everything but idle and iowait (steal included: a CPU the
+    hypervisor took is not available to fio either); guest time is already inside user."""
+    out: CpuTimes = {}
+    try:
+        lines = path.read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu" or not name[3:].isdigit():
+            continue
+        values = [int(v) for v in rest.split()[:8] if v.isdigit()]
+        if len(values) < 5:
+            continue
+        idle = values[3] + values[4]
+        total = sum(values)
+        out[int(name[3:])] = (total - idle, total)
+    return out
+
+
+def busy_pct(a: CpuTimes, b: CpuTimes, cpus: Iterable[int] | None = None) -> dict[int, float]:
+    """Busy share (%) of each CPU between two readings (CPUs without elapsed time are left out)."""
+    wanted = set(cpus) if cpus is not None else set(a) & set(b)
+    out = {}
+    for cpu in sorted(wanted & set(a) & set(b)):
+        dbusy, dtotal = b[cpu][0] - a[cpu][0], b[cpu][1] - a[cpu][1]
+        if dtotal > 0:
+            out[cpu] = 100.0 * max(0, dbusy) / dtotal
+    return out
+
+
+def parse_cpu_list(text: str) -> set[int]:
+    """fio/Linux CPU list syntax: '0-3,6,8-10' (a ':stride' suffix on a range, as fio allows, too)."""
+    cpus: set[int] = set()
+    for part in str(text).replace(" ", "").split(","):
+        if not part:
+            continue
+        rng, _, stride = part.partition(":")
+        lo, _, hi = rng.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (stride and not stride.isdigit()):
+            raise ValueError(f"not a CPU list: {text!r}")
+        cpus.update(range(int(lo), int(hi or lo) + 1, int(stride or 1)))
+    return cpus
+
+
+@dataclass
+class CpuSampler:
+    """Samples /proc/stat in a thread while a point runs: `with CpuSampler(cpus) as s: ...; s.result()`."""
+
+    cpus: set[int] | None = None  # the CPUs fio may submit from (None: all)
+    interval_s: float = 0.1
+    path: Path = PROC_STAT
+    _readings: list[tuple[float, CpuTimes]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> CpuSampler:
+        self._readings.append((time.monotonic(), read_cpu_times(self.path)))
+        self._thread = threading.Thread(target=self._loop, name="ssdlab-cpu-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._readings.append((time.monotonic(), read_cpu_times(self.path)))
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._readings.append((time.monotonic(), read_cpu_times(self.path)))
+
+    def result(self) -> dict[str, Any]:
+        """What the report stores: per-CPU mean busy over the point, the submitting CPUs' median busy."""
+        readings = [r for r in self._readings if r[1]]
+        if len(readings) < 2:
+            return {"available": False, "reason": f"{self.path} is not readable"}
+        first, last = readings[0][1], readings[-1][1]
+        online = sorted(set(first) & set(last))
+        submit = sorted(self.cpus & set(online)) if self.cpus else online
+        if not submit:
+            return {"available": False, "reason": f"none of CPUs {sorted(self.cpus or [])} is online"}
+        per_cpu = busy_pct(first, last)
+        intervals = []
+        for (_, a), (_, b) in itertools.pairwise(readings):
+            shares = busy_pct(a, b, submit)
+            if shares:
+                intervals.append(sum(shares.values()) / len(shares))
+        return {
+            "available": True, "online_cpus": len(online),
+            "submitting_cpus": "all" if not self.cpus else format_cpu_list(submit),
+            "submitting_count": len(submit),
+            "system_busy_pct": round(sum(per_cpu.values()) / len(per_cpu), 1) if per_cpu else None,
+            "submitting_busy_pct": round(statistics.median(intervals), 1) if intervals else None,
+            "per_cpu_busy_pct": {str(c): round(v, 1) for c, v in per_cpu.items()},
+            "intervals": len(intervals), "interval_s": self.interval_s,
+        }
+
+
+def format_cpu_list(cpus: Sequence[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    runs: list[list[int]] = []
+    for c in sorted(set(cpus)):
+        if runs and c == runs[-1][-1] + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def sample_interval(runtime_s: float | None) -> float:
+    """About twenty intervals per point, between 0.05 s and 1 s."""
+    if not runtime_s:
+        return 0.25
+    return min(1.0, max(0.05, runtime_s / 20))
+
+
+# ------------------------------------------------------------------ the flag
+
+@dataclass(frozen=True)
+class HostLimit:
+    saturated: bool
+    reasons: tuple[str, ...] = ()
+    advice: tuple[str, ...] = ()
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"saturated": self.saturated, "reasons": list(self.reasons),
+                               "advice": list(self.advice)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def assess(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numjobs: int = 1,
+           submitting_count: int | None = None, online_cpus: int | None = None, ioengine: str = "",
+           options: Mapping[str, Any] | None = None, null_target: bool = False) -> HostLimit:
+    """Whether the submitting CPUs were saturated, why, and what to change. Pure: tests feed it numbers."""
+    reasons = []
+    if job_cpu_pct is not None and job_cpu_pct >= SATURATED_PCT:
+        reasons.append(f"each fio job kept its CPU {job_cpu_pct:.0f} % busy (usr+sys): its thread never waited "
+                       "for the device")
+    if submitting_busy_pct is not None and submitting_busy_pct >= SATURATED_PCT:
+        which = "all CPUs" if submitting_count is None or submitting_count == online_cpus else \
+            f"the {submitting_count} CPU(s) fio was allowed to use"
+        reasons.append(f"{which} were {submitting_busy_pct:.0f} % busy (system-wide /proc/stat, median over the "
+                       "point)")
+    if not reasons:
+        return HostLimit(False)
+    opts = options or {}
+    advice = []
+    fio_share = None  # the part of the submitting CPUs' time fio's own jobs used, in %
+    if job_cpu_pct is not None and submitting_count:
+        fio_share = job_cpu_pct * max(1, numjobs) / submitting_count
+    if submitting_busy_pct is not None and submitting_busy_pct >= SATURATED_PCT and fio_share is not None \
+            and submitting_busy_pct - fio_share >= 25:
+        advice.append(f"stopping other load: fio used about {fio_share:.0f} % of those CPUs, other processes the "
+                      "rest")
+    job_bound = job_cpu_pct is not None and job_cpu_pct >= SATURATED_PCT
+    if job_bound and (submitting_count is None or numjobs < submitting_count) and \
+            (submitting_busy_pct is None or submitting_busy_pct < SATURATED_PCT):
+        advice.append("more jobs (numjobs) so submission spreads over the idle CPUs")
+    if ioengine != "io_uring" or not (opts.get("fixedbufs") and opts.get("registerfiles")):
+        advice.append("io_uring with fixed buffers and registered files (--ioengine io_uring; fio options "
+                      "fixedbufs=1, registerfiles=1) to cut the CPU cost per I/O")
+    if "cpus_allowed" in opts and submitting_count is not None and online_cpus is not None \
+            and submitting_count < online_cpus:
+        advice.append(f"allowing more CPUs than cpus_allowed={opts['cpus_allowed']}")
+    else:
+        advice.append("pinning the jobs (cpus_allowed) to CPUs near the device's NUMA node that nothing else uses")
+    note = "expected on the null engine, which measures exactly this host ceiling" if null_target else ""
+    return HostLimit(True, tuple(reasons), tuple(advice), note)
+
+
+def warning_text(limit: HostLimit) -> str:
+    """One line for the point's warnings (console and report)."""
+    text = "host CPU limit: " + "; ".join(limit.reasons) + " (" + (limit.note or "this result may be the host's "
+                                                                   "limit, not the device's") + ")"
+    return text + ". To lift it: " + "; ".join(limit.advice)

@@ -1,0 +1,396 @@
+"""The drive's side of a report: identity, health before/after with deltas, the bytes cross-check, temperature
+over the run, the interface limit and each result's fraction of it, and the host-CPU flag.
+
+Reads only the stored run (Run.health, written by targets/session.py, and the points' stored CPU numbers);
+every piece that was not measured is one "not available: why" line.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ssdlab.model import Measurement, Run
+from ssdlab.report import charts
+from ssdlab.report.sections import Section, figure, table
+from ssdlab.targets import health, link
+from ssdlab.units import format_bytes
+
+SECTION_TITLE = "Drive health and interface"
+
+
+def _devices(run: Run) -> list[Mapping[str, Any]]:
+    return [e for e in run.health.get("devices", []) if isinstance(e, Mapping)]
+
+
+def _unavailable(run: Run) -> str:
+    """Why the run has no drive data at all ('' when it has some)."""
+    if not run.health:
+        return "this run was recorded before ssdlab took drive health snapshots"
+    if not run.health.get("available"):
+        return str(run.health.get("reason") or "no drive could be queried")
+    return ""
+
+
+def link_of(run: Run) -> Mapping[str, Any] | None:
+    """The link results are a fraction of: the one device's, from its first snapshot (None for several or none)."""
+    devices = _devices(run)
+    if len(devices) != 1:
+        return None
+    snaps = devices[0].get("snapshots") or []
+    found = snaps[0].get("link") if snaps else None
+    return found if isinstance(found, Mapping) and found.get("available") else None
+
+
+def fraction_text(bw_bytes: float, lnk: Mapping[str, Any] | None) -> str:
+    return link.fraction_text(bw_bytes, lnk)
+
+
+def _mbps(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e6:,.0f} MB/s"
+
+
+def link_text(lnk: Mapping[str, Any]) -> str:
+    if not lnk.get("available"):
+        return f"not available: {lnk.get('reason', 'unknown')}"
+    text = str(lnk["label"])
+    if lnk.get("max_label") and lnk.get("max_label") != lnk["label"]:
+        text += f" (device maximum {lnk['max_label']})"
+    return text + f"; usable ≈ {_mbps(float(lnk['usable_bytes_per_s']))} per direction"
+
+
+def _state_text(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]], setting: str) -> str:
+    if setting == "write_cache":
+        value = str(snap.get("write_cache", "unknown"))
+    else:
+        ps = snap.get("power_state")
+        value = f"PS{ps}" if isinstance(ps, int) else str(snap.get("power_state_note", "not available"))
+    for c in changes:
+        if c.get("setting") == setting and c.get("device") == snap.get("device"):
+            req = c.get("requested")
+            req_text = f"PS{req}" if setting == "power_state" else str(req)
+            value += f"; set to {req_text} for the run, " + ("restored afterwards" if c.get("restored")
+                                                             else "NOT restored (see warnings)")
+    return value
+
+
+def target_facts(run: Run) -> list[tuple[str, str]]:
+    """Header facts of the Target card: interface, health at a glance, write cache, power state."""
+    reason = _unavailable(run)
+    if reason:
+        return [("drive health", f"not available: {reason}")]
+    out = []
+    devices = _devices(run)
+    changes = [c for c in run.health.get("settings", []) if isinstance(c, Mapping)]
+    for e in devices:
+        before, after = health.first_last(e.get("snapshots") or [])
+        snap = before or after
+        if snap is None:
+            continue
+        prefix = f"{e.get('path')} " if len(devices) > 1 else ""
+        out.append((f"{prefix}interface", link_text(snap.get("link") or {})))
+        if not snap.get("available"):
+            out.append((f"{prefix}drive health", f"not available: {snap.get('reason', 'unknown')}"))
+            continue
+        ident = snap.get("identity") or {}
+        known = (run.target.get("identity") or {}) if isinstance(run.target.get("identity"), Mapping) else {}
+        if ident.get("model") and (len(devices) > 1 or not known.get("model")):
+            out.append((f"{prefix}drive", ", ".join(f"{k} {ident[k]}" if k != "model" else str(ident[k])
+                                                    for k in ("model", "serial", "firmware") if ident.get(k))))
+        out.append((f"{prefix}drive health", _glance(before, after)))
+        out.append((f"{prefix}write cache", _state_text(snap, changes, "write_cache")))
+        if snap.get("kind") == "nvme":
+            out.append((f"{prefix}power state", _state_text(snap, changes, "power_state")))
+    return out
+
+
+def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    hb = (before or {}).get("health") or {}
+    ha = (after or {}).get("health") or {}
+    h = ha or hb
+    bits = []
+    if "temperature_c" in hb or "temperature_c" in ha:
+        bits.append(f"{hb.get('temperature_c', '?')} → {ha.get('temperature_c', '?')} °C" if hb and ha
+                    else f"{h.get('temperature_c')} °C")
+    warning = h.get("critical_warning")
+    if isinstance(warning, int):
+        bits.append(f"critical warning {warning:#x}" if warning else "no critical warning")
+    if "media_errors" in h:
+        added = (ha.get("media_errors", 0) - hb.get("media_errors", 0)) if hb and ha else 0
+        bits.append(f"{h['media_errors']:,} media errors" + (f" (+{added} in this run)" if added else ""))
+    if "percentage_used" in h:
+        bits.append(f"{h['percentage_used']} % used")
+    if "smart_passed" in h:
+        bits.append("SMART passed" if h["smart_passed"] else "SMART FAILED")
+    if not after:
+        bits.append("no after-run snapshot")
+    return ", ".join(bits) or "counters unreadable"
+
+
+def host_facts(run: Run) -> list[tuple[str, str]]:
+    """The Host card's CPU-limit line."""
+    measured = [r for r in run.points if r.status == "ok" and r.measurement is not None and r.point.phase == "measure"]
+    if not measured:
+        return []
+    if all(r.measurement is not None and r.measurement.engine == "sim" for r in measured):
+        return [("CPU limit", "not available: the simulator uses no host CPU per I/O")]
+    flagged = [r for r in measured if r.measurement is not None and _flagged(r.measurement)]
+    sampled = [r for r in measured if r.measurement is not None and (r.measurement.extra.get("host_cpu") or {})
+               .get("available")]
+    if flagged:
+        return [("CPU limit", f"{len(flagged)} of {len(measured)} measured points ran with the submitting CPUs "
+                              "saturated: they may show the host's limit, not the drive's (see their warnings)")]
+    text = f"no point saturated the submitting CPUs ({len(sampled)} of {len(measured)} sampled system-wide)"
+    return [("CPU limit", text)]
+
+
+def _flagged(m: Measurement) -> bool:
+    return bool((m.extra.get("host_limit") or {}).get("saturated"))
+
+
+def cpu_cell(m: Measurement) -> tuple[str, str]:
+    """The results table's CPU cell: fio's usr+sys, then a note with the submitting CPUs' busy share and the
+    host-limit flag."""
+    if m.engine == "sim":
+        return "n/a", ""  # the model uses no host CPU per I/O: nothing was measured, and a 0 would read as one
+    text = f"{m.usr_cpu + m.sys_cpu:.0f} ({m.usr_cpu:.0f}+{m.sys_cpu:.0f})"
+    cpu = m.extra.get("host_cpu") or {}
+    notes = []
+    if cpu.get("available") and cpu.get("submitting_busy_pct") is not None:
+        notes.append(f"CPUs {cpu['submitting_busy_pct']:.0f} % busy")
+    if _flagged(m):
+        notes.append("⚠ host-limited")
+    return text, ", ".join(notes)
+
+
+# ------------------------------------------------------------------ the section
+
+def sections(run: Run, run_dir: Path) -> list[Section]:
+    reason = _unavailable(run)
+    parts: list[str] = []
+    if reason:
+        parts.append(f"<p>Drive health and interface: not available: {html.escape(reason)}.</p>")
+    else:
+        changes = [c for c in run.health.get("settings", []) if isinstance(c, Mapping)]
+        for e in _devices(run):
+            parts.append(_device_html(run, e, changes, several=len(_devices(run)) > 1))
+    cpu = _cpu_html(run)
+    if cpu:
+        parts.append(cpu)
+    return [Section(title=SECTION_TITLE, html="".join(parts), anchor="drive-health")]
+
+
+def _device_html(run: Run, entry: Mapping[str, Any], changes: Sequence[Mapping[str, Any]], several: bool) -> str:
+    snaps = entry.get("snapshots") or []
+    before, after = health.first_last(snaps)
+    snap = before or after or (snaps[0] if snaps else {})
+    out = [f"<h3>{html.escape(str(entry.get('path')))}</h3>"] if several else []
+    out.append(f"<p><strong>Interface:</strong> {html.escape(link_text(snap.get('link') or {}))}</p>")
+    lnk = snap.get("link") or {}
+    if lnk.get("available"):
+        out.append(_link_table(lnk))
+    if not snap.get("available"):
+        out.append(f"<p><strong>Drive health:</strong> not available: {html.escape(str(snap.get('reason')))}</p>")
+        return "".join(out)
+    out.append(_identity_table(snap, changes))
+    rows = health.delta(before, after)
+    if rows:
+        out.append(table(("counter", "before the run", "after the run", "change"),
+                         [(f"{r['label']}" + (f" ({r['unit']})" if r["unit"] else ""), _num(r["before"]),
+                           _num(r["after"]), _change(r["change"])) for r in rows],
+                         caption=f"Health counters ({snap.get('tool', 'tool unknown')}); before "
+                                 f"{_time(before)}, after {_time(after)}"))
+    if after is None:
+        out.append("<p class='small'>No snapshot after the run was recorded (the run is still going or was "
+                   "killed): the change column is empty.</p>")
+    written, read = health.bytes_moved(run.points)
+    checks = health.cross_check(before, after, written, read)
+    for c in checks:
+        out.append(f"<p><strong>Cross-check, bytes {c['direction']}:</strong> {html.escape(_check_text(c))}</p>")
+    if not checks and after is not None:
+        out.append("<p class='small'>Cross-check of bytes written: not available: the drive reports no "
+                   "byte counter in a unit ssdlab knows (ATA attribute 241 is in vendor-specific units).</p>")
+    chart = _temperature_chart(entry, before, after)
+    if chart:
+        out.append(chart)
+    raw = sorted({p for s in snaps for p in (s.get("raw") or {}).values()})
+    if raw:
+        out.append("<p class='small'>Raw tool outputs in the run directory: "
+                   + ", ".join(f"<span class='mono'>{html.escape(p)}</span>" for p in raw) + "</p>")
+    errors = sorted({e for s in snaps for e in s.get("errors", [])})
+    if errors:
+        out.append("<p class='small'>Queries that failed: " + html.escape("; ".join(errors)) + "</p>")
+    return "".join(out)
+
+
+def _link_table(lnk: Mapping[str, Any]) -> str:
+    rows = [("trained at", lnk.get("label", "")), ("device maximum", lnk.get("max_label", "not reported"))]
+    if lnk.get("port_max_label"):
+        rows.append(("port above it, maximum", lnk["port_max_label"]))
+    rows += [("line encoding", lnk.get("encoding", "")),
+             ("after encoding", _mbps(float(lnk.get("line_rate_bytes_per_s", 0)))),
+             ("usable for data (model)", _mbps(float(lnk.get("usable_bytes_per_s", 0)))),
+             ("overhead model", lnk.get("model", ""))]
+    if lnk.get("below_max"):
+        rows.append(("warning", lnk["below_max"]))
+    return table(("link", ""), rows, caption="Interface limit (docs/health.md states the model and its sources)")
+
+
+def _identity_table(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> str:
+    ident = snap.get("identity") or {}
+    rows: list[tuple[str, str]] = []
+    for key, label in (("model", "model"), ("serial", "serial"), ("firmware", "firmware"), ("vendor", "vendor")):
+        if ident.get(key):
+            rows.append((label, str(ident[key])))
+    cap = ident.get("capacity_bytes") or ident.get("total_capacity_bytes")
+    if cap:
+        rows.append(("capacity", f"{format_bytes(float(cap))} ({int(cap):,} bytes)"))
+    fmt = ident.get("lba_format")
+    if isinstance(fmt, Mapping) and fmt.get("data_bytes"):
+        text = f"{fmt['data_bytes']} B data"
+        if fmt.get("metadata_bytes") is not None:
+            text += f" + {fmt['metadata_bytes']} B metadata"
+        if fmt.get("index") is not None:
+            text += f" (LBA format {fmt['index']}"
+            text += f", {fmt['relative_performance']} performance)" if fmt.get("relative_performance") else ")"
+        rows.append(("LBA format", text))
+    others = [f for f in ident.get("lba_formats") or [] if f is not fmt and f != fmt]
+    if others:
+        rows.append(("other LBA formats", ", ".join(f"{f.get('data_bytes')}+{f.get('metadata_bytes')} B"
+                                                   for f in others)))
+    states = ident.get("power_states") or []
+    if states:
+        rows.append(("power states", "; ".join(
+            f"PS{s['ps']} {s.get('max_power_w', '?')} W" + ("" if s.get("operational", True) else " (idle)")
+            for s in states)))
+    for key, label in (("warning_temp_c", "warning temperature"), ("critical_temp_c", "critical temperature")):
+        if key in ident:
+            rows.append((label, f"{ident[key]} °C"))
+    for key, label in (("sata_version", "SATA version"), ("transport", "transport"), ("rotation", "rotation"),
+                       ("form_factor", "form factor")):
+        if ident.get(key):
+            rows.append((label, str(ident[key])))
+    rows.append(("write cache", _state_text(snap, changes, "write_cache")))
+    if snap.get("kind") == "nvme":
+        rows.append(("power state", _state_text(snap, changes, "power_state")))
+    rows.append(("read with", str(snap.get("tool", "unknown"))))
+    return table(("identity", ""), rows, caption="Drive identity (before the run)")
+
+
+def _num(v: Any) -> str:
+    if v is None:
+        return "not reported"
+    if isinstance(v, float):
+        return f"{v:,.1f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _change(v: Any) -> str:
+    if v is None:
+        return ""
+    return f"+{v:,}" if v > 0 else f"{v:,}"
+
+
+def _time(snap: Mapping[str, Any] | None) -> str:
+    return str(snap.get("time", "?")) if snap else "not taken"
+
+
+def _check_text(c: Mapping[str, Any]) -> str:
+    test, drive, res = int(c["test_bytes"]), int(c["drive_bytes"]), int(c["resolution_bytes"])
+    verb = "wrote" if c["direction"] == "written" else "read"
+    text = (f"the test {verb} {test:,} bytes ({format_bytes(test)}); the drive's counter moved by "
+            f"{drive:,} bytes ({format_bytes(drive)}), counted in steps of {res:,} bytes")
+    if c.get("ratio") is not None:
+        text += f"; drive/test = {c['ratio']:.3g}"
+        if abs(drive - test) <= res:
+            text += " (equal within the counter's resolution)"
+        elif drive > test:
+            text += " (the drive saw more: other writers to the device, or metadata/purge traffic)"
+        else:
+            text += " (the drive saw less: the counter lags, or the I/O went elsewhere)"
+    return text
+
+
+def _seconds(start: str, t: str) -> float | None:
+    try:
+        return (datetime.fromisoformat(t) - datetime.fromisoformat(start)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def _time_axis(seconds: Sequence[float]) -> tuple[float, str]:
+    """Divisor and label that keep the x axis readable: minutes, hours or days since the start."""
+    span = max(seconds) if seconds else 0.0
+    if span > 3 * 86400:
+        return 86400.0, "days since the start"
+    if span > 3 * 3600:
+        return 3600.0, "hours since the start"
+    return 60.0, "minutes since the start"
+
+
+def _temperature_chart(entry: Mapping[str, Any], before: Mapping[str, Any] | None,
+                       after: Mapping[str, Any] | None) -> str:
+    """Temperature over the run (the before/after snapshots and every sample in between) and, where the drive
+    counts them, its thermal-management (throttling) transitions."""
+    start = str((before or {}).get("time", ""))
+    temps: list[tuple[float, float]] = []
+    throttle: list[tuple[float, float]] = []
+    for s in [before, *(entry.get("samples") or []), after]:
+        if not s:
+            continue
+        t = _seconds(start, str(s.get("time", ""))) if start else None
+        if t is None:
+            continue
+        h = s.get("health") if isinstance(s.get("health"), Mapping) else s
+        temp = h.get("temperature_c")
+        if temp is not None:
+            temps.append((t, float(temp)))
+        thermal = h.get("thermal_management", h) if isinstance(h, Mapping) else {}
+        if thermal.get("tmt1_transitions") is not None:
+            throttle.append((t, float(thermal["tmt1_transitions"]) + float(thermal.get("tmt2_transitions") or 0)))
+    if len(temps) < 3:
+        return ""
+    scale, xlabel = _time_axis([t for t, _ in temps])
+    out = [figure(charts.line_chart([charts.Series("temperature (°C)", [t / scale for t, _ in temps],
+                                                   [v for _, v in temps], style="-o")],
+                                    title="Drive temperature during the run", xlabel=xlabel, ylabel="°C"),
+                  f"{len(temps)} readings: before the run, {len(temps) - 2} during it, after it")]
+    if len(throttle) >= 2 and throttle[-1][1] > throttle[0][1]:
+        first = throttle[0][1]
+        out.append(figure(charts.line_chart(
+            [charts.Series("TMT1+TMT2 transitions", [t / scale for t, _ in throttle], [v - first for _, v in throttle],
+                           style="-o", color="#d62728")],
+            title="Thermal throttling transitions since the start", xlabel=xlabel, ylabel="transitions"),
+            "the drive's thermal management counters (NVMe SMART log): each step is a throttling event"))
+    elif throttle:
+        out.append("<p class='small'>Thermal throttling: the drive's thermal management transition counters did "
+                   "not move during the run.</p>")
+    return "".join(out)
+
+
+def _cpu_html(run: Run) -> str:
+    rows = []
+    for r in run.points:
+        m = r.measurement
+        if r.status != "ok" or m is None or m.engine == "sim" or r.point.phase != "measure":
+            continue
+        cpu = m.extra.get("host_cpu") or {}
+        limit = m.extra.get("host_limit") or {}
+        rows.append((r.point.label, f"{m.usr_cpu + m.sys_cpu:.0f}",
+                     f"{cpu['submitting_busy_pct']:.0f}" if cpu.get("submitting_busy_pct") is not None else
+                     ("not sampled" if not cpu else f"not available: {cpu.get('reason', '')}"),
+                     str(cpu.get("submitting_cpus", "")), "yes" if limit.get("saturated") else "no"))
+    if not rows:
+        return ""
+    flagged = sum(1 for r in rows if r[-1] == "yes")
+    head = (f"<h3>Host CPU</h3><p>{flagged} of {len(rows)} measured points were made with the submitting CPUs "
+            "saturated (fio's usr+sys per job, or the CPUs fio may use busy, system-wide, at or above "
+            "90 %). Such a result may be the host's limit rather than the drive's; each carries advice in its "
+            "warnings.</p>")
+    return head + table(("point", "fio usr+sys % per job", "submitting CPUs busy % (median)", "CPUs",
+                         "host-limited"), rows)

@@ -1,0 +1,169 @@
+"""JUnit XML (the Ant/Surefire format Jenkins, GitLab and GitHub test reporters read), so CI shows each test
+point as a test case: from a comparison with its regression gate (`ssdlab compare --junit FILE`) and from one
+run's verdicts (`ssdlab report RUN --junit FILE`). Validated in the tests against the Jenkins xUnit schema.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from xml.etree import ElementTree as ET  # only writes XML, never parses input
+
+from ssdlab import atomic
+from ssdlab.comparison import MAIN_METRICS, METRICS, Comparison
+from ssdlab.gate import GateResult
+from ssdlab.model import Run
+
+
+@dataclass(frozen=True)
+class Case:
+    classname: str
+    name: str
+    failure: str = ""  # message; empty: passed
+    detail: str = ""  # failure body (several lines)
+    skipped: str = ""  # message; empty: not skipped
+    error: str = ""  # message: the test could not be carried out (e.g. a point that failed to run)
+    out: str = ""  # system-out
+    time_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    cases: Sequence[Case]
+    properties: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    timestamp: str = ""
+
+
+def _time(v: float) -> str:
+    return f"{max(0.0, v):.3f}"
+
+
+def to_xml(name: str, suites: Sequence[Suite]) -> str:
+    """<testsuites> with one <testsuite> per suite; counts filled in."""
+    root = ET.Element("testsuites", name=name)
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    total_time = 0.0
+    for s in suites:
+        failures = sum(1 for c in s.cases if c.failure)
+        errors = sum(1 for c in s.cases if c.error and not c.failure)
+        skipped = sum(1 for c in s.cases if c.skipped and not c.failure and not c.error)
+        t = sum(c.time_s for c in s.cases)
+        el = ET.SubElement(root, "testsuite", name=s.name, tests=str(len(s.cases)), failures=str(failures),
+                           errors=str(errors), skipped=str(skipped), time=_time(t), hostname=socket.gethostname())
+        if s.timestamp:
+            el.set("timestamp", s.timestamp)
+        if s.properties:
+            props = ET.SubElement(el, "properties")
+            for k, v in s.properties:
+                ET.SubElement(props, "property", name=k, value=v)
+        for c in s.cases:
+            tc = ET.SubElement(el, "testcase", classname=c.classname, name=c.name, time=_time(c.time_s))
+            if c.failure:
+                f = ET.SubElement(tc, "failure", message=c.failure, type="regression")
+                f.text = c.detail or c.failure
+            elif c.error:
+                ET.SubElement(tc, "error", message=c.error, type="not-measured").text = c.error
+            elif c.skipped:
+                ET.SubElement(tc, "skipped", message=c.skipped)
+            if c.out:
+                ET.SubElement(tc, "system-out").text = c.out
+        totals["tests"] += len(s.cases)
+        totals["failures"] += failures
+        totals["errors"] += errors
+        total_time += t
+    for key, count in totals.items():
+        root.set(key, str(count))
+    root.set("time", _time(total_time))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write(path: Path, name: str, suites: Sequence[Suite]) -> None:
+    atomic.write_text(path, to_xml(name, suites))
+
+
+# ---------------------------------------------------------------- from a comparison
+
+
+def comparison_suites(cmp: Comparison, gate: GateResult | None) -> list[Suite]:
+    """One suite per compared run (against the baseline), one case per point: failed when a gate rule failed on
+    it, skipped when the point is not measured in both runs."""
+    base = cmp.labels[0]
+    out = []
+    for i in range(1, len(cmp.runs)):
+        rd = cmp.runs[i]
+        cases = []
+        for row in cmp.rows:
+            b, p = row.points[0], row.points[i]
+            classname = f"ssdlab.compare.{row.family}"
+            fails = [f for f in (gate.failures if gate else []) if f.run == i and f.key == row.key]
+            held = [f for f in (gate.held if gate else []) if f.run == i and f.key == row.key]
+            lines = []
+            for m in MAIN_METRICS:
+                cells = row.cells.get(m)
+                ratio = cells[i].ratio if cells else None
+                if not cells or ratio is None:
+                    continue
+                j = cells[i].judgement
+                lines.append(f"{m}: {ratio - 1:+.1%} ({METRICS[m].unit}) "
+                             f"{j.verdict + ': ' + j.reason if j else ''}")
+            lines += ["gate (not failing): " + f.text(base) for f in held]
+            if fails:
+                cases.append(Case(classname, row.key, failure="; ".join(f.text(base) for f in fails),
+                                  detail="\n".join(f.text(base) for f in fails), out="\n".join(lines)))
+            elif b is None or p is None or b.status != "ok" or p.status != "ok":
+                where = [cmp.labels[k] for k, q in enumerate(row.points) if q is not None and q.status == "ok"]
+                cases.append(Case(classname, row.key, skipped="not measured in both runs (measured in: "
+                                  + (", ".join(where) or "none") + ")", out="\n".join(lines)))
+            else:
+                cases.append(Case(classname, row.key, out="\n".join(lines)))
+        props = [("baseline", base), ("baseline_run_id", cmp.runs[0].run.run_id), ("run", rd.label),
+                 ("run_id", rd.run.run_id), ("alpha", f"{cmp.alpha:g}"), ("min_effect", f"{cmp.min_effect:g}")]
+        if gate is not None:
+            props += [("fail_on", " ".join(r.text for r in gate.rules)), ("strict", str(gate.strict).lower())]
+        out.append(Suite(f"{rd.label} vs {base}", cases, props, rd.run.created))
+    return out
+
+
+# ---------------------------------------------------------------- from one run
+
+
+def _seconds(a: str, b: str) -> float:
+    """Seconds between two stored ISO times (0 when either is missing or unreadable)."""
+    try:
+        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def run_suite(run: Run, label: str = "") -> Suite:
+    """One suite for a run: a case per measured point (failed when invalid, an error when it failed to run,
+    skipped when skipped), then a case per test verdict (verdict.py: failed when not steady, failed or
+    incomplete)."""
+    from ssdlab.verdict import run_verdicts
+
+    prefix = f"ssdlab.{run.suite.rsplit('/', 1)[-1].removesuffix('.toml')}"
+    latest = {r.point.id: r for r in run.points if r.point.phase == "measure"}  # a later attempt replaces
+    cases = []
+    for r in latest.values():
+        t = _seconds(r.started, r.finished)
+        cls = f"{prefix}.{r.point.group or 'points'}"
+        if r.status == "ok":
+            cases.append(Case(cls, r.point.id, out="\n".join(r.warnings), time_s=t))
+        elif r.status == "skipped":
+            cases.append(Case(cls, r.point.id, skipped=r.reason or "skipped", time_s=t))
+        elif r.status == "invalid":
+            cases.append(Case(cls, r.point.id, failure=f"invalid: {r.reason or 'measured too little'}", time_s=t))
+        else:
+            cases.append(Case(cls, r.point.id, error=f"{r.status}: {r.reason or 'no reason recorded'}", time_s=t))
+    verdict = run_verdicts(run)
+    for tv in verdict.tests:
+        cases.append(Case(f"{prefix}.verdict", tv.title, failure=tv.text if tv.negative else "", out=tv.text))
+    props = [("run_id", run.run_id), ("suite", run.suite), ("target", str(run.target.get("name", ""))),
+             ("verdict", verdict.headline), ("exit_code", str(verdict.exit_code)),
+             ("ssdlab", run.ssdlab_version), ("schema_version", str(run.schema_version))]
+    return Suite(label or f"{run.suite} on {run.target.get('name', '?')}", cases, props, run.created)
