@@ -188,7 +188,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 except BaseException:
                     run = series.run  # every sample stored so far stays
                     raise
-                run = series.run
+                run = session.update(series.run)  # temperature samples taken during the stimulus
                 continue
             attempt = _attempt(run, point)
             try:
