@@ -273,7 +273,8 @@ CAPTURES = "pts-captures"  # the family of PTS response-time histogram captures 
 def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]:
     from ssdlab.suites import load_builtin
     from ssdlab.suites.pts import wsat as wsat_mod
-    from ssdlab.suites.pts.common import analyse, capture_points, settings_from_run, tests_of
+    from ssdlab.suites.pts.common import analyse, capture_points, settings_from_run
+    from ssdlab.suites.pts.family import tests_for
 
     load_builtin()
     try:
@@ -284,7 +285,7 @@ def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]
     points: dict[str, PointData] = {}
     curves: list[Curve] = []
     notes: list[str] = []
-    for test in tests_of(run.suite):
+    for test in [rt for ft in tests_for(run) for rt in ft.round_tests]:  # the round tests the run selected
         state = analyse(test, s, run)
         rounds = state.window or list(range(1, state.rounds_done + 1))
         kind = "window rounds" if state.window else "rounds so far"
@@ -309,10 +310,11 @@ def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]
             if pr is not None:
                 key = f"{test.name}/{cap.id.removeprefix(test.name + '-')}"
                 points[key] = _single_point(pr, key, CAPTURES)
-    demand_points, demand_curves, demand_notes = _demand_points(run, s)
-    points.update(demand_points)
-    curves.extend(demand_curves)
-    notes.extend(demand_notes)
+    for dtest in _demand_tests(run):
+        demand_points, demand_curves, demand_notes = _demand_points(run, s, dtest)
+        points.update(demand_points)
+        curves.extend(demand_curves)
+        notes.extend(demand_notes)
     if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
         ws = wsat_mod.analyse(s, run)
         if ws.samples:
@@ -329,15 +331,20 @@ def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]
     return points, curves, notes
 
 
-def _demand_points(run: Run, s: Any) -> tuple[dict[str, PointData], list[Curve], list[str]]:
+def _demand_tests(run: Run) -> list[Any]:
+    """The CBW/DIRTH tests (suites.pts.demand.DemandTest) a PTS run selected, in run order."""
+    from ssdlab.suites.pts import demand
+    from ssdlab.suites.pts.family import tests_for
+
+    by_key = {t.key: t for t in (demand.CBW, demand.DIRTH)}
+    return [by_key[ft.key] for ft in tests_for(run) if ft.key in by_key]
+
+
+def _demand_points(run: Run, s: Any, test: Any) -> tuple[dict[str, PointData], list[Curve], list[str]]:
     """CBW/ECW and DIRTH: the sweep's TC x QD points averaged over the steady-state window (the window rounds as
     samples), the tracking curve, and the MaxIOPS/MidIOPS/MinIOPS captures by role."""
-    from ssdlab.suites.base import REGISTRY
     from ssdlab.suites.pts import demand
 
-    test = getattr(REGISTRY.get(run.suite), "test", None)  # _pts_points loaded the built-in suites
-    if not isinstance(test, demand.DemandTest):
-        return {}, [], []
     state = demand.analyse(test, s, run)
     res = run.finished_by_id()
     family = f"pts-{test.key}"
@@ -569,11 +576,13 @@ def _engine(run: Run) -> str:
 
 
 def _demand_settings(run: Run) -> Any:
-    """The CBW/DIRTH settings of a demand-test run (None for other runs)."""
+    """The CBW/DIRTH settings of a run that selected a demand test (None for other runs)."""
+    from ssdlab.suites import load_builtin
     from ssdlab.suites.pts import demand
     from ssdlab.suites.pts.common import settings_from_run
 
-    if run.suite not in ("pts-cbw", "pts-dirth"):
+    load_builtin()
+    if not _demand_tests(run):
         return None
     return demand.demand_settings(settings_from_run(run))
 
