@@ -469,11 +469,11 @@ def _window_steady(values: Sequence[float | None], x: int) -> Determination | No
     window = tuple(values[x - steady.WINDOW:x])
     if any(v is None for v in window):
         return None
-    return _determine(window, x)
+    return determine_window(window, x)
 
 
 @functools.lru_cache(maxsize=65536)
-def _determine(window: tuple[float, ...], x: int) -> Determination:
+def determine_window(window: tuple[float, ...], x: int) -> Determination:
     """steady.determine (exact rational arithmetic, about a millisecond) once per window: analyse() goes over
     every round of a test each time a point finishes."""
     return steady.determine(list(window), list(range(x - steady.WINDOW + 1, x + 1)))

@@ -297,6 +297,12 @@ def pc_point(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> TestP
 
 def round_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> list[TestPoint]:
     """Round r: the pre-write at the top load, then the sweep (one spec minute per point)."""
+    return list(_round_points(t, s, ds, r))
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> tuple[TestPoint, ...]:
+    """Built once per round (points are immutable): the run loop asks what remains after every point."""
     st = t.stimulus(s)
     tc0, qd0 = ds.top
     out = [TestPoint(
@@ -312,7 +318,7 @@ def round_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> l
             workload=st.workload(s, tc, qd, s.runtime_s), phase="measure", group=t.key,
             tags={"test": t.key, "stage": "sweep", "round": r, "tc": tc, "qd": qd, "toio": tc * qd,
                   "read_pct": st.read_pct}))
-    return out
+    return tuple(out)
 
 
 def hist_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, role: str, tc: int, qd: int,

@@ -25,7 +25,7 @@ from ssdlab.errors import UsageError
 from ssdlab.model import PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
 from ssdlab.suites.base import SuiteOption
-from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point
+from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, determine_window, metric_value, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
 
@@ -124,17 +124,35 @@ def max_pc_samples(s: PtsSettings) -> int:
     return h.pc_samples * s.max_rounds if h.mode == "steady" else h.pc_samples
 
 
-def wait_state_points(s: PtsSettings, wait: float) -> list[TestPoint]:
+# Point lists are built once per settings (points are immutable): the run loop asks what remains, and the
+# analysis what ran, after every point, and HIR has thousands of them.
+
+@functools.lru_cache(maxsize=64)
+def _pc_points(s: PtsSettings) -> tuple[TestPoint, ...]:
+    return tuple(pc_point(s, n) for n in range(1, max_pc_samples(s) + 1))
+
+
+@functools.lru_cache(maxsize=256)
+def _segment(s: PtsSettings, wait: float, kind: str) -> tuple[TestPoint, ...]:
+    """The bursts ("b") or the return to baseline ("c") of one wait state."""
     h = hir_settings(s)
-    return [*(burst_point(s, wait, k) for k in range(1, h.bursts + 1)),
-            *(base_point(s, wait, k) for k in range(1, h.bursts + 1))]
+    make = burst_point if kind == "b" else base_point
+    return tuple(make(s, wait, k) for k in range(1, h.bursts + 1))
+
+
+def wait_state_points(s: PtsSettings, wait: float) -> list[TestPoint]:
+    return [*_segment(s, wait, "b"), *_segment(s, wait, "c")]
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(s: PtsSettings) -> tuple[TestPoint, ...]:
+    h = hir_settings(s)
+    return (purge_point(TEST, s), *_pc_points(s), *(p for w in h.waits for p in wait_state_points(s, w)))
 
 
 def hir_plan(s: PtsSettings) -> list[TestPoint]:
     """Worst case: purge, every preconditioning sample up to --max-rounds, every wait state."""
-    h = hir_settings(s)
-    return [purge_point(TEST, s), *(pc_point(s, n) for n in range(1, max_pc_samples(s) + 1)),
-            *(p for w in h.waits for p in wait_state_points(s, w))]
+    return list(_plan(s))
 
 
 # ------------------------------------------------------------------ analysis of stored points
@@ -192,7 +210,7 @@ def analyse(s: PtsSettings, run: Run) -> HirState:
             last = rounds[r - steady.WINDOW:r]
             if any(v is None for v in last):
                 continue
-            det = steady.determine([v for v in last if v is not None], list(range(r - steady.WINDOW + 1, r + 1)))
+            det = determine_window(tuple(v for v in last if v is not None), r)
             window = list(range(r - steady.WINDOW + 1, r + 1))
             if det.steady or (r >= s.max_rounds and not s.until_steady):
                 done, ok = True, det.steady
@@ -205,10 +223,8 @@ def analyse(s: PtsSettings, run: Run) -> HirState:
     return HirState(pc, rounds, done, ok, window, det, note, bursts, bases, finished)
 
 
-def _points(s: PtsSettings, wait: float, kind: str) -> list[TestPoint]:
-    h = hir_settings(s)
-    make = burst_point if kind == "b" else base_point
-    return [make(s, wait, k) for k in range(1, h.bursts + 1)]
+def _points(s: PtsSettings, wait: float, kind: str) -> tuple[TestPoint, ...]:
+    return _segment(s, wait, kind)
 
 
 def hir_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
@@ -219,7 +235,7 @@ def hir_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
     h = hir_settings(s)
     out: list[TestPoint] = []
     if not state.pc_done:
-        out = [pc_point(s, n) for n in range(len(state.pc) + 1, max_pc_samples(s) + 1)]
+        out = list(_pc_points(s)[len(state.pc):])
     for w in h.waits:
         out.extend(p for p in wait_state_points(s, w) if p.id not in done)
     return out

@@ -89,10 +89,15 @@ def sample_point(s: PtsSettings, seg: Segment, n: int) -> TestPoint:
                                            "bs": seg.bs}, continuous=f"{TEST}-{seg.key}")
 
 
-def xsr_plan(s: PtsSettings) -> list[TestPoint]:
+@functools.lru_cache(maxsize=64)
+def _plan(s: PtsSettings) -> tuple[TestPoint, ...]:
+    """Built once per settings (points are immutable): the run loop asks what remains after every sample."""
     x = xsr_settings(s)
-    return [purge_point(TEST, s),
-            *(sample_point(s, seg, n) for seg in SEGMENTS for n in range(1, x.count(seg) + 1))]
+    return (purge_point(TEST, s), *(sample_point(s, seg, n) for seg in SEGMENTS for n in range(1, x.count(seg) + 1)))
+
+
+def xsr_plan(s: PtsSettings) -> list[TestPoint]:
+    return list(_plan(s))
 
 
 def xsr_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
