@@ -30,6 +30,7 @@ from ssdlab import significance
 from ssdlab.errors import SsdlabError
 from ssdlab.fio import hist
 from ssdlab.model import LatencyStats, Measurement, PointResult, Run, TestPoint
+from ssdlab.report.readable import engine_text
 from ssdlab.significance import Judgement
 
 # ---------------------------------------------------------------- metrics
@@ -513,7 +514,7 @@ def run_facts(rd: RunData) -> dict[str, str]:
         "capacity": _bytes(cap),
         "over-provisioning": _op(params, ident),
         "power": _power(params, ident),
-        "engine": _engine(run),
+        "engine": engine_text(run),
         "ssdlab": str(run.ssdlab_version),
         "results schema": str(run.schema_version),
         "threads x queue depth": _tq(run),
@@ -562,17 +563,6 @@ def _power(params: Mapping[str, Any], ident: Mapping[str, Any]) -> str:
         if ident.get(key) not in (None, ""):
             return str(ident[key])
     return "not reported"
-
-
-def _engine(run: Run) -> str:
-    name = str(run.host.get("engine") or "")
-    version = str(run.host.get("engine_version") or "")
-    if not name:
-        for r in run.points:
-            if r.measurement is not None:
-                name, version = r.measurement.engine, r.measurement.engine_version
-                break
-    return (version if name and name in version else f"{name} {version}").strip() or "unknown"
 
 
 def _demand_settings(run: Run) -> Any:

@@ -276,19 +276,6 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
 
 # ---------------------------------------------------------------- header and notices
 
-def _engine(run: Run) -> str:
-    name = str(run.host.get("engine") or "")
-    version = str(run.host.get("engine_version") or "")
-    if not name:
-        for r in run.points:
-            if r.measurement is not None:
-                name, version = r.measurement.engine, r.measurement.engine_version
-                break
-    version = version.removeprefix(f"{name}-")
-    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
-        return version
-    return f"{name} {version}".strip() or "unknown"
-
 
 def is_sim(run: Run) -> bool:
     """Results produced by the SSD model rather than a device."""
@@ -342,7 +329,7 @@ def run_facts(run: Run) -> Facts:
         ("duration", _duration(run)),
         ("points", _points_summary(run)),
         ("ssdlab", str(run.ssdlab_version)),
-        ("engine", _engine(run)),
+        ("engine", readable.engine_text(run)),
         ("run id", run.run_id),
     ]
 
@@ -694,7 +681,8 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     link = drive_health.link_of(run)
     view = ReportView(
         title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
-        subtitle=f"{fmt_time(run.created)} · {_points_summary(run)} · {_engine(run)} · ssdlab {run.ssdlab_version}",
+        subtitle=(f"{fmt_time(run.created)} · {_points_summary(run)} · {readable.engine_text(run)} · "
+                  f"ssdlab {run.ssdlab_version}"),
         run=run, facts=header_facts(run), notices=notices(run) + _group_notices(run) + sec_notices,
         events=event_rows(run),
         points=[point_view(r, link) for r in measure], procedure=[point_view(r) for r in steps],

@@ -8,37 +8,20 @@ CDF/exceedance and confidence-level plots (report.latency). Everything is read f
 from __future__ import annotations
 
 import csv
-import functools
-import html
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ssdlab.model import PointResult, Run
-from ssdlab.report import charts, latency, sections
+from ssdlab.report import charts, latency
 from ssdlab.report.pts import register_test_sections
-from ssdlab.report.pts_page import determination_table, header_html, window_chart
+from ssdlab.report.pts_page import determination_table, esc, figure, header_html, kv, num, table, window_chart
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import demand
 from ssdlab.suites.pts.common import PtsSettings, metric_value
 from ssdlab.suites.pts.demand import ROLE_TITLES, ROLES, DemandState, DemandTest, SweepValue
 
-esc = html.escape
-_table = functools.partial(sections.table, cls="pts")
-_figure = functools.partial(sections.figure, cls="pts-chart")
-
-
-def _kv(rows: Sequence[tuple[str, Any]]) -> str:
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
-    return f"<table class='pts-header'><tbody>{body}</tbody></table>"
-
-
-def _num(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
-    return f"{text} {unit}".strip()
+_table, _figure, _kv, _num = table, figure, kv, num
 
 
 def _minutes(s: PtsSettings, minutes: float) -> str:
