@@ -86,6 +86,23 @@ def command_line(run: Run) -> str:
     return shlex.join(args)
 
 
+def unselected_test_options(run: Run) -> set[str]:
+    """Suite-option keys that belong only to PTS tests a `pts` run did not select (--pts-tests): they are stored
+    with their defaults (giving one is refused), so listing them would only bury the options that applied."""
+    if not run.suite.startswith("pts"):
+        return set()
+    try:
+        from ssdlab.suites import get_suite
+        from ssdlab.suites.pts import family
+
+        get_suite(run.suite)  # registers the PTS family
+        chosen = family.tests_for(run)
+    except Exception:  # an unknown or old suite: list everything
+        return set()
+    used = {o.key for t in chosen for o in t.options}
+    return {o.key for t in family.family().values() if t not in chosen for o in t.options} - used
+
+
 def option_facts(run: Run) -> list[tuple[str, str]]:
     """(option, value) rows: the common options, then the suite's, named as on the command line."""
     o = run.options
@@ -101,8 +118,10 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
         rows.append((flag, value_text(v, key)))
     suite_opts = o.get("suite_options") or {}
     if isinstance(suite_opts, Mapping):
+        unused = unselected_test_options(run)
         for key, v in suite_opts.items():
-            rows.append(("--" + str(key).replace("_", "-"), value_text(v, str(key))))
+            if str(key) not in unused:
+                rows.append(("--" + str(key).replace("_", "-"), value_text(v, str(key))))
     rows.append(("command", command_line(run)))
     return rows
 
