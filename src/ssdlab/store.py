@@ -200,7 +200,7 @@ def load_run(run_dir: Path) -> Run:
     run = run_from_dict(data)
     if not records:
         return run
-    have = {_record_key(to_dict(p)) for p in run.points}
+    have = {(p.point.id, p.attempt, p.status, p.started) for p in run.points}
     try:
         for record in records:
             if _record_key(record) not in have:  # run.json may already hold it (a crash while folding)
@@ -220,6 +220,7 @@ def _identity(path: Path) -> tuple[int, int]:
 
 
 def _record_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
-    """What identifies one stored point result: its id, attempt, status and start time."""
+    """What identifies one stored point result: its id, attempt, status and start time (the same fields of a
+    loaded PointResult, in this order, as load_run compares them)."""
     point = record.get("point") or {}
     return (point.get("id"), record.get("attempt", 1), record.get("status"), record.get("started"))
