@@ -289,13 +289,12 @@ class Series:
         self.index += 1
         if self.index >= len(self.points) or runner.stop_requested():
             return None
-        pending = self.suite.next_points(self.ctx, self.run)
-        if not pending or pending[0].id != self.points[self.index].id:
-            return None  # the suite stopped the stimulus here
+        outlook = self.suite.outlook(self.ctx, self.run)  # its first point is the suite's next one
         nxt = self.points[self.index]
+        if outlook.next_point is None or outlook.next_point.id != nxt.id:
+            return None  # the suite stopped the stimulus here
         self.started = finished
-        self.progress.point_start(nxt, len(self.run.finished_by_id()) + 1,
-                                  self.estimator.estimate(self.suite.outlook(self.ctx, self.run)))
+        self.progress.point_start(nxt, len(self.run.finished_by_id()) + 1, self.estimator.estimate(outlook))
         here = store.point_dir(self.run_dir, nxt.id)
         here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
         return here
