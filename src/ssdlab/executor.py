@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,10 +19,11 @@ from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
-    from ssdlab.fio.job import FioJob
+    from ssdlab.fio.job import FioJob, OptionValue
     from ssdlab.fio.runner import JobGate
 
-__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "SampleCallback", "executor_for", "point_job"]
+__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "SampleCallback", "executor_for", "job_on",
+           "point_job"]
 
 
 class Executor(Protocol):
@@ -42,12 +43,18 @@ def point_job(point: TestPoint, target: Target) -> FioJob:
     """The fio job of one point on `target`. A target of several devices runs the point on all of them at once,
     one reporting group per device (per stream and device for ACT's streams); on one device, streams run as
     sections of their own and other points as one section. The write gate decides from exactly this job."""
+    return job_on(point, target.fio_options(), target.device_fio_options())
+
+
+def job_on(point: TestPoint, options: Mapping[str, OptionValue],
+           devices: Sequence[Mapping[str, OptionValue]]) -> FioJob:
+    """point_job with the target's fio options and its devices' (target.fio_options(), .device_fio_options())
+    given: a caller that builds the jobs of a whole plan asks the target once."""
     from ssdlab.fio.job import build_device_job, build_job
 
-    devices = target.device_fio_options()
     if len(devices) > 1:
         return build_device_job(point, devices)
-    return build_job(point, target.fio_options(), devices if point.streams else None)
+    return build_job(point, options, devices if point.streams else None)
 
 
 class FioExecutor:

@@ -84,9 +84,9 @@ def check_workload(w: Workload, where: str, capacity: int | None = None) -> None
 
 
 def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint]:
-    """The suite's worst-case plan with --footprint/--misalign applied, every point validated and rendered
-    once through the fio job builder. Raises UsageError/TargetError (one line) on the first problem."""
-    from ssdlab.fio.job import build_job
+    """The suite's worst-case plan with --footprint/--misalign applied, every point validated and its fio job
+    (executor.point_job) rendered once. Raises UsageError/TargetError (one line) on the first problem."""
+    from ssdlab.executor import job_on
     from ssdlab.suites.base import apply_common
 
     suite.validate(ctx, target)
@@ -94,14 +94,14 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
     check_plan_size(len(points), f"{suite.name} on this target")
     points = [apply_common(ctx, p) for p in points]
     sim = target.engine() == "sim"
-    devices = target.device_fio_options()
+    options, devices = target.fio_options(), target.device_fio_options()  # asked once: a device's reads sysfs
     for p in points:
         where = f"point {p.id}"
         for w in (p.workload, *p.streams):
             check_workload(w, where, ctx.capacity if p.phase != "purge" else None)
         if p.phase == "purge":
             continue
-        build_job(p, target.fio_options(), devices if p.streams else None).render()
+        job_on(p, options, devices).render()  # the job the executor and the write gate build (point_job)
         if sim and not p.streams:
             from ssdlab.sim.executor import translate
 
