@@ -43,14 +43,14 @@ class HostGroupExecutor:
         self.gate = gate
         group.gate = gate  # purge jobs on the agents pass the same gate
         self.binary = fio_binary()
-        self._version: str | None = None
 
     def version(self) -> str:
-        if self._version is None:
+        """This host's fio (the client), as the group learnt it when it probed its agents."""
+        if not self.group.local_fio:
             from ssdlab.fio.runner import fio_version
 
-            self._version = fio_version(self.binary)
-        return self._version
+            self.group.local_fio = fio_version(self.binary)
+        return self.group.local_fio
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
