@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import time
 import zlib
@@ -200,31 +199,10 @@ def _final_document(out: str) -> str:
 
 
 def _run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
-    """Run the fio client like runner.run_job runs fio: stop signals held around the fork, fio killed with
-    ssdlab (parent-death signal), Ctrl-C forwarded as SIGINT so fio stops its servers' jobs cleanly."""
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, runner._STOP_SIGNALS)
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                                start_new_session=True, preexec_fn=runner._child_setup)
-    except OSError as exc:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        raise FioMissingError(f"fio could not be started ({exc}): {runner.INSTALL_HINT}") from exc
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        raise
-    runner._stop_state["proc"] = proc
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        if runner.stop_requested():
-            runner.request_stop()
+    """Run the fio client as runner.run_job runs fio (runner.fio_process: stop signals held around the fork,
+    fio killed with ssdlab, Ctrl-C forwarded as SIGINT so fio stops its servers' jobs cleanly)."""
+    with runner.fio_process(argv, cwd) as proc:
         out, err = proc.communicate()
-        if runner.stop_requested():
-            raise KeyboardInterrupt
-    except BaseException:
-        runner._stop(proc)
-        raise
-    finally:
-        runner._stop_state["proc"] = None
     return proc.returncode, out, err
 
 

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -97,6 +97,41 @@ def _child_setup() -> None:  # pragma: no cover - runs in the child between fork
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+@contextlib.contextmanager
+def fio_process(argv: list[str], cwd: Path, *, errors: str | None = None) -> Iterator[subprocess.Popen[str]]:
+    """fio (argv, stdout and stderr piped as text) running for the `with` block, the one way ssdlab starts it.
+
+    Ctrl-C/SIGTERM are held back while forking: a KeyboardInterrupt raised inside Popen's at-fork hooks would
+    be printed as "Exception ignored" and could leave fio running unobserved. A signal that arrives meanwhile
+    is delivered when the mask is restored, where fio is stopped cleanly. fio dies with ssdlab (_child_setup);
+    request_stop() reaches it while the block runs; any exception stops it (_stop), and a stop requested
+    during the block raises KeyboardInterrupt when the block ends (a stopped fio's result is not a finished
+    point)."""
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors=errors,
+                                cwd=cwd, start_new_session=True, preexec_fn=_child_setup)
+    except OSError as exc:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        raise
+    _stop_state["proc"] = proc
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        if stop_requested():  # the request came while fio was being started
+            request_stop()
+        yield proc
+        if stop_requested():  # fio was stopped early: its result is not a finished point
+            raise KeyboardInterrupt
+    except BaseException:
+        _stop(proc)
+        raise
+    finally:
+        _stop_state["proc"] = None
+
+
 class JobGate(Protocol):
     """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start."""
 
@@ -124,47 +159,29 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     argv.append(str(job_path.resolve()))
     atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
     stderr_path = point_dir / "stderr.txt"
-    # Ctrl-C/SIGTERM are held back while forking: a KeyboardInterrupt raised inside Popen's at-fork hooks
-    # would be printed as "Exception ignored" and could leave fio running unobserved. A signal that arrives
-    # meanwhile is delivered when the mask is restored, inside the try below, where fio is stopped cleanly.
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
     t0 = time.monotonic()
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                                cwd=point_dir, start_new_session=True, preexec_fn=_child_setup)
-    except OSError as exc:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        raise
     final = ""
-    _stop_state["proc"] = proc
-    # stderr is drained by a thread into stderr.txt as it comes (a chatty fio never blocks on a full pipe),
-    # noting when each line arrived: fio reports verify failures and I/O errors only there, as they happen
     times: list[float] = []
-    drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
-    drain.start()
     early: list[bool] = []  # the caller asked fio to stop early (see StatusCallback)
+    proc: subprocess.Popen[str] | None = None
+    drain: threading.Thread | None = None
     try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-        if stop_requested():  # the request came while fio was being started
-            request_stop()
-        final = _read_stream(proc, on_status, early)
-        returncode = proc.wait()
-        if stop_requested():  # fio was stopped early: its result is not a finished point
-            raise KeyboardInterrupt
-    except BaseException:
-        _stop(proc)
-        raise
-    finally:
-        _stop_state["proc"] = None
-        drain.join(timeout=30)
-        for stream in (proc.stdout, proc.stderr):
-            if stream:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        with fio_process(argv, point_dir, errors="replace") as proc:
+            # stderr is drained by a thread into stderr.txt as it comes (a chatty fio never blocks on a full
+            # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
+            drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
+            drain.start()
+            final = _read_stream(proc, on_status, early)
+            returncode = proc.wait()
+    finally:  # after fio was stopped, if it had to be
+        if drain is not None:
+            drain.join(timeout=30)
+        if proc is not None:
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    with contextlib.suppress(OSError):
+                        stream.close()
     stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     if not stderr.strip():
         stderr_path.unlink()
