@@ -345,12 +345,7 @@ class SimExecutor:
         point_dir.mkdir(parents=True, exist_ok=True)
         note = target.begin_session(run_dir, replay=lambda p: self.replay(p, target))
         target.checkpoint(run_dir)  # the state up to the previous point, when one is due
-        capacity = target.capacity()
-        sw = translate(point, capacity, int(target.values["seed"]))
-        if keep_position:
-            sw.core["keep_pos"] = 1
-        dev = target.device()
-        idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
+        sw, dev, idle = _begin(point, target, keep_position)
         before = dev.counters()
         wall0, cpu0 = time.perf_counter(), time.thread_time()
         try:
@@ -399,22 +394,28 @@ class SimExecutor:
         }
         # not flushed to disk one by one: the model is deterministic, so both can be made again from run.json
         atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float) + "\n", durable=False)
-        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, capacity), durable=False)
+        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, target.capacity()), durable=False)
         target.note_point(point.id)
         return m
 
     def replay(self, result: PointResult, target: SimTarget) -> None:
         """Simulate a finished point again for its effect on the drive only (restoring a resumed run's drive
         state): the host idle before it, and a continuous sample's sequential position, as it first ran."""
-        point = result.point
-        sw = translate(point, target.capacity(), int(target.values["seed"]))
         sim = result.measurement.extra.get("sim", {}) if result.measurement is not None else {}
-        if isinstance(sim, dict) and sim.get("keep_position"):
-            sw.core["keep_pos"] = 1
-        dev = target.device()
-        if point.idle_before_s > 0:
-            dev.idle(round(point.idle_before_s * 1e9))
+        sw, dev, _ = _begin(result.point, target, isinstance(sim, dict) and bool(sim.get("keep_position")))
         run_core(dev, sw)
+
+
+def _begin(point: TestPoint, target: SimTarget, keep_position: bool) -> tuple[SimWorkload, Any, Any]:
+    """A point's workload for the model and the drive to run it on, after the host idle before the point
+    (what background GC did in it, None without idle): the same steps for a point and for its replay on
+    resume, which restores the drive exactly only if it takes them alike."""
+    sw = translate(point, target.capacity(), int(target.values["seed"]))
+    if keep_position:
+        sw.core["keep_pos"] = 1  # a continuous sample: sequential writers go on where the last one left them
+    dev = target.device()
+    idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
+    return sw, dev, idle
 
 
 def command_text(point: TestPoint, spec: str, capacity: int) -> str:
