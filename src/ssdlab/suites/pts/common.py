@@ -209,8 +209,6 @@ def settings(ctx: PlanContext) -> PtsSettings:
     hours = float(o.get("wsat_hours") or 24.0)
     if not (0 < fills < math.inf and 0 < hours < math.inf):
         raise UsageError(f"--wsat-fills {fills:g} and --wsat-hours {hours:g} must be positive and finite")
-    if fills <= 0 or hours <= 0:
-        raise UsageError("--wsat-fills and --wsat-hours must be positive")
     return PtsSettings(
         spec=spec, threads=threads, qd=qd, active_range_pct=ar, active_range_bytes=ar_bytes,
         write_cache=d.write_cache, max_rounds=max_rounds, until_steady=bool(o.get("until_steady")),
