@@ -462,7 +462,7 @@ class TestState:
 
 
 
-def _window_steady(values: Sequence[float | None], x: int) -> Determination | None:
+def window_steady(values: Sequence[float | None], x: int) -> Determination | None:
     """Determination of rounds x-4 ... x (values holds rounds 1..n); None when a round lacks a value."""
     window = tuple(values[x - steady.WINDOW:x])
     if any(v is None for v in window):
@@ -492,7 +492,7 @@ def _active_devices(device_tracking: dict[str, dict[str, list[float | None]]]) -
 
 def _device_windows(device_tracking: dict[str, dict[str, list[float | None]]], r: int
                     ) -> dict[str, dict[str, Determination | None]]:
-    return {k: {name: _window_steady(vals, r) for name, vals in device_tracking[k].items()}
+    return {k: {name: window_steady(vals, r) for name, vals in device_tracking[k].items()}
             for k in _active_devices(device_tracking)}
 
 
@@ -534,7 +534,7 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
                              invalid)
         if r < steady.WINDOW:
             continue
-        dets = {name: _window_steady(vals, r) for name, vals in tracking.items()}
+        dets = {name: window_steady(vals, r) for name, vals in tracking.items()}
         dev_dets = _device_windows(dev_tracking, r)
         if dev_tracking:
             ok = bool(dev_dets) and all(d is not None and d.steady for per in dev_dets.values() for d in per.values())
@@ -554,7 +554,7 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     dev_dets2: dict[str, dict[str, Determination]] = {}
     if window_end is not None:
         for name, vals in tracking.items():
-            d = _window_steady(vals, r)
+            d = window_steady(vals, r)
             if d is not None:
                 dets2[name] = d
         dev_dets2 = {k: {n: d for n, d in per.items() if d is not None}

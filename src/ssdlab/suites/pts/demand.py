@@ -34,6 +34,7 @@ from ssdlab.suites.pts.common import (
     metric_value,
     mix_label,
     purge_point,
+    window_steady,
 )
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
@@ -481,18 +482,11 @@ class DemandState:
         return list(d.rounds) if d is not None else []
 
 
-def _window(values: Sequence[float | None], x: int) -> Determination | None:
-    window = values[x - steady.WINDOW:x]
-    if len(window) < steady.WINDOW or any(v is None for v in window):
-        return None
-    return steady.determine([v for v in window if v is not None], list(range(x - steady.WINDOW + 1, x + 1)))
-
-
 def _series_ss(values: list[float | None], s: PtsSettings) -> tuple[bool, bool, int | None, Determination | None]:
     """(finished, steady, window end, determination) of a round series under the 5-round rule."""
     last: Determination | None = None
     for x in range(steady.WINDOW, len(values) + 1):
-        d = _window(values, x)
+        d = window_steady(values, x)
         last = d if d is not None else last
         if d is not None and d.steady:
             return True, True, x, d
@@ -564,7 +558,7 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
         if rounds >= s.max_rounds and not s.until_steady:
             break
         if rounds >= steady.WINDOW:
-            d = _window(tracking, rounds)
+            d = window_steady(tracking, rounds)
             if d is not None and d.steady:
                 break
     finished, ok, end, det = _series_ss(tracking, s) if pc_finished else (False, False, None, None)
