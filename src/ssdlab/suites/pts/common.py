@@ -167,7 +167,8 @@ def _kib(text: str) -> int:
     return b
 
 
-def _mix(text: str) -> int:
+def parse_mix(text: str) -> int:
+    """A read/write mix ('65/35' or '65') as its read percentage; ValueError when it is not one."""
     r, _, w = text.partition("/")
     read = int(r)
     if not 0 <= read <= 100 or (w and int(w) != 100 - read):
@@ -204,7 +205,7 @@ def settings(ctx: PlanContext) -> PtsSettings:
     if pattern not in DATA_PATTERNS:
         raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
     bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
-    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", _mix) if o.get("pts_mixes") else None
+    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix) if o.get("pts_mixes") else None
     fills = float(o.get("wsat_fills") or 4.0)
     hours = float(o.get("wsat_hours") or 24.0)
     if not (0 < fills < math.inf and 0 < hours < math.inf):

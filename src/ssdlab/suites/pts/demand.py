@@ -33,6 +33,7 @@ from ssdlab.suites.pts.common import (
     bs_label,
     metric_value,
     mix_label,
+    parse_mix,
     purge_point,
     window_steady,
 )
@@ -225,11 +226,8 @@ def dirth_stimulus(s: PtsSettings) -> DemandStimulus:
     if bs <= 0 or bs != kib * KiB or bs % 512:
         raise UsageError(f"--dirth-bs {kib:g}: give a block size in KiB that is a multiple of 0.5")
     mix = str(_option(s, "dirth_mix", "65/35"))
-    r, _, w = mix.partition("/")
     try:
-        read = int(r)
-        if not 0 <= read <= 100 or (w and int(w) != 100 - read):
-            raise ValueError(mix)
+        read = parse_mix(mix)
     except ValueError:
         raise UsageError(f"--dirth-mix {mix!r}: use READ/WRITE percentages that add up to 100, e.g. 65/35") \
             from None
