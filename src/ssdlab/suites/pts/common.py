@@ -497,6 +497,11 @@ def _device_windows(device_tracking: dict[str, dict[str, list[float | None]]], r
             for k in _active_devices(device_tracking)}
 
 
+def invalid_note(pr: PointResult) -> str:
+    """The note of a test that an invalid point ended (verdict.py: it measured too little)."""
+    return f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
+
+
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     """Complete rounds, tracking values, and the steady-state decision after each complete round.
 
@@ -529,10 +534,8 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
                 vals.extend([None] * (r - len(vals)))
         invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
         if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
-            pr = res[invalid[0]]
-            note = f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
-            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {}, note,
-                             invalid)
+            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {},
+                             invalid_note(res[invalid[0]]), invalid)
         if r < steady.WINDOW:
             continue
         dets = {name: window_steady(vals, r) for name, vals in tracking.items()}
@@ -645,10 +648,10 @@ def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
     event: dict[str, Any] = {
         "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
         "window": state.window, "note": state.note,
-        "determinations": {k: _det_record(d) for k, d in state.determinations.items()},
+        "determinations": {k: det_record(d) for k, d in state.determinations.items()},
     }
     if state.device_determinations:  # per device: the test was judged on each of them
-        event["devices"] = {dev: {k: _det_record(d) for k, d in per.items()}
+        event["devices"] = {dev: {k: det_record(d) for k, d in per.items()}
                             for dev, per in state.device_determinations.items()}
     run = run.with_event(event)
     run = run.with_event(test_verdict_event(t, state))
@@ -691,7 +694,8 @@ def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
     return verdict.verdict_event(test.name, test.title, "incomplete", state.note.removeprefix("incomplete: "))
 
 
-def _det_record(d: Determination) -> dict[str, Any]:
+def det_record(d: Determination) -> dict[str, Any]:
+    """A determination as the pts-steady-state event stores it."""
     return {"steady": d.steady, "range_pct": round(d.range_pct, 3), "excursion_pct": round(d.excursion_pct, 3),
             "fit": d.formula()}
 
