@@ -13,6 +13,7 @@ from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts import wsat as wsat_mod
+from ssdlab.suites.pts.tests import IOPS, LAT
 
 MiB = 1024**2
 SMALL = {"pts_block_sizes": "1024,64,4", "pts_mixes": "100/0,65/35,0/100"}
@@ -157,7 +158,7 @@ def test_one_unsteady_tracking_variable_keeps_the_test_running() -> None:
         return 10_000.0
 
     run = simulate(suite("pts-iops"), ctx(**SMALL), value)
-    state = common.analyse(common.tests_of("pts-iops")[0], common.settings(ctx(**SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL)), run)
     assert state.steady
     assert state.window_end == 9
 
@@ -165,7 +166,7 @@ def test_one_unsteady_tracking_variable_keeps_the_test_running() -> None:
 def test_max_rounds_reached_reports_ss_not_achieved() -> None:
     run = simulate(suite("pts-iops"), ctx(max_rounds=7, **SMALL), rising)
     assert len(run.points) == 2 + 7 * 9
-    state = common.analyse(common.tests_of("pts-iops")[0], common.settings(ctx(max_rounds=7, **SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(max_rounds=7, **SMALL)), run)
     assert state.finished
     assert not state.steady
     assert state.window == [3, 4, 5, 6, 7]
@@ -178,7 +179,7 @@ def test_until_steady_continues_past_max_rounds() -> None:
         return rising(p) if p.tags.get("round", 0) <= 8 else 50_000.0
 
     run = simulate(suite("pts-iops"), ctx(max_rounds=5, until_steady=True, **SMALL), value)
-    state = common.analyse(common.tests_of("pts-iops")[0],
+    state = common.analyse(IOPS,
                            common.settings(ctx(max_rounds=5, until_steady=True, **SMALL)), run)
     assert state.steady
     assert state.window_end == 13
@@ -211,7 +212,7 @@ def test_lat_tracks_art_of_4k_writes() -> None:
         return rising(p) if p.tags.get("key") == "rnd4k-0-100" else 10_000.0
 
     run = simulate(suite("pts-lat"), ctx(max_rounds=6), value)
-    state = common.analyse(common.tests_of("pts-lat")[0], common.settings(ctx(max_rounds=6)), run)
+    state = common.analyse(LAT, common.settings(ctx(max_rounds=6)), run)
     assert not state.steady
     assert state.rounds_done == 6
     d = state.determinations["ART RND 4 KiB 0/100"]

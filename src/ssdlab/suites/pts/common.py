@@ -18,7 +18,7 @@ from ssdlab import steady
 from ssdlab.errors import UsageError
 from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import REGISTRY, PlanContext, SuiteOption, common_limits
+from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -728,9 +728,3 @@ def settings_from_run(run: Run) -> PtsSettings:
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
                       runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"), options=dict(o.get("suite_options") or {}))
     return settings(ctx)
-
-
-def tests_of(suite_name: str) -> tuple[RoundTest, ...]:
-    """The round tests of a PTS suite (empty for WSAT); importing ssdlab.suites.pts registered them all."""
-    suite = REGISTRY.get(suite_name)
-    return tuple(getattr(suite, "tests", ()))
