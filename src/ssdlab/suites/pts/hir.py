@@ -216,14 +216,10 @@ def analyse(s: PtsSettings, run: Run) -> HirState:
                 note = (f"steady state reached at round {r}" if ok else
                         f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window")
                 break
-    bursts = {w: [res[p.id] for p in _points(s, w, "b") if p.id in res] for w in h.waits}
-    bases = {w: [res[p.id] for p in _points(s, w, "c") if p.id in res] for w in h.waits}
+    bursts = {w: [res[p.id] for p in _segment(s, w, "b") if p.id in res] for w in h.waits}
+    bases = {w: [res[p.id] for p in _segment(s, w, "c") if p.id in res] for w in h.waits}
     finished = done and all(len(bursts[w]) == h.bursts and len(bases[w]) == h.bursts for w in h.waits)
     return HirState(pc, rounds, done, ok, window, det, note, bursts, bases, finished)
-
-
-def _points(s: PtsSettings, wait: float, kind: str) -> tuple[TestPoint, ...]:
-    return _segment(s, wait, kind)
 
 
 def hir_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
