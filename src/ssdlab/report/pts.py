@@ -415,13 +415,39 @@ def run_record_section(run: Run) -> Section | None:
 # ------------------------------------------------------------------ tests reported by other modules
 
 TestSections = Callable[[Run, PtsSettings, dict[str, str]], tuple[list[Section], dict[str, Any]]]
-# test key -> (sections, summary.json entry) for a test whose report lives in its own module (pts_demand: CBW,
-# DIRTH); build() calls it when the run selected that test
+# test key -> (sections, summary.json entry) of a test that is not made of round tests (WSAT, HIR, XSR below;
+# pts_demand registers CBW and DIRTH); build() calls it when the run selected that test
 _TEST_SECTIONS: dict[str, TestSections] = {}
 
 
 def register_test_sections(key: str, builder: TestSections) -> None:
     _TEST_SECTIONS[key] = builder
+
+
+def _wsat(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    st = wsat_mod.analyse(s, run)
+    return wsat_sections(run, s, st, files), {"samples": len(st.samples), "finished": st.finished, "note": st.note,
+                                              "written_bytes": st.written[-1] if st.written else 0}
+
+
+def _hir(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    hs = hir_mod.analyse(s, run)
+    return pts_hir.sections(run, s, hs, files), {
+        "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
+        "steady_iops": hs.steady_iops, "finished": hs.finished,
+        "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
+
+
+def _xsr(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    xs = xsr_mod.analyse(s, run)
+    return pts_xsr.sections(run, s, xs, files), {
+        "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
+        "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
+
+
+register_test_sections(wsat_mod.TEST, _wsat)
+register_test_sections(hir_mod.TEST, _hir)
+register_test_sections(xsr_mod.TEST, _xsr)
 
 
 # ------------------------------------------------------------------ entry
@@ -437,24 +463,6 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
     for family_test in tests_for(run):
-        if family_test.key == wsat_mod.TEST:
-            st = wsat_mod.analyse(s, run)
-            out.extend(wsat_sections(run, s, st, files))
-            summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
-                                        "written_bytes": st.written[-1] if st.written else 0}
-        if family_test.key == hir_mod.TEST:
-            hs = hir_mod.analyse(s, run)
-            out.extend(pts_hir.sections(run, s, hs, files))
-            summary["tests"]["hir"] = {
-                "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
-                "steady_iops": hs.steady_iops, "finished": hs.finished,
-                "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
-        if family_test.key == xsr_mod.TEST:
-            xs = xsr_mod.analyse(s, run)
-            out.extend(pts_xsr.sections(run, s, xs, files))
-            summary["tests"]["xsr"] = {
-                "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
-                "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
         for test in family_test.round_tests:
             state = analyse(test, s, run)
             out.extend(round_test_sections(run, s, test, state, files))
@@ -468,7 +476,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
                 if section is not None:
                     out.append(section)
         builder = _TEST_SECTIONS.get(family_test.key)
-        if builder is not None:  # a test reported by its own module (pts_demand: CBW, DIRTH)
+        if builder is not None:  # a test that is not made of round tests (WSAT, HIR, XSR, CBW, DIRTH)
             secs, summary["tests"][family_test.key] = builder(run, s, files)
             out.extend(secs)
     rec = run_record_section(run)
