@@ -307,8 +307,7 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         if all_io is None:
             parts.append("<p>The capture has no histogram bins (fio ran without json+ or completed nothing).</p>")
             continue
-        per_dir = [d for d in (latency.point_distribution(pr, name, f"{names} {name}s")
-                               for name in ("read", "write")) if d is not None]
+        per_dir = latency.direction_distributions(pr, names)
         dists.append(latency.Distribution(names, all_io.counts, all_io.mean_ns, all_io.max_ns))
         parts.append(figure(latency.distribution_chart([all_io, *per_dir] if len(per_dir) > 1 else [all_io],
                                                        title=f"{names} T{tc}Q{qd}: response times"),
@@ -317,8 +316,7 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         header, lrows = latency.level_rows([all_io, *per_dir])
         parts.append(table(header, lrows, f"{names}: response time at each confidence level (µs)"))
         summary[role] = {"tc": tc, "qd": qd, "roles": list(roles), "iops": metric_value("iops", pr),
-                         "n": all_io.n, "levels_us": {f"{lv.pct:g}": lv.value_ns / 1000.0
-                                                      for lv in latency.confidence_levels(all_io)}}
+                         "n": all_io.n, "levels_us": latency.levels_us(all_io)}
     if dists:
         parts.append(figure(latency.confidence_chart(dists, title="Confidence levels: response time at 3, 4 "
                                                      "and 5 nines"),

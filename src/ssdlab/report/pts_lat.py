@@ -41,8 +41,7 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
         if all_io is None:
             parts.append(f"<h3>{html.escape(name)}</h3><p>No histogram bins (fio ran without json+).</p>")
             continue
-        per_dir = [d for d in (latency.point_distribution(pr, x, f"{name} {x}s") for x in ("read", "write"))
-                   if d is not None]
+        per_dir = latency.direction_distributions(pr, name)
         shown = [all_io, *per_dir] if len(per_dir) > 1 else [all_io]
         parts.append(f"<h3>{html.escape(name)}</h3>")
         parts.append(figure(latency.distribution_chart(shown, title=f"LAT capture {name} T1Q1: response times"),
@@ -51,9 +50,7 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
         header, rows = latency.level_rows(shown)
         parts.append(table(header, rows, f"{name}: response time at each confidence level (µs)"))
         dists.append(all_io)
-        summary[p.id] = {"read_pct": read, "n": all_io.n,
-                         "levels_us": {f"{lv.pct:g}": lv.value_ns / 1000.0
-                                       for lv in latency.confidence_levels(all_io)}}
+        summary[p.id] = {"read_pct": read, "n": all_io.n, "levels_us": latency.levels_us(all_io)}
     if dists:
         parts.append(figure(latency.confidence_chart(dists, title="LAT confidence levels: response time at 3, 4 "
                                                      "and 5 nines"),
