@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from test_pts_rounds import SMALL, ctx, measurement, suite
+from tests.unit.test_pts_rounds import SMALL, ctx, drive, measurement, new_run, suite
 
 from ssdlab import aggregate
 from ssdlab.model import PartResult, PointResult, Run, TestPoint
@@ -21,24 +21,19 @@ def simulate_devices(value: DeviceValue, limit: int = 5000, **options: object) -
     synthetic measurement per device (None: the device has no result in that point)."""
     s = suite("pts-iops")
     c = ctx(**SMALL, **options)
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite=s.name, status="running", created="",
-              options={}, target={"kind": "multi", "capacity_bytes": c.capacity}, host={})
-    for _ in range(limit):
-        pending = s.next_points(c, run)
-        if not pending:
-            return s.conclude(c, run)
-        p = pending[0]
+
+    def result(p: TestPoint) -> PointResult:
         if p.phase == "purge":
-            run = run.with_point(PointResult(point=p, status="ok", started="", finished="", reason="purged"))
-            continue
+            return PointResult(point=p, status="ok", started="", finished="", reason="purged")
         parts = []
         for dev in DEVICES:
             v = value(p, dev)
             parts.append(PartResult("", dev, measurement=measurement(p, v)) if v is not None
                          else PartResult("", dev, status="failed", reason="I/O error"))
         m = aggregate.merge([q.measurement for q in parts if q.measurement is not None], parts=tuple(parts))
-        run = run.with_point(PointResult(point=p, status="ok", started="", finished="", measurement=m))
-    raise AssertionError("suite did not finish")
+        return PointResult(point=p, status="ok", started="", finished="", measurement=m)
+
+    return drive(s, c, new_run(s.name, {"kind": "multi", "capacity_bytes": c.capacity}), result, limit)
 
 
 def _without_parts(run: Run) -> Run:

@@ -48,19 +48,30 @@ def measurement(point: TestPoint, value: float) -> Measurement:
 ValueFn = Callable[[TestPoint], float]
 
 
-def simulate(s: Suite, c: PlanContext, value: ValueFn, limit: int = 5000) -> Run:
-    """Drive next_points like the orchestrator does, with synthetic measurements."""
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite=s.name, status="running", created="",
-              options={}, target={"kind": "file", "capacity_bytes": c.capacity}, host={})
+def new_run(suite: str, target: dict[str, Any] | None = None) -> Run:
+    """A run of `suite` that has not run a point yet."""
+    return Run(schema_version=1, ssdlab_version="t", run_id="t", suite=suite, status="running", created="",
+               options={}, target=target or {}, host={})
+
+
+def drive(s: Suite, c: PlanContext, run: Run, result: Callable[[TestPoint], PointResult], limit: int = 5000) -> Run:
+    """Drive next_points like the orchestrator does; `result` stands for running the next point."""
     for _ in range(limit):
         pending = s.next_points(c, run)
         if not pending:
             return s.conclude(c, run)
-        p = pending[0]
-        m = None if p.phase == "purge" else measurement(p, value(p))
-        run = run.with_point(PointResult(point=p, status="ok", started="", finished="", measurement=m,
-                                         reason="purge punch; write cache: unknown (x)" if m is None else ""))
+        run = run.with_point(result(pending[0]))
     raise AssertionError("suite did not finish")
+
+
+def simulate(s: Suite, c: PlanContext, value: ValueFn, limit: int = 5000) -> Run:
+    """Drive next_points like the orchestrator does, with synthetic measurements."""
+    def result(p: TestPoint) -> PointResult:
+        m = None if p.phase == "purge" else measurement(p, value(p))
+        return PointResult(point=p, status="ok", started="", finished="", measurement=m,
+                           reason="purge punch; write cache: unknown (x)" if m is None else "")
+
+    return drive(s, c, new_run(s.name, {"kind": "file", "capacity_bytes": c.capacity}), result, limit)
 
 
 def flat(_: TestPoint) -> float:
