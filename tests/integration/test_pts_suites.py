@@ -12,7 +12,7 @@ import pytest
 
 from ssdlab import steady
 from ssdlab.store import load_run
-from ssdlab.suites.pts import common
+from ssdlab.suites.pts import common, family
 from ssdlab.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
@@ -37,7 +37,8 @@ def _run(cli: CliRunner, tmp_path: Path, suite: str, *extra: str, size: str = "3
 
 def _tracking_values(run_dir: Path, test: str, key: str, metric: str) -> list[float]:
     run = load_run(run_dir)
-    vals = common.per_round(next(t for t in common.tests_of(run.suite) if t.name == test), run, key, metric, 99)
+    rt = next(t for ft in family.tests_for(run) for t in ft.round_tests if t.name == test)
+    vals = common.per_round(rt, run, key, metric, 99)
     return [v for v in vals if v is not None]
 
 

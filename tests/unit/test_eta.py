@@ -14,6 +14,7 @@ from ssdlab.sim.presets import resolve
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common
+from ssdlab.suites.pts.tests import IOPS
 
 MiB = 1024**2
 
@@ -127,7 +128,7 @@ def test_pts_outlook_matches_what_runs_and_learns_the_rounds(settles_at: int) ->
     suite, c = get_suite("pts"), _ctx(max_rounds=15, wsat_hours=0.05)  # WSAT: 3 samples at most
     run = Run(schema_version=2, ssdlab_version="t", run_id="t", suite="pts", status="running", created="",
               options={}, target={"kind": "file", "capacity_bytes": c.capacity}, host={})
-    iops = common.tests_of("pts")[0]
+    iops = IOPS
     steps: list[tuple[int, int, bool]] = []  # (worst, expected, first test finished)
     while True:
         pending = suite.next_points(c, run)

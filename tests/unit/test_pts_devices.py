@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from test_pts_rounds import SMALL, ctx, measurement, suite
+from tests.unit.test_pts_rounds import SMALL, ctx, drive, measurement, new_run, suite
 
 from ssdlab import aggregate
 from ssdlab.model import PartResult, PointResult, Run, TestPoint
 from ssdlab.suites.pts import common
+from ssdlab.suites.pts.tests import IOPS
 
 DEVICES = ("/dev/loop1", "/dev/loop2")
 DeviceValue = Callable[[TestPoint, str], float | None]
@@ -20,24 +21,19 @@ def simulate_devices(value: DeviceValue, limit: int = 5000, **options: object) -
     synthetic measurement per device (None: the device has no result in that point)."""
     s = suite("pts-iops")
     c = ctx(**SMALL, **options)
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite=s.name, status="running", created="",
-              options={}, target={"kind": "multi", "capacity_bytes": c.capacity}, host={})
-    for _ in range(limit):
-        pending = s.next_points(c, run)
-        if not pending:
-            return s.conclude(c, run)
-        p = pending[0]
+
+    def result(p: TestPoint) -> PointResult:
         if p.phase == "purge":
-            run = run.with_point(PointResult(point=p, status="ok", started="", finished="", reason="purged"))
-            continue
+            return PointResult(point=p, status="ok", started="", finished="", reason="purged")
         parts = []
         for dev in DEVICES:
             v = value(p, dev)
             parts.append(PartResult("", dev, measurement=measurement(p, v)) if v is not None
                          else PartResult("", dev, status="failed", reason="I/O error"))
         m = aggregate.merge([q.measurement for q in parts if q.measurement is not None], parts=tuple(parts))
-        run = run.with_point(PointResult(point=p, status="ok", started="", finished="", measurement=m))
-    raise AssertionError("suite did not finish")
+        return PointResult(point=p, status="ok", started="", finished="", measurement=m)
+
+    return drive(s, c, new_run(s.name, {"kind": "multi", "capacity_bytes": c.capacity}), result, limit)
 
 
 def _without_parts(run: Run) -> Run:
@@ -61,11 +57,11 @@ def test_group_is_steady_only_when_every_device_is() -> None:
         return float(2 ** min(_round(p), 9))
 
     run = simulate_devices(value)
-    state = common.analyse(suite("pts-iops").tests[0], common.settings(ctx(**SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL)), run)
     assert state.steady
     assert state.window_end == 13
     aggregate_only = _without_parts(run)
-    assert common.analyse(suite("pts-iops").tests[0], common.settings(ctx(**SMALL)), aggregate_only).window_end == 5
+    assert common.analyse(IOPS, common.settings(ctx(**SMALL)), aggregate_only).window_end == 5
     assert set(state.device_determinations) == set(DEVICES)
     assert all(d.steady for per in state.device_determinations.values() for d in per.values())
     event = next(e for e in run.events if e.get("kind") == "pts-steady-state")
@@ -79,7 +75,7 @@ def test_a_device_that_never_settles_keeps_the_group_from_steady_state() -> None
         return 10_000.0 if dev == DEVICES[0] else 1_000.0 * (1 + _round(p))
 
     run = simulate_devices(value, max_rounds=7)
-    state = common.analyse(suite("pts-iops").tests[0], common.settings(ctx(**SMALL, max_rounds=7)), run)
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL, max_rounds=7)), run)
     assert state.finished
     assert not state.steady
     assert state.rounds_done == 7
@@ -96,7 +92,7 @@ def test_a_device_that_left_the_run_is_not_judged() -> None:
         return 10_000.0
 
     run = simulate_devices(value)
-    state = common.analyse(suite("pts-iops").tests[0], common.settings(ctx(**SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL)), run)
     assert state.steady
     assert state.window_end == 5
     assert list(state.device_determinations) == [DEVICES[0]]
@@ -107,7 +103,7 @@ def test_single_device_runs_keep_the_aggregate_rule() -> None:
         return 10_000.0
 
     run = simulate_devices(value)
-    state = common.analyse(suite("pts-iops").tests[0], common.settings(ctx(**SMALL)), _without_parts(run))
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL)), _without_parts(run))
     assert state.steady
     assert state.window_end == 5
     assert state.device_determinations == {}

@@ -7,10 +7,10 @@ import dataclasses
 from typing import Any
 
 import pytest
-from tests.unit.test_pts_rounds import ctx, measurement, simulate
+from tests.unit.test_pts_rounds import ctx, measurement, new_run, simulate
 
 from ssdlab.errors import UsageError
-from ssdlab.model import Measurement, PointResult, Run, TestPoint
+from ssdlab.model import Measurement, PointResult, TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common, hir
@@ -121,8 +121,7 @@ def _result(p: TestPoint, iops: float, idle: float | None = None) -> PointResult
 def test_wait_state_metrics_on_fixture_data() -> None:
     c = ctx(hir_precondition="fixed", hir_pc_samples=5, hir_bursts=3, hir_waits="5,50")
     s = common.settings(c)
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite="pts-hir", status="running", created="",
-              options={}, target={}, host={})
+    run = new_run("pts-hir")
     plan = get_suite("pts-hir").plan(c)
     values = {"hir-w05-b001": 40_000.0, "hir-w05-b002": 44_000.0, "hir-w05-b003": 48_000.0,
               "hir-w50-b001": 40_000.0, "hir-w50-b002": 80_000.0, "hir-w50-b003": 90_000.0}
@@ -150,8 +149,7 @@ def test_a_missing_measurement_is_no_value_not_zero() -> None:
     c = ctx(hir_precondition="fixed", hir_pc_samples=5, hir_bursts=2, hir_waits="5")
     s = common.settings(c)
     plan = get_suite("pts-hir").plan(c)
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite="pts-hir", status="running", created="",
-              options={}, target={}, host={})
+    run = new_run("pts-hir")
     for p in plan:
         m = None if p.phase == "purge" else Measurement(engine="t", engine_version="0", directions={})
         run = run.with_point(PointResult(point=p, status="ok", started="", finished="", measurement=m))

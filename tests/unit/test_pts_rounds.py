@@ -13,6 +13,7 @@ from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts import wsat as wsat_mod
+from ssdlab.suites.pts.tests import IOPS, LAT
 
 MiB = 1024**2
 SMALL = {"pts_block_sizes": "1024,64,4", "pts_mixes": "100/0,65/35,0/100"}
@@ -47,19 +48,30 @@ def measurement(point: TestPoint, value: float) -> Measurement:
 ValueFn = Callable[[TestPoint], float]
 
 
-def simulate(s: Suite, c: PlanContext, value: ValueFn, limit: int = 5000) -> Run:
-    """Drive next_points like the orchestrator does, with synthetic measurements."""
-    run = Run(schema_version=1, ssdlab_version="t", run_id="t", suite=s.name, status="running", created="",
-              options={}, target={"kind": "file", "capacity_bytes": c.capacity}, host={})
+def new_run(suite: str, target: dict[str, Any] | None = None) -> Run:
+    """A run of `suite` that has not run a point yet."""
+    return Run(schema_version=1, ssdlab_version="t", run_id="t", suite=suite, status="running", created="",
+               options={}, target=target or {}, host={})
+
+
+def drive(s: Suite, c: PlanContext, run: Run, result: Callable[[TestPoint], PointResult], limit: int = 5000) -> Run:
+    """Drive next_points like the orchestrator does; `result` stands for running the next point."""
     for _ in range(limit):
         pending = s.next_points(c, run)
         if not pending:
             return s.conclude(c, run)
-        p = pending[0]
-        m = None if p.phase == "purge" else measurement(p, value(p))
-        run = run.with_point(PointResult(point=p, status="ok", started="", finished="", measurement=m,
-                                         reason="purge punch; write cache: unknown (x)" if m is None else ""))
+        run = run.with_point(result(pending[0]))
     raise AssertionError("suite did not finish")
+
+
+def simulate(s: Suite, c: PlanContext, value: ValueFn, limit: int = 5000) -> Run:
+    """Drive next_points like the orchestrator does, with synthetic measurements."""
+    def result(p: TestPoint) -> PointResult:
+        m = None if p.phase == "purge" else measurement(p, value(p))
+        return PointResult(point=p, status="ok", started="", finished="", measurement=m,
+                           reason="purge punch; write cache: unknown (x)" if m is None else "")
+
+    return drive(s, c, new_run(s.name, {"kind": "file", "capacity_bytes": c.capacity}), result, limit)
 
 
 def flat(_: TestPoint) -> float:
@@ -157,7 +169,7 @@ def test_one_unsteady_tracking_variable_keeps_the_test_running() -> None:
         return 10_000.0
 
     run = simulate(suite("pts-iops"), ctx(**SMALL), value)
-    state = common.analyse(common.tests_of("pts-iops")[0], common.settings(ctx(**SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(**SMALL)), run)
     assert state.steady
     assert state.window_end == 9
 
@@ -165,7 +177,7 @@ def test_one_unsteady_tracking_variable_keeps_the_test_running() -> None:
 def test_max_rounds_reached_reports_ss_not_achieved() -> None:
     run = simulate(suite("pts-iops"), ctx(max_rounds=7, **SMALL), rising)
     assert len(run.points) == 2 + 7 * 9
-    state = common.analyse(common.tests_of("pts-iops")[0], common.settings(ctx(max_rounds=7, **SMALL)), run)
+    state = common.analyse(IOPS, common.settings(ctx(max_rounds=7, **SMALL)), run)
     assert state.finished
     assert not state.steady
     assert state.window == [3, 4, 5, 6, 7]
@@ -178,7 +190,7 @@ def test_until_steady_continues_past_max_rounds() -> None:
         return rising(p) if p.tags.get("round", 0) <= 8 else 50_000.0
 
     run = simulate(suite("pts-iops"), ctx(max_rounds=5, until_steady=True, **SMALL), value)
-    state = common.analyse(common.tests_of("pts-iops")[0],
+    state = common.analyse(IOPS,
                            common.settings(ctx(max_rounds=5, until_steady=True, **SMALL)), run)
     assert state.steady
     assert state.window_end == 13
@@ -211,7 +223,7 @@ def test_lat_tracks_art_of_4k_writes() -> None:
         return rising(p) if p.tags.get("key") == "rnd4k-0-100" else 10_000.0
 
     run = simulate(suite("pts-lat"), ctx(max_rounds=6), value)
-    state = common.analyse(common.tests_of("pts-lat")[0], common.settings(ctx(max_rounds=6)), run)
+    state = common.analyse(LAT, common.settings(ctx(max_rounds=6)), run)
     assert not state.steady
     assert state.rounds_done == 6
     d = state.determinations["ART RND 4 KiB 0/100"]

@@ -72,6 +72,12 @@ def point_distribution(pr: PointResult, direction: str | None = None, label: str
                         max_ns=max(s.max_ns for s in stats))
 
 
+def direction_distributions(pr: PointResult, label: str) -> list[Distribution]:
+    """The read and the write distribution of a point, those it has bins for, labelled '<label> reads' and
+    '<label> writes'."""
+    return [d for d in (point_distribution(pr, x, f"{label} {x}s") for x in ("read", "write")) if d is not None]
+
+
 def merged(label: str, parts: Sequence[Distribution]) -> Distribution:
     """Several distributions as one (bins added)."""
     n = sum(p.n for p in parts)
@@ -113,6 +119,11 @@ def confidence_levels(dist: Distribution, levels: Sequence[float] = LEVELS) -> l
             value = min(value, int(dist.max_ns))
         out.append(Level(pct=p, value_ns=value, beyond=int(n - cum[idx]), resolved=n * (1 - p / 100) >= 1))
     return out
+
+
+def levels_us(dist: Distribution) -> dict[str, float]:
+    """The confidence levels as summary files store them: level in percent ('99.9') -> response time in µs."""
+    return {f"{lv.pct:g}": lv.value_ns / 1000.0 for lv in confidence_levels(dist)}
 
 
 def cdf(dist: Distribution) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:

@@ -21,6 +21,7 @@ from ssdlab.errors import SsdlabError
 from ssdlab.model import Run
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
 from ssdlab.report.pts_page import (
+    csv_num,
     determination_table,
     esc,
     figure,
@@ -51,11 +52,6 @@ from ssdlab.suites.pts.common import (
 )
 from ssdlab.suites.pts.family import tests_for
 from ssdlab.units import format_bytes, format_duration
-
-_table = table
-_figure = figure
-_kv = kv
-_num = num
 
 
 def applies(run: Run) -> bool:
@@ -130,20 +126,20 @@ def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestStat
             mix = next(st.read_pct for st in stimuli if st.key == tr.key)
             lines = [(bs_label(st.bs), per_round(test, run, st.key, "iops", n))
                      for st in stimuli if st.read_pct == mix]
-            parts.append(_figure(_convergence_chart(f"SS convergence, RND {mix_label(mix)}: IOPS per round, all "
-                                                    "block sizes", n, lines, "IOPS", logy=True),
-                                 f"IOPS per round, R/W mix {mix_label(mix)}; tracking variable: {tr.name}"))
+            parts.append(figure(_convergence_chart(f"SS convergence, RND {mix_label(mix)}: IOPS per round, all "
+                                                   "block sizes", n, lines, "IOPS", logy=True),
+                                f"IOPS per round, R/W mix {mix_label(mix)}; tracking variable: {tr.name}"))
     elif test.name == "lat":
         for metric in ("art", "mrt"):
             lines = [(bs_label(st.bs), per_round(test, run, st.key, metric, n))
                      for st in stimuli if st.read_pct == 0]
             label = METRICS[metric][0]
-            parts.append(_figure(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
-                                 f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
+            parts.append(figure(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
+                                f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
     else:
         lines = [(tr.name, state.tracking[tr.name]) for tr in test.trackers(s)]
-        parts.append(_figure(_convergence_chart(f"SS convergence: {test.title} per round", n, lines, "MB/s"),
-                             "Throughput per round; both directions are tracking variables"))
+        parts.append(figure(_convergence_chart(f"SS convergence: {test.title} per round", n, lines, "MB/s"),
+                            "Throughput per round; both directions are tracking variables"))
     return "".join(parts)
 
 
@@ -165,9 +161,9 @@ def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
             continue
         verdict = "steady" if d.steady else "not steady"
         parts.append(f"<h3>{esc(tr.name)}: {verdict}</h3>")
-        parts.append(_figure(window_chart(tr.name, d, tr.unit),
-                             "Data, average, 110%/90% of the average (plot guides only), and the least-squares "
-                             "fit. Criterion: max-min <= 20% and fit excursion <= 10% of the average."))
+        parts.append(figure(window_chart(tr.name, d, tr.unit),
+                            "Data, average, 110%/90% of the average (plot guides only), and the least-squares "
+                            "fit. Criterion: max-min <= 20% and fit excursion <= 10% of the average."))
         parts.append(determination_table(d, tr.unit))
     if state.device_determinations:
         parts.append(_device_steady_html(test, s, state))
@@ -187,7 +183,7 @@ def _device_steady_html(test: RoundTest, s: PtsSettings, state: TestState) -> st
             if d is None:
                 rows.append((dev, tr.name, "no value in every window round", "", "", ""))
                 continue
-            rows.append((dev, tr.name, "steady" if d.steady else "NOT steady", _num(float(d.average), tr.unit),
+            rows.append((dev, tr.name, "steady" if d.steady else "NOT steady", num(float(d.average), tr.unit),
                          f"{d.range_pct:.2f}%", f"{d.excursion_pct:.2f}%"))
     steady_n = sum(1 for per in state.device_determinations.values()
                    if per and all(d.steady for d in per.values()))
@@ -195,8 +191,8 @@ def _device_steady_html(test: RoundTest, s: PtsSettings, state: TestState) -> st
             "every device at once (lockstep); steady state is judged on each device's own tracking values, and the "
             "test is steady when every device still in the run is steady in the same window. The determination "
             "above is the group aggregate's, for reference.</p>")
-    return head + _table(("device", "tracking variable", "verdict", "window average", "data excursion",
-                          "slope excursion"), rows)
+    return head + table(("device", "tracking variable", "verdict", "window average", "data excursion",
+                         "slope excursion"), rows)
 
 
 def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:
@@ -232,7 +228,7 @@ def _results_csv(test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
     for metric, t in tables.items():
         for st in stimuli:
             writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
-                             _csv_num(t[(st.bs, st.read_pct)]), window])
+                             csv_num(t[(st.bs, st.read_pct)]), window])
     return buf.getvalue()
 
 
@@ -244,9 +240,9 @@ def _matrix_tables(run: Run, test: RoundTest, state: TestState, stimuli: Sequenc
     parts = []
     for metric, t in tables.items():
         label, unit, _ = METRICS[metric]
-        rows = [[bs_label(bs)] + [_num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes] for bs in sizes]
-        parts.append(_table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
-                            f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
+        rows = [[bs_label(bs)] + [num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes] for bs in sizes]
+        parts.append(table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
+                           f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
         if metric == "nines":
             parts.append(_nines_counts(run, test, state, stimuli, sizes, mixes))
     return parts
@@ -263,13 +259,13 @@ def _iops_charts(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
     xs = [float(i) for i in range(len(sizes))]
     series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
     return [
-        _figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
-                                  ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
-                "2D plot: IOPS by block size for every R/W mix (log scale)"),
-        _figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
-                                   _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",
-                                   xlabel="Block size", ylabel="R/W mix", zlabel="IOPS"),
-                "3D bar plot of the IOPS matrix"),
+        figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
+                                 ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
+               "2D plot: IOPS by block size for every R/W mix (log scale)"),
+        figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                  _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",
+                                  xlabel="Block size", ylabel="R/W mix", zlabel="IOPS"),
+               "3D bar plot of the IOPS matrix"),
     ]
 
 
@@ -280,18 +276,18 @@ def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> li
     for metric in ("art", "mrt", "nines"):
         label, unit, _ = METRICS[metric]
         t = tables[metric]
-        parts.append(_figure(charts.bar_chart([bs_label(b) for b in sizes],
-                                              {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
-                                              title=f"{label} by block size, one bar per R/W mix", ylabel=unit,
-                                              annotate=True),
-                             f"2D plot: {label} at T1Q1"))
+        parts.append(figure(charts.bar_chart([bs_label(b) for b in sizes],
+                                             {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
+                                             title=f"{label} by block size, one bar per R/W mix", ylabel=unit,
+                                             annotate=True),
+                            f"2D plot: {label} at T1Q1"))
     for metric in ("art", "mrt"):
         label, unit, _ = METRICS[metric]
-        parts.append(_figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
-                                                _grid(tables[metric], sizes, mixes),
-                                                title=f"{label} by block size and R/W mix", xlabel="Block size",
-                                                ylabel="R/W mix", zlabel=unit),
-                             f"3D bar plot of {label}"))
+        parts.append(figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                               _grid(tables[metric], sizes, mixes),
+                                               title=f"{label} by block size and R/W mix", xlabel="Block size",
+                                               ylabel="R/W mix", zlabel=unit),
+                            f"3D bar plot of {label}"))
     return parts
 
 
@@ -300,11 +296,11 @@ def _tp_results(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
     bs = stimuli[0].bs
     read, write = t.get((bs, 100)), t.get((bs, 0))
     return [
-        _table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"], [[bs_label(bs), _num(read), _num(write)]],
-               "Throughput in decimal MB/s (10^6 bytes/s), window averages"),
-        _figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
-                                 title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
-                "2D plot: sequential read and write throughput"),
+        table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"], [[bs_label(bs), num(read), num(write)]],
+              "Throughput in decimal MB/s (10^6 bytes/s), window averages"),
+        figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
+                                title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
+               "2D plot: sequential read and write throughput"),
     ]
 
 
@@ -322,18 +318,14 @@ def _nines_counts(run: Run, test: RoundTest, state: TestState, stimuli: Sequence
             ns.append(sum(d.total_ios for d in m.directions.values()) if m is not None else 0)
         counts[(st.bs, st.read_pct)] = min(ns) if ns else None
     rows = [[bs_label(bs)] + [f"{counts.get((bs, m)) or 0:,}" for m in mixes] for bs in sizes]
-    return _table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
-                  "I/Os per point behind the 5-nines values (smallest count in the window): with fewer than "
-                  "100,000 I/Os the 99.999th percentile is the maximum or near it")
+    return table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
+                 "I/Os per point behind the 5-nines values (smallest count in the window): with fewer than "
+                 "100,000 I/Os the 99.999th percentile is the maximum or near it")
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return sum(known) / len(known) if known else None
-
-
-def _csv_num(v: float | None) -> str:
-    return "" if v is None else f"{v:.6g}"
 
 
 # ------------------------------------------------------------------ WSAT
@@ -358,33 +350,33 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
     writer = csv.writer(csv_buf, lineterminator="\n")
     writer.writerow(["sample", "time_min", "iops", "art_us", "tgbw_GB", "drive_fills"])
     for i in range(len(state.samples)):
-        writer.writerow([i + 1, f"{minutes[i]:.4g}", _csv_num(iops_v[i]), _csv_num(art_v[i]), f"{tgbw[i]:.6g}",
+        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_num(iops_v[i]), csv_num(art_v[i]), f"{tgbw[i]:.6g}",
                          f"{fills[i]:.6g}"])
     files["wsat.csv"] = csv_buf.getvalue()
     scale = "" if s.runtime_s == 60 else f" (scaled: each sample is {s.runtime_s:g} s)"
     parts = [
-        _figure(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
-                                  xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
-                "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
-        _figure(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
-                                  title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
-                                  ylabel="IOPS"),
-                "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
-        _figure(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
-                                  xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
-                "IOPS against normalised capacity written"),
-        _figure(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
-                                  xlabel="Drive fills", ylabel="µs"),
-                "Average response time against drive fills (optional WSAT plot)"),
+        figure(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
+                                 xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
+               "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
+        figure(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
+                                 title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
+                                 ylabel="IOPS"),
+               "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
+        figure(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
+                                 xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
+               "IOPS against normalised capacity written"),
+        figure(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
+                                 xlabel="Drive fills", ylabel="µs"),
+               "Average response time against drive fills (optional WSAT plot)"),
     ]
     last = [v for v in iops_v[-5:] if v is not None]
-    parts.append(_kv([
+    parts.append(kv([
         ("Samples", len(state.samples)),
         ("Total written", f"{format_bytes(state.written[-1])} = {state.written[-1] / 1e9:.3f} GB = "
                           f"{fills[-1]:.2f} drive fills"),
         ("Stimulus time", format_duration(len(state.samples) * s.runtime_s)),
-        ("First sample IOPS (FOB)", _num(iops_v[0])),
-        ("Average of the last 5 samples", _num(sum(last) / len(last)) if last else "n/a"),
+        ("First sample IOPS (FOB)", num(iops_v[0])),
+        ("Average of the last 5 samples", num(sum(last) / len(last)) if last else "n/a"),
         ("Stop", state.note),
     ]))
     out.append(Section("PTS WSAT: results", "".join(parts), anchor="pts-wsat-results"))
@@ -416,20 +408,46 @@ def run_record_section(run: Run) -> Section | None:
                          f"({e.get('points_done', '?')} points finished)"])
     body = ("<p>This run was interrupted and resumed. Finished points are never re-run; a point that was "
             "running at the interruption was not recorded and ran again in full.</p>"
-            + _table(["Time", "Event", "Detail"], rows))
+            + table(["Time", "Event", "Detail"], rows))
     return Section("PTS run record: interruptions and resumes", body, anchor="pts-run-record")
 
 
 # ------------------------------------------------------------------ tests reported by other modules
 
 TestSections = Callable[[Run, PtsSettings, dict[str, str]], tuple[list[Section], dict[str, Any]]]
-# test key -> (sections, summary.json entry) for a test whose report lives in its own module (pts_demand: CBW,
-# DIRTH); build() calls it when the run selected that test
+# test key -> (sections, summary.json entry) of a test that is not made of round tests (WSAT, HIR, XSR below;
+# pts_demand registers CBW and DIRTH); build() calls it when the run selected that test
 _TEST_SECTIONS: dict[str, TestSections] = {}
 
 
 def register_test_sections(key: str, builder: TestSections) -> None:
     _TEST_SECTIONS[key] = builder
+
+
+def _wsat(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    st = wsat_mod.analyse(s, run)
+    return wsat_sections(run, s, st, files), {"samples": len(st.samples), "finished": st.finished, "note": st.note,
+                                              "written_bytes": st.written[-1] if st.written else 0}
+
+
+def _hir(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    hs = hir_mod.analyse(s, run)
+    return pts_hir.sections(run, s, hs, files), {
+        "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
+        "steady_iops": hs.steady_iops, "finished": hs.finished,
+        "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
+
+
+def _xsr(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
+    xs = xsr_mod.analyse(s, run)
+    return pts_xsr.sections(run, s, xs, files), {
+        "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
+        "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
+
+
+register_test_sections(wsat_mod.TEST, _wsat)
+register_test_sections(hir_mod.TEST, _hir)
+register_test_sections(xsr_mod.TEST, _xsr)
 
 
 # ------------------------------------------------------------------ entry
@@ -445,24 +463,6 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
                                "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
     for family_test in tests_for(run):
-        if family_test.key == wsat_mod.TEST:
-            st = wsat_mod.analyse(s, run)
-            out.extend(wsat_sections(run, s, st, files))
-            summary["tests"]["wsat"] = {"samples": len(st.samples), "finished": st.finished, "note": st.note,
-                                        "written_bytes": st.written[-1] if st.written else 0}
-        if family_test.key == hir_mod.TEST:
-            hs = hir_mod.analyse(s, run)
-            out.extend(pts_hir.sections(run, s, hs, files))
-            summary["tests"]["hir"] = {
-                "preconditioning": hs.pc_note, "pc_samples": len(hs.pc), "steady": hs.pc_steady,
-                "steady_iops": hs.steady_iops, "finished": hs.finished,
-                "wait_states": [dataclasses.asdict(w) for w in hir_mod.wait_state_summaries(hs)]}
-        if family_test.key == xsr_mod.TEST:
-            xs = xsr_mod.analyse(s, run)
-            out.extend(pts_xsr.sections(run, s, xs, files))
-            summary["tests"]["xsr"] = {
-                "finished": xs.finished, "samples": {k: len(v) for k, v in xs.samples.items()},
-                "recovery": {k: dataclasses.asdict(r) for k, r in xsr_mod.recoveries(s, xs).items()}}
         for test in family_test.round_tests:
             state = analyse(test, s, run)
             out.extend(round_test_sections(run, s, test, state, files))
@@ -476,7 +476,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
                 if section is not None:
                     out.append(section)
         builder = _TEST_SECTIONS.get(family_test.key)
-        if builder is not None:  # a test reported by its own module (pts_demand: CBW, DIRTH)
+        if builder is not None:  # a test that is not made of round tests (WSAT, HIR, XSR, CBW, DIRTH)
             secs, summary["tests"][family_test.key] = builder(run, s, files)
             out.extend(secs)
     rec = run_record_section(run)

@@ -15,13 +15,21 @@ from typing import Any
 from ssdlab.model import PointResult, Run
 from ssdlab.report import charts, latency
 from ssdlab.report.pts import register_test_sections
-from ssdlab.report.pts_page import determination_table, esc, figure, header_html, kv, num, table, window_chart
+from ssdlab.report.pts_page import (
+    csv_num,
+    determination_table,
+    esc,
+    figure,
+    header_html,
+    kv,
+    num,
+    table,
+    window_chart,
+)
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import demand
 from ssdlab.suites.pts.common import PtsSettings, metric_value
 from ssdlab.suites.pts.demand import ROLE_TITLES, ROLES, DemandState, DemandTest, SweepValue
-
-_table, _figure, _kv, _num = table, figure, kv, num
 
 
 def _minutes(s: PtsSettings, minutes: float) -> str:
@@ -73,7 +81,7 @@ def _setup(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> Secti
     reasons = ds.scaled_reasons()
     if reasons:
         rows.append(("Test-specific scaling", "NOT compliant: " + "; ".join(reasons)))
-    return Section(f"PTS {title}: set-up", head + _kv(rows), anchor=f"pts-{t.key}-header")
+    return Section(f"PTS {title}: set-up", head + kv(rows), anchor=f"pts-{t.key}-header")
 
 
 # --------------------------------------------------------------------------- preconditioning and steady state
@@ -103,20 +111,20 @@ def _pc_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) -> str
             xs.append(minute)
             ys.append(v)
     if xs:
-        parts.append(_figure(charts.line_chart([charts.Series("IOPS per spec minute", xs, ys, "-")],
-                                               title="Preconditioning: IOPS vs time", xlabel="spec minutes",
-                                               ylabel="IOPS"), "Every minute of the preconditioning writes"))
+        parts.append(figure(charts.line_chart([charts.Series("IOPS per spec minute", xs, ys, "-")],
+                                              title="Preconditioning: IOPS vs time", xlabel="spec minutes",
+                                              ylabel="IOPS"), "Every minute of the preconditioning writes"))
     if ds.pc_mode == "ss" and state.pc_values:
         rounds = [float(r) for r in range(1, len(state.pc_values) + 1)]
-        parts.append(_figure(charts.line_chart([charts.Series("IOPS (round average)", rounds, state.pc_values)],
-                                               title="Preconditioning: IOPS per round", xlabel="Round",
-                                               ylabel="IOPS", xticks=rounds if len(rounds) <= 30 else None),
-                             f"Average IOPS of each {ds.pc_min:g}-minute round"))
+        parts.append(figure(charts.line_chart([charts.Series("IOPS (round average)", rounds, state.pc_values)],
+                                              title="Preconditioning: IOPS per round", xlabel="Round",
+                                              ylabel="IOPS", xticks=rounds if len(rounds) <= 30 else None),
+                            f"Average IOPS of each {ds.pc_min:g}-minute round"))
         d = state.pc_determination
         if d is not None:
             verdict = "steady" if d.steady else "not steady"
             parts.append(f"<h3>Preconditioning steady state: {verdict}</h3>")
-            parts.append(_figure(window_chart("PC IOPS", d, "IOPS"), "Measurement window of the preconditioning"))
+            parts.append(figure(window_chart("PC IOPS", d, "IOPS"), "Measurement window of the preconditioning"))
             parts.append(determination_table(d, "IOPS"))
     if not parts:
         parts.append("<p>No preconditioning data yet.</p>")
@@ -133,10 +141,10 @@ def _tracking_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         lines = [charts.Series(f"T{tc0}Q{qd}", rounds,
                                [metric_value("iops", res.get(demand.round_id(t, r, tc0, qd)))
                                 for r in range(1, state.rounds_done + 1)]) for qd in ds.qds]
-        parts.append(_figure(charts.line_chart(lines, title=f"TC {tc0}: IOPS per round, every QD", xlabel="Round",
-                                               ylabel="IOPS", logy=True,
-                                               xticks=rounds if len(rounds) <= 30 else None),
-                             f"The tracking variable is IOPS at T{tc0}Q{ds.qds[0]}"))
+        parts.append(figure(charts.line_chart(lines, title=f"TC {tc0}: IOPS per round, every QD", xlabel="Round",
+                                              ylabel="IOPS", logy=True,
+                                              xticks=rounds if len(rounds) <= 30 else None),
+                            f"The tracking variable is IOPS at T{tc0}Q{ds.qds[0]}"))
     pw_x: list[float] = []
     pw_y: list[float | None] = []
     for r in range(1, state.rounds_done + 1):
@@ -145,18 +153,18 @@ def _tracking_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
             pw_x.append(r + i / max(1, len(series)))
             pw_y.append(v)
     if pw_x:
-        parts.append(_figure(charts.line_chart([charts.Series("pre-write IOPS", pw_x, pw_y, ".")],
-                                               title="Between-round pre-writes: IOPS per spec minute",
-                                               xlabel="Round", ylabel="IOPS"),
-                             f"The {ds.prewrite_min:g}-minute pre-write before each round"))
+        parts.append(figure(charts.line_chart([charts.Series("pre-write IOPS", pw_x, pw_y, ".")],
+                                              title="Between-round pre-writes: IOPS per spec minute",
+                                              xlabel="Round", ylabel="IOPS"),
+                            f"The {ds.prewrite_min:g}-minute pre-write before each round"))
     d = state.determination
     if d is not None:
         if state.finished and not state.steady:
             parts.append("<p class='pts-alert'><strong>SS NOT ACHIEVED</strong>: the last five rounds are reported "
                          "as the measurement window.</p>")
         parts.append(f"<h3>IOPS T{tc0}Q{ds.qds[0]}: {'steady' if d.steady else 'not steady'}</h3>")
-        parts.append(_figure(window_chart(f"IOPS T{tc0}Q{ds.qds[0]}", d, "IOPS"),
-                             "Data, average, 110%/90% of the average (plot guides only) and the least-squares fit"))
+        parts.append(figure(window_chart(f"IOPS T{tc0}Q{ds.qds[0]}", d, "IOPS"),
+                            "Data, average, 110%/90% of the average (plot guides only) and the least-squares fit"))
         parts.append(determination_table(d, "IOPS"))
     elif rounds:
         parts.append("<p>Fewer than 5 complete rounds: no measurement window yet.</p>")
@@ -201,15 +209,15 @@ def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, f
     head = ["TC \\ QD"] + [str(q) for q in ds.qds]
     for label, unit, field in (("IOPS", "IOPS", "iops"), ("ART", "µs", "art_us"),
                                ("Mean write response time", "µs", "write_art_us")):
-        rows = [[f"TC {tc}"] + [_num(getattr(by[(tc, qd)], field)) for qd in ds.qds] for tc in ds.tcs]
-        parts.append(_table(head, rows, f"{label}{'' if unit == label else f' ({unit})'} by thread count (rows) "
-                                        "and queue depth per thread (columns), window averages"))
+        rows = [[f"TC {tc}"] + [num(getattr(by[(tc, qd)], field)) for qd in ds.qds] for tc in ds.tcs]
+        parts.append(table(head, rows, f"{label}{'' if unit == label else f' ({unit})'} by thread count (rows) "
+                                       "and queue depth per thread (columns), window averages"))
     qx = [float(q) for q in sorted(ds.qds)]
     dv = [charts.Series(f"TC {tc}", qx, [by[(tc, int(q))].iops for q in qx]) for tc in ds.tcs]
-    parts.append(_figure(charts.line_chart(dv, title="Demand variation: IOPS vs queue depth, one line per thread "
-                                           "count", xlabel="queue depth per thread (QD)", ylabel="IOPS", logx=True,
-                                           xticks=qx, xticklabels=[f"{q:g}" for q in qx]),
-                         "Demand variation: which TC/QD gives the most IOPS for this access pattern"))
+    parts.append(figure(charts.line_chart(dv, title="Demand variation: IOPS vs queue depth, one line per thread "
+                                          "count", xlabel="queue depth per thread (QD)", ylabel="IOPS", logx=True,
+                                          xticks=qx, xticklabels=[f"{q:g}" for q in qx]),
+                        "Demand variation: which TC/QD gives the most IOPS for this access pattern"))
     di: list[charts.Series] = []
     for tc in ds.tcs:
         pts = sorted((by[(tc, q)] for q in ds.qds), key=lambda v: v.qd)
@@ -223,37 +231,33 @@ def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, f
                                         color="#000000", extra={"markersize": 9}))
     refs = [] if ds.ceiling_on == "none" else [charts.RefLine(ds.ceiling_ms * 1000.0,
                                                               f"ceiling {ds.ceiling_ms:g} ms")]
-    parts.append(_figure(charts.line_chart(di, title="Demand intensity: ART vs IOPS, one line per thread count "
-                                           "(QD rising along each)", xlabel="IOPS", ylabel="ART (µs)", logy=True,
-                                           ref_lines=refs),
-                         "Demand intensity: response time as the outstanding I/O rises; the ceiling applies to "
-                         + demand.ceiling_text(ds)))
+    parts.append(figure(charts.line_chart(di, title="Demand intensity: ART vs IOPS, one line per thread count "
+                                          "(QD rising along each)", xlabel="IOPS", ylabel="ART (µs)", logy=True,
+                                          ref_lines=refs),
+                        "Demand intensity: response time as the outstanding I/O rises; the ceiling applies to "
+                        + demand.ceiling_text(ds)))
     toio = sorted(vals, key=lambda v: (v.toio, v.tc))
     per_tc = [charts.Series(f"TC {tc}", [float(v.toio) for v in toio if v.tc == tc],
                             [v.iops for v in toio if v.tc == tc], "o") for tc in ds.tcs]
-    parts.append(_figure(charts.line_chart(per_tc, title="IOPS vs total outstanding I/O (TOIO = TC x QD)",
-                                           xlabel="TOIO", ylabel="IOPS", logx=True),
-                         "Every point of the sweep by its total outstanding I/O"))
+    parts.append(figure(charts.line_chart(per_tc, title="IOPS vs total outstanding I/O (TOIO = TC x QD)",
+                                          xlabel="TOIO", ylabel="IOPS", logx=True),
+                        "Every point of the sweep by its total outstanding I/O"))
     if any(v is not None for v in cpu.values()):
         series = [charts.Series(f"TC {tc}", [float(tc * q) for q in sorted(ds.qds)],
                                 [cpu[(tc, q)] for q in sorted(ds.qds)]) for tc in ds.tcs]
-        parts.append(_figure(charts.line_chart(series, title="CPU utilisation vs TOIO", xlabel="TOIO",
-                                               ylabel="host CPU busy (%)", logx=True),
-                             "fio's usr+sys CPU per thread x threads / host CPUs, window average"))
+        parts.append(figure(charts.line_chart(series, title="CPU utilisation vs TOIO", xlabel="TOIO",
+                                              ylabel="host CPU busy (%)", logx=True),
+                            "fio's usr+sys CPU per thread x threads / host CPUs, window average"))
     else:
         parts.append("<p>CPU utilisation: not applicable (simulated drive: no host CPU is used).</p>")
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["test", "tc", "qd", "toio", "iops", "art_us", "write_art_us", "cpu_pct", "window_rounds"])
     for v in vals:
-        w.writerow([t.key, v.tc, v.qd, v.toio, _csv(v.iops), _csv(v.art_us), _csv(v.write_art_us),
-                    _csv(cpu.get((v.tc, v.qd))), f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
+        w.writerow([t.key, v.tc, v.qd, v.toio, csv_num(v.iops), csv_num(v.art_us), csv_num(v.write_art_us),
+                    csv_num(cpu.get((v.tc, v.qd))), f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
     files[f"{t.key}.csv"] = buf.getvalue()
     return "".join(parts)
-
-
-def _csv(v: float | None) -> str:
-    return "" if v is None else f"{v:.6g}"
 
 
 # --------------------------------------------------------------------------- MaxIOPS / MidIOPS / MinIOPS
@@ -275,12 +279,12 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         v = by.get(tq)
         same = sel.capture_role(role)
         note = "" if same == role else f"same point as {ROLE_TITLES[same]}" if same else ""
-        rows.append([ROLE_TITLES[role], f"T{tq[0]}Q{tq[1]}", str(tq[0] * tq[1]), _num(v.iops if v else None),
-                     _num(v.art_us if v else None), _num(v.write_art_us if v else None), note])
+        rows.append([ROLE_TITLES[role], f"T{tq[0]}Q{tq[1]}", str(tq[0] * tq[1]), num(v.iops if v else None),
+                     num(v.art_us if v else None), num(v.write_art_us if v else None), note])
     parts = [f"<p>Rule: MaxIOPS and MidIOPS come from the {esc(sel.rule)} ({len(sel.kept)} of "
              f"{len(ds.sweep_points())} points kept); MinIOPS is the lowest load. Values are window averages.</p>",
-             _table(["Point", "TC/QD", "TOIO", "IOPS", "ART (µs)", "write ART (µs)", ""], rows,
-                    "The three points of the response-time histograms")]
+             table(["Point", "TC/QD", "TOIO", "IOPS", "ART (µs)", "write ART (µs)", ""], rows,
+                   "The three points of the response-time histograms")]
     if sel.note:
         parts.append(f"<p class='pts-alert'>{esc(sel.note)}</p>")
     dists: list[latency.Distribution] = []
@@ -292,10 +296,10 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         pw_series = _series_iops(pw)
         if pw_series:
             xs = [float(i + 1) for i in range(len(pw_series))]
-            parts.append(_figure(charts.line_chart([charts.Series("IOPS", xs, pw_series, "-")],
-                                                   title=f"{names} pre-writes: IOPS per spec minute",
-                                                   xlabel="spec minutes", ylabel="IOPS", size=(6.0, 2.6)),
-                                 f"{ds.hist_prewrite_min:g} minutes of writes before the capture"))
+            parts.append(figure(charts.line_chart([charts.Series("IOPS", xs, pw_series, "-")],
+                                                  title=f"{names} pre-writes: IOPS per spec minute",
+                                                  xlabel="spec minutes", ylabel="IOPS", size=(6.0, 2.6)),
+                                f"{ds.hist_prewrite_min:g} minutes of writes before the capture"))
         if pr is None or pr.measurement is None:
             parts.append("<p>Capture not run yet.</p>")
             continue
@@ -303,25 +307,23 @@ def _captures_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState) 
         if all_io is None:
             parts.append("<p>The capture has no histogram bins (fio ran without json+ or completed nothing).</p>")
             continue
-        per_dir = [d for d in (latency.point_distribution(pr, name, f"{names} {name}s")
-                               for name in ("read", "write")) if d is not None]
+        per_dir = latency.direction_distributions(pr, names)
         dists.append(latency.Distribution(names, all_io.counts, all_io.mean_ns, all_io.max_ns))
-        parts.append(_figure(latency.distribution_chart([all_io, *per_dir] if len(per_dir) > 1 else [all_io],
-                                                        title=f"{names} T{tc}Q{qd}: response times"),
-                             f"Response-time histogram, CDF and exceedance of the {ds.hist_min:g}-minute capture "
-                             "(fio completion latency, from the histogram bins)"))
+        parts.append(figure(latency.distribution_chart([all_io, *per_dir] if len(per_dir) > 1 else [all_io],
+                                                       title=f"{names} T{tc}Q{qd}: response times"),
+                            f"Response-time histogram, CDF and exceedance of the {ds.hist_min:g}-minute capture "
+                            "(fio completion latency, from the histogram bins)"))
         header, lrows = latency.level_rows([all_io, *per_dir])
-        parts.append(_table(header, lrows, f"{names}: response time at each confidence level (µs)"))
+        parts.append(table(header, lrows, f"{names}: response time at each confidence level (µs)"))
         summary[role] = {"tc": tc, "qd": qd, "roles": list(roles), "iops": metric_value("iops", pr),
-                         "n": all_io.n, "levels_us": {f"{lv.pct:g}": lv.value_ns / 1000.0
-                                                      for lv in latency.confidence_levels(all_io)}}
+                         "n": all_io.n, "levels_us": latency.levels_us(all_io)}
     if dists:
-        parts.append(_figure(latency.confidence_chart(dists, title="Confidence levels: response time at 3, 4 "
-                                                      "and 5 nines"),
-                             "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed, at "
-                             "each point (no marker: too few I/Os to resolve the level)"))
-        parts.append(_figure(latency.distribution_chart(dists, title="MaxIOPS, MidIOPS and MinIOPS compared"),
-                             "All three captures on one scale"))
+        parts.append(figure(latency.confidence_chart(dists, title="Confidence levels: response time at 3, 4 "
+                                                     "and 5 nines"),
+                            "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed, at "
+                            "each point (no marker: too few I/Os to resolve the level)"))
+        parts.append(figure(latency.distribution_chart(dists, title="MaxIOPS, MidIOPS and MinIOPS compared"),
+                            "All three captures on one scale"))
         parts.append(f"<p class='small'>{esc(latency.LEVEL_NOTE)}</p>")
     return "".join(parts), summary
 

@@ -4,18 +4,15 @@ confidence-level plot of every capture, all from fio's histogram bins (report.la
 
 from __future__ import annotations
 
-import functools
 import html
 from typing import Any
 
 from ssdlab.model import Run
-from ssdlab.report import latency, sections
+from ssdlab.report import latency
+from ssdlab.report.pts_page import figure, table
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import lathist
 from ssdlab.suites.pts.common import PtsSettings, mix_label
-
-_table = functools.partial(sections.table, cls="pts")
-_figure = functools.partial(sections.figure, cls="pts-chart")
 
 
 def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str, Any]]:
@@ -44,24 +41,21 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
         if all_io is None:
             parts.append(f"<h3>{html.escape(name)}</h3><p>No histogram bins (fio ran without json+).</p>")
             continue
-        per_dir = [d for d in (latency.point_distribution(pr, x, f"{name} {x}s") for x in ("read", "write"))
-                   if d is not None]
+        per_dir = latency.direction_distributions(pr, name)
         shown = [all_io, *per_dir] if len(per_dir) > 1 else [all_io]
         parts.append(f"<h3>{html.escape(name)}</h3>")
-        parts.append(_figure(latency.distribution_chart(shown, title=f"LAT capture {name} T1Q1: response times"),
-                             "Response-time histogram, CDF and exceedance (3, 4 and 5 nines marked), from the "
-                             "capture's histogram bins"))
+        parts.append(figure(latency.distribution_chart(shown, title=f"LAT capture {name} T1Q1: response times"),
+                            "Response-time histogram, CDF and exceedance (3, 4 and 5 nines marked), from the "
+                            "capture's histogram bins"))
         header, rows = latency.level_rows(shown)
-        parts.append(_table(header, rows, f"{name}: response time at each confidence level (µs)"))
+        parts.append(table(header, rows, f"{name}: response time at each confidence level (µs)"))
         dists.append(all_io)
-        summary[p.id] = {"read_pct": read, "n": all_io.n,
-                         "levels_us": {f"{lv.pct:g}": lv.value_ns / 1000.0
-                                       for lv in latency.confidence_levels(all_io)}}
+        summary[p.id] = {"read_pct": read, "n": all_io.n, "levels_us": latency.levels_us(all_io)}
     if dists:
-        parts.append(_figure(latency.confidence_chart(dists, title="LAT confidence levels: response time at 3, 4 "
-                                                      "and 5 nines"),
-                             "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed (no "
-                             "marker: too few I/Os to resolve the level)"))
+        parts.append(figure(latency.confidence_chart(dists, title="LAT confidence levels: response time at 3, 4 "
+                                                     "and 5 nines"),
+                            "Response time within which 99.9 %, 99.99 % and 99.999 % of the I/Os completed (no "
+                            "marker: too few I/Os to resolve the level)"))
         parts.append(f"<p class='small'>{html.escape(latency.LEVEL_NOTE)}</p>")
     return Section("PTS Latency: response-time histograms and confidence levels", "".join(parts),
                    anchor="pts-lat-histograms"), summary

@@ -40,6 +40,11 @@ def num(v: float | None, unit: str = "") -> str:
     return f"{text} {unit}".strip()
 
 
+def csv_num(v: float | None) -> str:
+    """A value as the pts/*.csv files write it (empty when there is none)."""
+    return "" if v is None else f"{v:.6g}"
+
+
 # ------------------------------------------------------------------ header
 
 def purge_line(run: Run, test: str) -> tuple[str, str, str]:

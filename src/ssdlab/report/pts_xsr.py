@@ -11,17 +11,13 @@ from collections.abc import Sequence
 
 from ssdlab.model import Run
 from ssdlab.report import charts
-from ssdlab.report.pts_page import figure, header_html, kv, num, table
+from ssdlab.report.pts_page import csv_num, figure, header_html, kv, num, table
 from ssdlab.report.sections import Section
 from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import PtsSettings
 from ssdlab.units import format_duration
 
 COLORS = {"a": charts.PALETTE[0], "b": charts.PALETTE[1], "c": charts.PALETTE[2]}
-
-
-def _csv(v: float | None) -> str:
-    return "" if v is None else f"{v:.6g}"
 
 
 def sections(run: Run, s: PtsSettings, state: xsr_mod.XsrState, files: dict[str, str]) -> list[Section]:
@@ -97,7 +93,7 @@ def _time_html(s: PtsSettings, state: xsr_mod.XsrState, files: dict[str, str]) -
     for seg in xsr_mod.SEGMENTS:
         cols = [xsr_mod.segment_values(state, seg, m) for m in ("mbps", "iops", "art", "mrt")]
         for i, t in enumerate(times[seg.key]):
-            writer.writerow([seg.name, i + 1, f"{t:.6g}", *(_csv(c[i]) for c in cols)])
+            writer.writerow([seg.name, i + 1, f"{t:.6g}", *(csv_num(c[i]) for c in cols)])
     files["xsr.csv"] = buf.getvalue()
     return "".join(parts)
 

@@ -18,7 +18,7 @@ from ssdlab import steady
 from ssdlab.errors import UsageError
 from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
-from ssdlab.suites.base import REGISTRY, PlanContext, SuiteOption, common_limits
+from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -167,7 +167,8 @@ def _kib(text: str) -> int:
     return b
 
 
-def _mix(text: str) -> int:
+def parse_mix(text: str) -> int:
+    """A read/write mix ('65/35' or '65') as its read percentage; ValueError when it is not one."""
     r, _, w = text.partition("/")
     read = int(r)
     if not 0 <= read <= 100 or (w and int(w) != 100 - read):
@@ -204,13 +205,11 @@ def settings(ctx: PlanContext) -> PtsSettings:
     if pattern not in DATA_PATTERNS:
         raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
     bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
-    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", _mix) if o.get("pts_mixes") else None
+    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix) if o.get("pts_mixes") else None
     fills = float(o.get("wsat_fills") or 4.0)
     hours = float(o.get("wsat_hours") or 24.0)
     if not (0 < fills < math.inf and 0 < hours < math.inf):
         raise UsageError(f"--wsat-fills {fills:g} and --wsat-hours {hours:g} must be positive and finite")
-    if fills <= 0 or hours <= 0:
-        raise UsageError("--wsat-fills and --wsat-hours must be positive")
     return PtsSettings(
         spec=spec, threads=threads, qd=qd, active_range_pct=ar, active_range_bytes=ar_bytes,
         write_cache=d.write_cache, max_rounds=max_rounds, until_steady=bool(o.get("until_steady")),
@@ -464,7 +463,7 @@ class TestState:
 
 
 
-def _window_steady(values: Sequence[float | None], x: int) -> Determination | None:
+def window_steady(values: Sequence[float | None], x: int) -> Determination | None:
     """Determination of rounds x-4 ... x (values holds rounds 1..n); None when a round lacks a value."""
     window = tuple(values[x - steady.WINDOW:x])
     if any(v is None for v in window):
@@ -494,8 +493,13 @@ def _active_devices(device_tracking: dict[str, dict[str, list[float | None]]]) -
 
 def _device_windows(device_tracking: dict[str, dict[str, list[float | None]]], r: int
                     ) -> dict[str, dict[str, Determination | None]]:
-    return {k: {name: _window_steady(vals, r) for name, vals in device_tracking[k].items()}
+    return {k: {name: window_steady(vals, r) for name, vals in device_tracking[k].items()}
             for k in _active_devices(device_tracking)}
+
+
+def invalid_note(pr: PointResult) -> str:
+    """The note of a test that an invalid point ended (verdict.py: it measured too little)."""
+    return f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
 
 
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
@@ -530,13 +534,11 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
                 vals.extend([None] * (r - len(vals)))
         invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
         if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
-            pr = res[invalid[0]]
-            note = f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
-            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {}, note,
-                             invalid)
+            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {},
+                             invalid_note(res[invalid[0]]), invalid)
         if r < steady.WINDOW:
             continue
-        dets = {name: _window_steady(vals, r) for name, vals in tracking.items()}
+        dets = {name: window_steady(vals, r) for name, vals in tracking.items()}
         dev_dets = _device_windows(dev_tracking, r)
         if dev_tracking:
             ok = bool(dev_dets) and all(d is not None and d.steady for per in dev_dets.values() for d in per.values())
@@ -556,7 +558,7 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     dev_dets2: dict[str, dict[str, Determination]] = {}
     if window_end is not None:
         for name, vals in tracking.items():
-            d = _window_steady(vals, r)
+            d = window_steady(vals, r)
             if d is not None:
                 dets2[name] = d
         dev_dets2 = {k: {n: d for n, d in per.items() if d is not None}
@@ -646,10 +648,10 @@ def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
     event: dict[str, Any] = {
         "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
         "window": state.window, "note": state.note,
-        "determinations": {k: _det_record(d) for k, d in state.determinations.items()},
+        "determinations": {k: det_record(d) for k, d in state.determinations.items()},
     }
     if state.device_determinations:  # per device: the test was judged on each of them
-        event["devices"] = {dev: {k: _det_record(d) for k, d in per.items()}
+        event["devices"] = {dev: {k: det_record(d) for k, d in per.items()}
                             for dev, per in state.device_determinations.items()}
     run = run.with_event(event)
     run = run.with_event(test_verdict_event(t, state))
@@ -692,7 +694,8 @@ def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
     return verdict.verdict_event(test.name, test.title, "incomplete", state.note.removeprefix("incomplete: "))
 
 
-def _det_record(d: Determination) -> dict[str, Any]:
+def det_record(d: Determination) -> dict[str, Any]:
+    """A determination as the pts-steady-state event stores it."""
     return {"steady": d.steady, "range_pct": round(d.range_pct, 3), "excursion_pct": round(d.excursion_pct, 3),
             "fit": d.formula()}
 
@@ -725,9 +728,3 @@ def settings_from_run(run: Run) -> PtsSettings:
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
                       runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"), options=dict(o.get("suite_options") or {}))
     return settings(ctx)
-
-
-def tests_of(suite_name: str) -> tuple[RoundTest, ...]:
-    """The round tests of a PTS suite (empty for WSAT); importing ssdlab.suites.pts registered them all."""
-    suite = REGISTRY.get(suite_name)
-    return tuple(getattr(suite, "tests", ()))

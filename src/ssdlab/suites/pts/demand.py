@@ -31,9 +31,13 @@ from ssdlab.suites.pts.common import (
     KiB,
     PtsSettings,
     bs_label,
+    det_record,
+    invalid_note,
     metric_value,
     mix_label,
+    parse_mix,
     purge_point,
+    window_steady,
 )
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
@@ -114,11 +118,6 @@ class DemandStimulus:
                         log_interval_ms=interval_ms)
 
 
-def _option(s: PtsSettings, key: str, default: Any = None) -> Any:
-    """A suite option of the run (PtsSettings.options holds every option as given)."""
-    return s.option(key, default)
-
-
 def _int_list(text: str, what: str) -> tuple[int, ...]:
     try:
         values = tuple(int(p) for p in str(text).split(",") if p.strip())
@@ -130,7 +129,7 @@ def _int_list(text: str, what: str) -> tuple[int, ...]:
 
 
 def _minutes(s: PtsSettings, key: str, default: float) -> float:
-    v = float(_option(s, key, default))
+    v = float(s.option(key, default))
     if not v > 0 or not math.isfinite(v):
         raise UsageError(f"--{key.replace('_', '-')} {v:g}: give a positive number of minutes")
     return v
@@ -177,19 +176,19 @@ class DemandSettings:
 
 
 def demand_settings(s: PtsSettings) -> DemandSettings:
-    sweep = str(_option(s, "di_sweep", "7x7"))
+    sweep = str(s.option("di_sweep", "7x7"))
     if sweep not in SWEEPS:
         raise UsageError(f"--di-sweep {sweep!r}: use {' or '.join(SWEEPS)}")
     values, prewrite = SWEEPS[sweep]
     tcs = qds = values
-    tc_text, qd_text = _option(s, "di_tc"), _option(s, "di_qd")
+    tc_text, qd_text = s.option("di_tc"), s.option("di_qd")
     if tc_text is not None or qd_text is not None:
         tcs = _int_list(tc_text, "di-tc") if tc_text is not None else values
         qds = _int_list(qd_text, "di-qd") if qd_text is not None else values
         sweep = "custom"
-    pw = _option(s, "di_prewrite_minutes")
+    pw = s.option("di_prewrite_minutes")
     prewrite = prewrite if pw is None else _minutes(s, "di_prewrite_minutes", prewrite)
-    pc_text = str(_option(s, "di_pc", "ss")).strip().lower()
+    pc_text = str(s.option("di_pc", "ss")).strip().lower()
     if pc_text == "ss":
         pc_mode, pc_min = "ss", _minutes(s, "di_pc_round_minutes", 30.0)
     else:
@@ -200,10 +199,10 @@ def demand_settings(s: PtsSettings) -> DemandSettings:
         if not pc_min > 0 or not math.isfinite(pc_min):
             raise UsageError(f"--di-pc {pc_text!r}: the number of minutes must be positive")
         pc_mode = "fixed"
-    ceiling_on = str(_option(s, "di_ceiling_on", "write"))
+    ceiling_on = str(s.option("di_ceiling_on", "write"))
     if ceiling_on not in CEILING_ON:
         raise UsageError(f"--di-ceiling-on {ceiling_on!r}: use one of {', '.join(CEILING_ON)}")
-    ceiling_ms = float(_option(s, "di_ceiling_ms", 5.0))
+    ceiling_ms = float(s.option("di_ceiling_ms", 5.0))
     if not ceiling_ms > 0:
         raise UsageError(f"--di-ceiling-ms {ceiling_ms:g}: give a positive number of milliseconds")
     return DemandSettings(sweep=sweep, tcs=tcs, qds=qds, prewrite_min=prewrite, pc_mode=pc_mode, pc_min=pc_min,
@@ -219,16 +218,13 @@ def cbw_stimulus(s: PtsSettings) -> DemandStimulus:
 
 
 def dirth_stimulus(s: PtsSettings) -> DemandStimulus:
-    kib = float(_option(s, "dirth_bs", 8.0))
+    kib = float(s.option("dirth_bs", 8.0))
     bs = round(kib * KiB)
     if bs <= 0 or bs != kib * KiB or bs % 512:
         raise UsageError(f"--dirth-bs {kib:g}: give a block size in KiB that is a multiple of 0.5")
-    mix = str(_option(s, "dirth_mix", "65/35"))
-    r, _, w = mix.partition("/")
+    mix = str(s.option("dirth_mix", "65/35"))
     try:
-        read = int(r)
-        if not 0 <= read <= 100 or (w and int(w) != 100 - read):
-            raise ValueError(mix)
+        read = parse_mix(mix)
     except ValueError:
         raise UsageError(f"--dirth-mix {mix!r}: use READ/WRITE percentages that add up to 100, e.g. 65/35") \
             from None
@@ -244,7 +240,7 @@ class DemandTest:
     stimulus: Callable[[PtsSettings], DemandStimulus]
 
     def display_title(self, s: PtsSettings) -> str:
-        if self.key == "cbw" and bool(_option(s, "ecw", False)):
+        if self.key == "cbw" and bool(s.option("ecw", False)):
             return "ECW (PTS-E 1.1 enterprise composite workload)"
         return self.title
 
@@ -481,18 +477,11 @@ class DemandState:
         return list(d.rounds) if d is not None else []
 
 
-def _window(values: Sequence[float | None], x: int) -> Determination | None:
-    window = values[x - steady.WINDOW:x]
-    if len(window) < steady.WINDOW or any(v is None for v in window):
-        return None
-    return steady.determine([v for v in window if v is not None], list(range(x - steady.WINDOW + 1, x + 1)))
-
-
 def _series_ss(values: list[float | None], s: PtsSettings) -> tuple[bool, bool, int | None, Determination | None]:
     """(finished, steady, window end, determination) of a round series under the 5-round rule."""
     last: Determination | None = None
     for x in range(steady.WINDOW, len(values) + 1):
-        d = _window(values, x)
+        d = window_steady(values, x)
         last = d if d is not None else last
         if d is not None and d.steady:
             return True, True, x, d
@@ -521,10 +510,6 @@ def _average(points: list[PointResult], expected: int, f: Callable[[PointResult]
     return sum(known) / len(known) if known and len(known) == expected else None
 
 
-def _invalid_note(pr: PointResult) -> str:
-    return f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
-
-
 def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
     """Preconditioning, complete rounds, the steady-state decision and the chosen points, from the stored
     points. An invalid point (verdict.py: it measured too little) ends the test there, incomplete."""
@@ -537,7 +522,7 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
         pr = res[pc_id(t, r)]
         if pr.status == "invalid":
             return DemandState(t, ds, purged, pc_values, True, None, None, 0, [], True, False, None, None,
-                               _invalid_note(pr), invalid=(pr.point.id,))
+                               invalid_note(pr), invalid=(pr.point.id,))
         pc_values.append(metric_value("iops", pr))
         r += 1
     if ds.pc_mode == "fixed":
@@ -560,11 +545,11 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
         if bad:  # a round with a point that measured too little cannot be judged
             end = rounds if rounds >= steady.WINDOW else None
             return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
-                               end, None, _invalid_note(res[bad[0]]), invalid=tuple(bad))
+                               end, None, invalid_note(res[bad[0]]), invalid=tuple(bad))
         if rounds >= s.max_rounds and not s.until_steady:
             break
         if rounds >= steady.WINDOW:
-            d = _window(tracking, rounds)
+            d = window_steady(tracking, rounds)
             if d is not None and d.steady:
                 break
     finished, ok, end, det = _series_ss(tracking, s) if pc_finished else (False, False, None, None)
@@ -623,9 +608,7 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     run = run.with_event({
         "kind": "pts-steady-state", "test": t.key, "steady": state.steady, "window": state.window,
         "note": state.note, "pc_steady": state.pc_steady, "pc_rounds": len(state.pc_values),
-        "determinations": {} if det is None else {
-            f"IOPS T{tc}Q{qd}": {"steady": det.steady, "range_pct": round(det.range_pct, 3),
-                                 "excursion_pct": round(det.excursion_pct, 3), "fit": det.formula()}},
+        "determinations": {} if det is None else {f"IOPS T{tc}Q{qd}": det_record(det)},
         "selection": None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
     })
     title = t.display_title(s)
@@ -658,7 +641,7 @@ def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -
         if pr is None:
             return verdict.verdict_event(t.key, title, "incomplete", f"{p.label} did not run")
         if pr.status == "invalid":
-            return verdict.verdict_event(t.key, title, "incomplete", _invalid_note(pr).removeprefix("incomplete: "))
+            return verdict.verdict_event(t.key, title, "incomplete", invalid_note(pr).removeprefix("incomplete: "))
     extra = f"; {state.selection.note}" if state.selection is not None and state.selection.note else ""
     d = state.determination
     if state.steady and state.window:

@@ -182,12 +182,6 @@ class FamilySuite(Suite):
         self.summary = summary
         self.fixed = fixed  # None: selected by --pts-tests
 
-    @property
-    def tests(self) -> tuple[RoundTest, ...]:
-        """The round tests this suite can run (common.tests_of; the report uses tests_for(run))."""
-        keys = self.fixed if self.fixed is not None else tuple(_TESTS)
-        return tuple(rt for k in keys if k in _TESTS for rt in _TESTS[k].round_tests)
-
     def _candidates(self) -> list[PtsTest]:
         keys = self.fixed if self.fixed is not None else tuple(_TESTS)
         return [_TESTS[k] for k in keys if k in _TESTS]

@@ -25,7 +25,7 @@ from ssdlab.errors import UsageError
 from ssdlab.model import PointResult, Run, TestPoint, Workload
 from ssdlab.steady import Determination
 from ssdlab.suites.base import SuiteOption
-from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, determine_window, metric_value, purge_point
+from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point, window_steady
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
 
@@ -207,24 +207,19 @@ def analyse(s: PtsSettings, run: Run) -> HirState:
             rounds.append(_mean([metric_value("iops", p) for p in chunk]))
             if r < steady.WINDOW:
                 continue
-            last = rounds[r - steady.WINDOW:r]
-            if any(v is None for v in last):
+            d = window_steady(rounds, r)
+            if d is None:
                 continue
-            det = determine_window(tuple(v for v in last if v is not None), r)
-            window = list(range(r - steady.WINDOW + 1, r + 1))
+            det, window = d, list(d.rounds)
             if det.steady or (r >= s.max_rounds and not s.until_steady):
                 done, ok = True, det.steady
                 note = (f"steady state reached at round {r}" if ok else
                         f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window")
                 break
-    bursts = {w: [res[p.id] for p in _points(s, w, "b") if p.id in res] for w in h.waits}
-    bases = {w: [res[p.id] for p in _points(s, w, "c") if p.id in res] for w in h.waits}
+    bursts = {w: [res[p.id] for p in _segment(s, w, "b") if p.id in res] for w in h.waits}
+    bases = {w: [res[p.id] for p in _segment(s, w, "c") if p.id in res] for w in h.waits}
     finished = done and all(len(bursts[w]) == h.bursts and len(bases[w]) == h.bursts for w in h.waits)
     return HirState(pc, rounds, done, ok, window, det, note, bursts, bases, finished)
-
-
-def _points(s: PtsSettings, wait: float, kind: str) -> tuple[TestPoint, ...]:
-    return _segment(s, wait, kind)
 
 
 def hir_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:

@@ -12,7 +12,7 @@ import math
 
 from ssdlab.errors import UsageError
 from ssdlab.model import TestPoint, Workload
-from ssdlab.suites.pts.common import KiB, PtsSettings, stimulus
+from ssdlab.suites.pts.common import KiB, PtsSettings, parse_mix, stimulus
 
 HIST_BS = 4 * KiB
 SPEC_MINUTES = 20.0
@@ -26,11 +26,8 @@ def mixes(s: PtsSettings) -> tuple[int, ...]:
         return ()
     out: list[int] = []
     for part in text.split(","):
-        r, _, w = part.strip().partition("/")
         try:
-            read = int(r)
-            if not 0 <= read <= 100 or (w and int(w) != 100 - read):
-                raise ValueError(part)
+            read = parse_mix(part.strip())
         except ValueError:
             raise UsageError(f"--lat-hist-mixes {text!r}: give READ/WRITE mixes such as 0/100,100/0, or none") \
                 from None
