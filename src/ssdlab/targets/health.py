@@ -16,11 +16,11 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ssdlab import atomic
+from ssdlab.store import now_iso
 from ssdlab.targets import drivecli, link
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools
@@ -56,10 +56,6 @@ THERMAL_FIELDS = (("tmt1_transitions", "thermal throttle (TMT1) transitions"),
                   ("tmt1_seconds", "time throttled at TMT1 (s)"),
                   ("tmt2_transitions", "heavy throttle (TMT2) transitions"),
                   ("tmt2_seconds", "time throttled at TMT2 (s)"))
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True)
