@@ -288,8 +288,7 @@ def nvme_write_cache(tools: Tools, ctrl: str, identity: Mapping[str, Any]) -> st
     if identity.get("volatile_write_cache_present") is False:
         return "not present"
     try:
-        value = drivecli.parse_feature_value(
-            tools.text(drivecli.nvme_get_feature(ctrl, drivecli.FEATURE_VOLATILE_WRITE_CACHE), "nvme get-feature 6"))
+        value = tools.feature(ctrl, drivecli.FEATURE_VOLATILE_WRITE_CACHE)
     except ToolError as exc:
         return f"unknown: {exc}"
     if value is None:
@@ -300,8 +299,7 @@ def nvme_write_cache(tools: Tools, ctrl: str, identity: Mapping[str, Any]) -> st
 def nvme_power_state(tools: Tools, ctrl: str) -> int | str:
     """The power state in force (Power Management feature bits 4:0), or why it is unknown."""
     try:
-        value = drivecli.parse_feature_value(
-            tools.text(drivecli.nvme_get_feature(ctrl, drivecli.FEATURE_POWER_MANAGEMENT), "nvme get-feature 2"))
+        value = tools.feature(ctrl, drivecli.FEATURE_POWER_MANAGEMENT)
     except ToolError as exc:
         return f"unknown: {exc}"
     return value & 0x1F if value is not None else "unknown: nvme get-feature 2 printed no value"
