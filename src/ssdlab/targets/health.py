@@ -21,7 +21,7 @@ from typing import Any
 
 from ssdlab import atomic
 from ssdlab.store import now_iso
-from ssdlab.targets import drivecli, link
+from ssdlab.targets import drivecli, link, sysfs
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools
 
@@ -91,7 +91,7 @@ def _read(path: Path) -> str:
 def classify(path: str, sysdir: Path | None) -> str:
     """nvme | ata | scsi | loop | other, from the node name and sysfs (libata disks report vendor 'ATA')."""
     name = Path(path).name
-    disk = sysdir.parent if sysdir is not None and (sysdir / "partition").exists() else sysdir
+    disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
     if re.fullmatch(r"nvme\d+n\d+", disk.name if disk else name):
         return "nvme"
     if name.startswith("loop") or (disk is not None and (disk / "loop").exists()):
@@ -110,7 +110,7 @@ def devices_of(target: Target) -> list[Device]:
     for t in members:
         if isinstance(t, BlockTarget):
             sysdir = t.sysdir
-            disk = sysdir.parent if sysdir is not None and (sysdir / "partition").exists() else sysdir
+            disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
             out.append(Device(path=t.real_path or t.path, sysdir=sysdir, kind=classify(t.real_path, sysdir),
                               name=disk.name if disk else Path(t.path).name))
     return out
@@ -309,7 +309,7 @@ def scsi_cache_file(dev: Device) -> Path | None:
     """The sd driver's cache_type attribute (sysfs scsi_disk) of a SATA/SAS disk."""
     if dev.sysdir is None:
         return None
-    disk = dev.sysdir.parent if (dev.sysdir / "partition").exists() else dev.sysdir
+    disk = sysfs.whole_disk(dev.sysdir)
     found = sorted((disk / "device" / "scsi_disk").glob("*/cache_type"))
     return found[0] if found else None
 
