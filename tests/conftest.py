@@ -15,6 +15,7 @@ Fixtures:
 Helpers (import from conftest):
   JOB_HEAD           the start of every job file build_job writes for /dev/nvme0n1 (format it with id=...).
   fio_pids(run_dir)  pids of fio processes whose command line names a path under run_dir.
+  flip_bytes(path, offsets)  invert one byte at each offset of a file (planted corruption), fsynced.
 """
 
 from __future__ import annotations
@@ -158,6 +159,19 @@ def golden() -> Callable[[str], Path]:
 # ------------------------------------------------------------------ loop devices (root)
 
 MiB = 1024**2
+
+
+def flip_bytes(path: Path, offsets: list[int]) -> None:
+    """Invert one byte at each offset of `path` (a disk image, a loop device's backing file), and push it to
+    the file."""
+    with path.open("r+b") as fh:
+        for off in offsets:
+            fh.seek(off)
+            byte = fh.read(1)
+            fh.seek(off)
+            fh.write(bytes([byte[0] ^ 0xFF]))
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 @dataclass

@@ -6,15 +6,11 @@ Needs root (losetup) and fio. The loop device is detached in the fixture's teard
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import LoopFactory, flip_bytes, run_cli
 from ssdlab.errors import ExitCode
 from ssdlab.store import load_run
 
@@ -32,34 +28,10 @@ PLANTED = [
 
 
 @pytest.fixture
-def loop(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+def loop(loops: LoopFactory) -> tuple[str, Path]:
     """(device, backing file) of an 8 MiB loop device over a zero-filled file; detached afterwards."""
-    if not shutil.which("losetup"):
-        pytest.skip("losetup not installed (apt-get install util-linux)")
-    backing = tmp_path / "disk.img"
-    with backing.open("wb") as fh:
-        fh.truncate(8 * MiB)
-    res = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True, text=True, check=False,
-                         timeout=30)
-    if res.returncode != 0 or not res.stdout.strip().startswith("/dev/loop"):
-        pytest.skip(f"cannot create loop devices here: {res.stderr.strip() or res.stdout.strip()}")
-    dev = res.stdout.strip()
-    try:
-        yield dev, backing
-    finally:
-        subprocess.run(["losetup", "-d", dev], capture_output=True, check=False, timeout=30)
-
-
-def flip(backing: Path, offsets: list[int]) -> None:
-    """Invert one byte at each offset of the backing file, and push it to the file."""
-    with backing.open("r+b") as fh:
-        for off in offsets:
-            fh.seek(off)
-            byte = fh.read(1)
-            fh.seek(off)
-            fh.write(bytes([byte[0] ^ 0xFF]))
-        fh.flush()
-        os.fsync(fh.fileno())
+    made = loops.create("disk", 8 * MiB)
+    return made.dev, made.backing
 
 
 def test_integrity_then_verify_finds_exactly_the_planted_corruptions(loop: tuple[str, Path], tmp_path: Path) -> None:
@@ -78,7 +50,7 @@ def test_integrity_then_verify_finds_exactly_the_planted_corruptions(loop: tuple
     assert r.code == 0, r.err
     assert "4,194,304 bytes) checked, no mismatch" in r.err
 
-    flip(backing, [off for off, _ in PLANTED])
+    flip_bytes(backing, [off for off, _ in PLANTED])
     r = run_cli("verify", out)
     assert r.code == ExitCode.NEGATIVE, r.err
     run = load_run(out)

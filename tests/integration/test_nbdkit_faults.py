@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import flip_bytes, run_cli
 from ssdlab import executor as executor_module
 from ssdlab.errors import ExitCode
 from ssdlab.fio.runner import engine_available
@@ -225,12 +225,7 @@ def test_integrity_catches_corruption_planted_between_write_and_check(tmp_path: 
         def run_point(self, point: TestPoint, target: Target, point_dir: Path, on_live: Any = None) -> Measurement:
             m: Measurement = self.inner.run_point(point, target, point_dir, on_live)
             if point.id == "01-write":
-                with img.open("r+b") as fh:
-                    for off in planted:
-                        fh.seek(off)
-                        b = fh.read(1)
-                        fh.seek(off)
-                        fh.write(bytes([b[0] ^ 0xFF]))
+                flip_bytes(img, planted)
             return m
 
     monkeypatch.setattr(executor_module, "executor_for", lambda target, gate: Corrupting(real(target, gate)))

@@ -82,14 +82,15 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
     span_end = int(found.get("span_offset") or 0) + int(found.get("span_bytes") or 0)
     if isinstance(target, FileTarget) and (not target.path.exists() or target.path.stat().st_size < span_end):
         raise TargetError(f"{target.path} is missing or shorter than the {span_end:,} bytes that were written")
-    problems = identity_problems(then, target.info())
+    now = target.info()  # identity and hazards: sysfs, blkid, nvme-cli; read once
+    problems = identity_problems(then, now)
     if problems:
         raise TargetError(f"{spec} is not the target that was written: {'; '.join(problems)} (name the right one "
                           "with --target)")
     if target.capacity() < span_end:
         raise TargetError(f"{spec} holds {target.capacity():,} bytes, fewer than the {span_end:,} that were written")
     then_fw = (then.get("identity") or {}).get("firmware")
-    now_fw = (target.info().get("identity") or {}).get("firmware")
+    now_fw = (now.get("identity") or {}).get("firmware")
     n = 1 + sum(1 for r in run.points if r.point.tags.get("integrity") == "reverify")
     point = check_point(f"reverify-{n:02d}", f"Re-verify {n}", block_size=int(found["block_size"]),
                         iodepth=args.iodepth, size=int(found["span_bytes"]), offset=int(found.get("span_offset") or 0),

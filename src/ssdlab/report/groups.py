@@ -49,6 +49,12 @@ def _lat(m: Measurement) -> LatencyStats | None:
     return aggregate.merge_latency(stats)
 
 
+def host_measurements(m: Measurement) -> dict[str, Measurement]:
+    """Each host's exact merge of its measured devices in `m` (hosts with none measured are absent). Merging
+    adds every device's bins: compute it once per point, not once per cell."""
+    return {s.host: s.measurement for s in aggregate.by_host(m.parts) if s.measurement is not None}
+
+
 _REPEAT_TAGS = frozenset({"round", "sample", "iteration", "loop", "pass", "attempt"})
 
 
@@ -157,17 +163,18 @@ def ceiling_use(run: Run) -> list[tuple[str, float, float, str]]:
         return []
     found = tests(run)
     out = []
-    shares = {s.host: s.measurement for s in aggregate.by_host(c.measurement.parts) if s.measurement is not None}
+    shares = host_measurements(c.measurement)
     scopes = [("", c.measurement)] + ([(h, m) for h, m in shares.items()] if len(shares) > 1 else [])
+    per_test = [(label, r.measurement, host_measurements(r.measurement) if len(scopes) > 1 else {})
+                for label, r in found if r.measurement is not None]
     for host, cm in scopes:
         best, where = 0.0, ""
-        for label, r in found:
-            assert r.measurement is not None
+        for label, m, by_host in per_test:
             if host:
-                share = next((s for s in aggregate.by_host(r.measurement.parts) if s.host == host), None)
-                v = share.measurement.total_iops if share is not None and share.measurement is not None else 0.0
+                hm = by_host.get(host)
+                v = hm.total_iops if hm is not None else 0.0
             else:
-                v = r.measurement.total_iops
+                v = m.total_iops
             if v > best:
                 best, where = v, label
         out.append((host, cm.total_iops, best, where))
@@ -225,7 +232,16 @@ def _results_html(run: Run) -> str:
     if not found:
         return "<p>No measured point carries per-device results.</p>"
     devs, hosts, show_hosts = _columns(run)
-    strag = {(label, s.part.key): s for label, s in stragglers(run)}
+    found_s = stragglers(run)
+    strag = {(label, s.part.key): s for label, s in found_s}
+    by_host: dict[str, dict[str, Measurement]] = {}  # point id -> host -> its devices' merge, when needed
+
+    def shares(r: PointResult) -> dict[str, Measurement]:
+        if r.point.id not in by_host:
+            assert r.measurement is not None
+            by_host[r.point.id] = host_measurements(r.measurement)
+        return by_host[r.point.id]
+
     intro = (f"<p>{len(devs)} device(s) on {len(hosts)} host(s) ran every test at the same time. "
              "Per host and 'all devices' columns are exact aggregates: IOPS and MB/s summed, latency percentiles "
              "from the added histogram bins (never averaged). "
@@ -253,17 +269,14 @@ def _results_html(run: Run) -> str:
                 lag = strag.get((label, p.key)) if p is not None and short in ("IOPS", "MB/s") else None
                 cells.append(_cell(p, fn, short, lag))
             if show_hosts and len(hosts) > 1:
-                shares = {s.host: s for s in aggregate.by_host(m.parts)}
                 for h in hosts:
-                    s = shares.get(h)
-                    cells.append(_num(fn(s.measurement), short) if s is not None and s.measurement is not None
-                                 else "—")
+                    hm = shares(r).get(h)
+                    cells.append(_num(fn(hm), short) if hm is not None else "—")
             cells.append(_num(fn(m), short))
             rows.append(cells)
         parts_html.append(f"<h3>{html.escape(title)}</h3><div class='table-wrap'>"
                           + table(header, rows) + "</div>")
-    parts_html.extend(_charts(found, devs, hosts))
-    found_s = stragglers(run)
+    parts_html.extend(_charts(found, devs, hosts, shares))
     if found_s:
         items = "".join(f"<li>{html.escape(s.part.key)}: {s.value:,.0f} IOPS in {html.escape(label)}, "
                         f"{s.below_pct:.0f}% below the median {s.median:,.0f}</li>" for label, s in found_s[:40])
@@ -303,8 +316,10 @@ def _cell(p: PartResult | None, fn: Metric, short: str, straggler: aggregate.Str
     return text
 
 
-def _charts(found: Sequence[tuple[str, PointResult]], devs: list[tuple[str, str]], hosts: list[str]) -> list[str]:
-    """Per-device bars for each test (or per host when there are many devices), IOPS and MB/s."""
+def _charts(found: Sequence[tuple[str, PointResult]], devs: list[tuple[str, str]], hosts: list[str],
+            shares: Callable[[PointResult], dict[str, Measurement]]) -> list[str]:
+    """Per-device bars for each test (or per host when there are many devices), IOPS and MB/s; `shares` gives a
+    test's per-host merges."""
     shown = list(found)[:MAX_CHART_TESTS]
     labels = [label for label, _ in shown]
     out = []
@@ -325,8 +340,7 @@ def _charts(found: Sequence[tuple[str, PointResult]], devs: list[tuple[str, str]
             for _, r in shown:
                 assert r.measurement is not None
                 if by_host:
-                    share = next((s for s in aggregate.by_host(r.measurement.parts) if s.host == key), None)
-                    m = share.measurement if share is not None else None
+                    m = shares(r).get(key)
                     vals.append(fn(m) if m is not None else None)
                     notes.append(None if m is not None else "no result")
                 else:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ssdlab import hostload
 from ssdlab.model import Measurement, Run
 from ssdlab.report import charts
 from ssdlab.report.sections import Section, figure, table
@@ -390,7 +391,7 @@ def _cpu_html(run: Run) -> str:
     flagged = sum(1 for r in rows if r[-1] == "yes")
     head = (f"<h3>Host CPU</h3><p>{flagged} of {len(rows)} measured points were made with the submitting CPUs "
             "saturated (fio's usr+sys per job, or the CPUs fio may use busy, system-wide, at or above "
-            "90 %). Such a result may be the host's limit rather than the drive's; each carries advice in its "
-            "warnings.</p>")
+            f"{hostload.SATURATED_PCT:g} %). Such a result may be the host's limit rather than the drive's; each "
+            "carries advice in its warnings.</p>")
     return head + table(("point", "fio usr+sys % per job", "submitting CPUs busy % (median)", "CPUs",
                          "host-limited"), rows)

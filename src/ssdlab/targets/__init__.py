@@ -12,8 +12,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ssdlab.errors import UsageError
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.targets.blockdev import BlockTarget
@@ -21,14 +19,6 @@ from ssdlab.targets.file import FileTarget
 from ssdlab.targets.nbd import is_nbd_uri
 from ssdlab.targets.null import NullTarget
 from ssdlab.targets.spec import split_spec
-
-TargetFactory = Callable[[str, dict[str, str], TargetOptions], Target]
-_SCHEMES: dict[str, TargetFactory] = {}
-
-
-def register_scheme(scheme: str, factory: TargetFactory) -> None:
-    """Let other packages add a `scheme:` target form."""
-    _SCHEMES[scheme] = factory
 
 
 def parse_target(text: str, options: TargetOptions | None = None) -> Target:
@@ -54,14 +44,12 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
         from ssdlab.sim.target import SimTarget
 
         return SimTarget.from_spec(rest, params, opts)
-    if scheme in _SCHEMES:
-        return _SCHEMES[scheme](rest, params, opts)
     if scheme:
-        known = ", ".join(sorted({"null", "file", "sim", "nbdkit", "nbd://", "nbd+unix://", *_SCHEMES}))
+        known = ", ".join(sorted({"null", "file", "sim", "nbdkit", "nbd://", "nbd+unix://"}))
         raise UsageError(f"unknown target scheme {scheme!r}: use one of {known}, or a plain path")
     if BlockTarget.is_block_device(rest):
         return BlockTarget.from_path(rest, params, opts)
     return FileTarget.from_path(rest, params, opts)
 
 
-__all__ = ["BlockTarget", "FileTarget", "NullTarget", "Target", "TargetOptions", "parse_target", "register_scheme"]
+__all__ = ["BlockTarget", "FileTarget", "NullTarget", "Target", "TargetOptions", "parse_target"]

@@ -193,8 +193,7 @@ def _cache_file_of(dev: str) -> Path | None:
 
 def _nvme_feature(tools: Tools, ctrl: str, fid: int) -> int:
     try:
-        text = tools.text(drivecli.nvme_get_feature(ctrl, fid), f"nvme get-feature {fid}")
-        value = drivecli.parse_feature_value(text)
+        value = tools.feature(ctrl, fid)
     except ToolError as exc:
         raise TargetError(str(exc)) from exc
     if value is None:

@@ -61,6 +61,10 @@ class Tools:
     def json(self, argv: list[str], what: str, ok_codes: Sequence[int] = (0,)) -> dict[str, Any]:
         return load_json(self.text(argv, what, ok_codes), what)
 
+    def feature(self, ctrl: str, fid: int) -> int | None:
+        """The current value of NVMe feature `fid` on controller `ctrl` (None when nvme-cli printed none)."""
+        return parse_feature_value(self.text(nvme_get_feature(ctrl, fid), f"nvme get-feature {fid}"))
+
 
 TOOLS = Tools()
 

@@ -16,12 +16,12 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ssdlab import atomic
-from ssdlab.targets import drivecli, link
+from ssdlab.store import now_iso
+from ssdlab.targets import drivecli, link, sysfs
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools
 
@@ -58,10 +58,6 @@ THERMAL_FIELDS = (("tmt1_transitions", "thermal throttle (TMT1) transitions"),
                   ("tmt2_seconds", "time throttled at TMT2 (s)"))
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 @dataclass(frozen=True)
 class Device:
     """One block device the run touches, as health collection sees it."""
@@ -95,7 +91,7 @@ def _read(path: Path) -> str:
 def classify(path: str, sysdir: Path | None) -> str:
     """nvme | ata | scsi | loop | other, from the node name and sysfs (libata disks report vendor 'ATA')."""
     name = Path(path).name
-    disk = sysdir.parent if sysdir is not None and (sysdir / "partition").exists() else sysdir
+    disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
     if re.fullmatch(r"nvme\d+n\d+", disk.name if disk else name):
         return "nvme"
     if name.startswith("loop") or (disk is not None and (disk / "loop").exists()):
@@ -114,7 +110,7 @@ def devices_of(target: Target) -> list[Device]:
     for t in members:
         if isinstance(t, BlockTarget):
             sysdir = t.sysdir
-            disk = sysdir.parent if sysdir is not None and (sysdir / "partition").exists() else sysdir
+            disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
             out.append(Device(path=t.real_path or t.path, sysdir=sysdir, kind=classify(t.real_path, sysdir),
                               name=disk.name if disk else Path(t.path).name))
     return out
@@ -292,8 +288,7 @@ def nvme_write_cache(tools: Tools, ctrl: str, identity: Mapping[str, Any]) -> st
     if identity.get("volatile_write_cache_present") is False:
         return "not present"
     try:
-        value = drivecli.parse_feature_value(
-            tools.text(drivecli.nvme_get_feature(ctrl, drivecli.FEATURE_VOLATILE_WRITE_CACHE), "nvme get-feature 6"))
+        value = tools.feature(ctrl, drivecli.FEATURE_VOLATILE_WRITE_CACHE)
     except ToolError as exc:
         return f"unknown: {exc}"
     if value is None:
@@ -304,8 +299,7 @@ def nvme_write_cache(tools: Tools, ctrl: str, identity: Mapping[str, Any]) -> st
 def nvme_power_state(tools: Tools, ctrl: str) -> int | str:
     """The power state in force (Power Management feature bits 4:0), or why it is unknown."""
     try:
-        value = drivecli.parse_feature_value(
-            tools.text(drivecli.nvme_get_feature(ctrl, drivecli.FEATURE_POWER_MANAGEMENT), "nvme get-feature 2"))
+        value = tools.feature(ctrl, drivecli.FEATURE_POWER_MANAGEMENT)
     except ToolError as exc:
         return f"unknown: {exc}"
     return value & 0x1F if value is not None else "unknown: nvme get-feature 2 printed no value"
@@ -315,7 +309,7 @@ def scsi_cache_file(dev: Device) -> Path | None:
     """The sd driver's cache_type attribute (sysfs scsi_disk) of a SATA/SAS disk."""
     if dev.sysdir is None:
         return None
-    disk = dev.sysdir.parent if (dev.sysdir / "partition").exists() else dev.sysdir
+    disk = sysfs.whole_disk(dev.sysdir)
     found = sorted((disk / "device" / "scsi_disk").glob("*/cache_type"))
     return found[0] if found else None
 

@@ -345,9 +345,6 @@ class HostGroupTarget(Target):
         if not self.active_devices():
             raise TargetError(f"no device of the host group is left ({reason})")
 
-    def endpoint_host(self, label: str) -> Host | None:
-        return next((h for h in self.hosts if h.spec.endpoint.label == label), None)
-
     # -- Target
 
     @property
@@ -393,9 +390,6 @@ class HostGroupTarget(Target):
                                         "inspector stopped, or the two clocks differ by that much): its devices "
                                         "cannot be checked", blocking=True))
         return found
-
-    def blocking_hazards(self) -> list[Hazard]:
-        return [h for h in self.hazards() if h.blocking]
 
     def needs_write_consent(self) -> bool:
         return any(d.kind in ("block", "file") for d in self.active_devices())

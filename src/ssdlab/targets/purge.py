@@ -29,10 +29,8 @@ from pathlib import Path
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.targets import drivecli, owned
-from ssdlab.targets.drivecli import nvme_controller
+from ssdlab.targets.drivecli import Runner, nvme_controller
 from ssdlab.units import format_bytes
-
-Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
 
 FILE_METHODS = ("punch", "recreate", "rewrite")
 BLOCK_METHODS = ("nvme-sanitize", "nvme-format", "blkdiscard")
@@ -52,14 +50,9 @@ RUNNER: Runner = _run
 def _call(argv: list[str], what: str) -> str:
     """Run a command; raise TargetError with its stderr when it fails; return its stdout."""
     try:
-        proc = RUNNER(argv)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise TargetError(f"{what} failed: cannot run {argv[0]} ({exc})") from exc
-    if proc.returncode != 0:
-        msg = (proc.stderr or proc.stdout or "").strip().splitlines()
-        raise TargetError(f"{what} failed: `{' '.join(argv)}` exited {proc.returncode}"
-                          + (f": {msg[-1]}" if msg else ""))
-    return proc.stdout or ""
+        return drivecli.run_text(RUNNER, argv, f"{what} failed")
+    except drivecli.ToolError as exc:
+        raise TargetError(str(exc)) from exc
 
 
 def choose(method: str, available: list[str], target_name: str) -> str:

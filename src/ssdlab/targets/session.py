@@ -20,16 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.model import Run
+from ssdlab.store import now_iso
 from ssdlab.targets import devsettings, drivecli, health
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import Tools
 
 Save = Callable[[Run], None]
 Note = Callable[[str], None]
-
-
-def _now() -> str:
-    return health.now_iso()
 
 
 @contextlib.contextmanager
@@ -130,7 +127,7 @@ class DeviceSession:
                 text = (f"{c['setting'].replace('_', ' ')} of {c['device']} set to {_shown(c, 'applied')} for this "
                         f"run (was {_shown(c, 'original')}); restored when the run ends")
                 self.note(text)
-                holder["run"] = holder["run"].with_event({"time": _now(), "kind": "device-setting", "text": text})
+                holder["run"] = holder["run"].with_event({"time": now_iso(), "kind": "device-setting", "text": text})
         else:
             self.changes = pending  # nothing asked now, but an earlier session's change is still to undo
         return self._with_settings(holder["run"])
@@ -198,7 +195,7 @@ class DeviceSession:
             try:
                 text = devsettings.restore(change, self.tools)
                 change["restored"] = True
-                run = run.with_event({"time": _now(), "kind": "device-setting", "text": text})
+                run = run.with_event({"time": now_iso(), "kind": "device-setting", "text": text})
                 self.note(text)
             except Exception as exc:
                 run = run.with_warning(f"could not restore the {change['setting'].replace('_', ' ')} of "
@@ -227,7 +224,7 @@ class DeviceSession:
             try:
                 text = devsettings.restore(change, self.tools)
                 change["restored"] = True
-                run = run.with_event({"time": _now(), "kind": "device-setting",
+                run = run.with_event({"time": now_iso(), "kind": "device-setting",
                                       "text": text + " (the suite had set it for its test)"})
             except Exception as exc:
                 run = run.with_warning(f"could not put the write cache of {dev.path} back to {before['write_cache']} "

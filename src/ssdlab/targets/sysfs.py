@@ -40,6 +40,11 @@ def sys_dir(major: int, minor: int) -> Path | None:
     return p.resolve() if p.exists() else None
 
 
+def whole_disk(sysdir: Path) -> Path:
+    """The sysfs directory of the disk itself: a partition's parent, else `sysdir`."""
+    return sysdir.parent if (sysdir / "partition").exists() else sysdir
+
+
 def partitions(sysdir: Path) -> list[Path]:
     """sysfs directories of the partitions of a whole disk."""
     return sorted(d for d in sysdir.iterdir() if d.is_dir() and (d / "partition").exists())
@@ -151,7 +156,7 @@ def _magic_signature(dev_path: str) -> str:
 
 def identity(sysdir: Path) -> dict[str, Any]:
     """Model, serial, firmware, vendor, transport from sysfs (whole disk for partitions)."""
-    disk = sysdir.parent if (sysdir / "partition").exists() else sysdir
+    disk = whole_disk(sysdir)
     dev = disk / "device"
     ident: dict[str, Any] = {"name": disk.name}
     for key, files in {
@@ -194,7 +199,7 @@ def _nvme_cli(name: str) -> dict[str, Any]:
 
 
 def block_sizes(sysdir: Path) -> tuple[int, int]:
-    disk = sysdir.parent if (sysdir / "partition").exists() else sysdir
+    disk = whole_disk(sysdir)
     lbs = _read(disk / "queue" / "logical_block_size")
     pbs = _read(disk / "queue" / "physical_block_size")
     return int(lbs or 512), int(pbs or lbs or 512)
