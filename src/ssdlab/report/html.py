@@ -8,10 +8,8 @@ fragments are the only markup inserted as-is (both are produced by ssdlab code, 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -708,7 +706,8 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
 _ENV: jinja2.Environment | None = None
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The Jinja environment of the report templates (report.html, compare.html), made once."""
     global _ENV
     if _ENV is None:
         _ENV = jinja2.Environment(
@@ -720,7 +719,7 @@ def _environment() -> jinja2.Environment:
 
 def render_html(run: Run, run_dir: Path) -> str:
     """The report as one HTML string (its charts are drawn together, in parallel where cores are free)."""
-    env = _environment()
+    env = environment()
     with charts.deferred() as batch:
         text = env.get_template("report.html.j2").render(v=build_view(run, run_dir))
     return batch.fill(text)
@@ -730,13 +729,6 @@ def render_report(run: Run, run_dir: Path) -> Path:
     """Write DIR/report.html atomically and return its path."""
     path = run_dir / "report.html"
     atomic.write_text(path, render_html(run, run_dir))
-    _make_shareable(path)
+    atomic.make_shareable(path)
     return path
 
-
-def _make_shareable(path: Path) -> None:
-    """The atomic temp file is created 0600; a report is meant to be shared, so apply the usual umask mode."""
-    mask = os.umask(0)
-    os.umask(mask)
-    with contextlib.suppress(OSError):
-        path.chmod(0o666 & ~mask)
