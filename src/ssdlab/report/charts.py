@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ParamSpec
 
 import matplotlib
@@ -37,6 +38,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
+
+from ssdlab import atomic
+from ssdlab.errors import UsageError
 
 plt.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
@@ -128,6 +132,22 @@ def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
     finally:
         plt.close(fig)
     return buf.getvalue()
+
+
+def check_figure_path(out: Path) -> None:
+    """Refuse, with one line, a chart file (`--out`) that is not .svg or .png or whose directory does not exist."""
+    if out.suffix.lower() not in (".svg", ".png"):
+        raise UsageError(f"--out {out}: use a .svg or .png file name")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
+
+
+def write_figure(fig: Any, out: Path) -> None:
+    """Render and close a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first)."""
+    if out.suffix.lower() == ".png":
+        atomic.write_bytes(out, fig_to_png(fig))
+    else:
+        atomic.write_text(out, fig_to_svg(fig) + "\n")
 
 
 def _figure(size: tuple[float, float]) -> Any:
