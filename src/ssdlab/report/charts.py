@@ -502,22 +502,21 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
     """
     fig, ax = _axes(title, size)
     ps_all: set[float] = set()
+    keys = []
     for i, (name, values) in enumerate(lines):
+        color = PALETTE[i % len(PALETTE)]
         pts = sorted((p, float(v)) for p, v in values.items() if v is not None and v > 0 and p < 100)
+        keys.append(Key(name if pts else f"{name} (no value to draw)", color, style="-o"))
         if not pts:
             continue
         ps_all.update(p for p, _ in pts)
-        ax.plot([nines(p) for p, _ in pts], [v for _, v in pts], "-o", markersize=3, linewidth=1.3,
-                color=PALETTE[i % len(PALETTE)], label=plain_label(name))
+        ax.plot([nines(p) for p, _ in pts], [v for _, v in pts], "-o", markersize=3, linewidth=1.3, color=color)
     ticks = sorted(ps_all)
     ax.set_xticks([nines(p) for p in ticks])
     ax.set_xticklabels([f"p{p:g}" for p in ticks])
     log_axis(ax, "y")
     ax.set_xlabel("percentile")
     ax.set_ylabel(ylabel)
-    keys = [Key(name if any(v is not None and v > 0 and p < 100 for p, v in values.items())
-                else f"{name} (no value to draw)", PALETTE[i % len(PALETTE)], style="-o")
-            for i, (name, values) in enumerate(lines)]
     return fig_to_svg(fig) + legend_html(keys)
 
 
