@@ -186,7 +186,8 @@ def _parse_time(iso: str) -> datetime | None:
         return None
 
 
-def _seconds_between(a: str, b: str) -> float | None:
+def seconds_between(a: str, b: str) -> float | None:
+    """Seconds from one stored ISO time to another (None when either is missing, unreadable or only one has a zone)."""
     ta, tb = _parse_time(a), _parse_time(b)
     if ta is None or tb is None or (ta.tzinfo is None) != (tb.tzinfo is None):
         return None
@@ -261,7 +262,7 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
         reason = "no measurement recorded for this step"
     elif r.status == "ok" and m is not None and not m.directions:
         reason = "fio reported no completed I/O"
-    secs = _seconds_between(r.started, r.finished)
+    secs = seconds_between(r.started, r.finished)
     tags = "; ".join(f"{readable.humanize(k)} {readable.value_text(v, k)}" for k, v in r.point.tags.items()
                      if k not in ("direction", "access") and v not in (None, "", [], {}))
     return PointView(
@@ -287,7 +288,7 @@ def _duration(run: Run) -> str:
     if not end:
         ends = [r.finished for r in run.points if r.finished]
         end = max(ends) if ends else ""
-    secs = _seconds_between(run.created, end)
+    secs = seconds_between(run.created, end)
     if secs is None:
         return "unknown"
     text = format_duration(secs)
