@@ -335,14 +335,13 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
     RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG, its legend as
     HTML."""
     fig, ax = _axes(title, size)
-    for i, s in enumerate(series):
+    for s, key in zip(series, line_keys(series), strict=True):  # the HTML legend's labels and colours
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
-        color = s.color or PALETTE[i % len(PALETTE)]
         if not pts:  # keep the line in the legend, saying it has nothing to draw, rather than drop it silently
-            ax.plot([], [], s.style, label=f"{s.name} (no valid value)", color=color)
+            ax.plot([], [], s.style, label=key.label, color=key.color)
             continue
         xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, s.style, label=s.name, color=color, **({"markersize": 3} | dict(s.extra)))
+        ax.plot(xs, ys, s.style, label=key.label, color=key.color, **({"markersize": 3} | dict(s.extra)))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     for r in vlines:
