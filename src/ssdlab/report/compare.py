@@ -181,8 +181,8 @@ def _notices(cmp: Comparison) -> list[Notice]:
         for n in rd.notes:
             out.append(Notice("info", rd.label, n))
     for rd in cmp.runs:  # issue 15's host-limit flag: such a point measured the host, not the drive
-        flagged = [r.point.label for r in rd.run.points if r.measurement is not None
-                   and (r.measurement.extra.get("host_limit") or {}).get("saturated")]
+        flagged = [r.point.label for r in rd.run.points
+                   if r.measurement is not None and drive_health.host_limited(r.measurement)]
         if flagged:
             out.append(Notice("warn", f"{rd.label}: host CPU limit",
                               f"{len(flagged)} point(s) ran with the submitting CPUs saturated ("
