@@ -588,6 +588,7 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
     """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
     1 negative/incomplete)."""
     from ssdlab.catalog import resolve
+    from ssdlab.report.html import render_report
     from ssdlab.store import load_run
     from ssdlab.verdict import run_verdicts
 
@@ -599,7 +600,7 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
         if not args.junit.parent.is_dir():
             raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
         junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
-    env.out(str(_render(run_dir).resolve()))
+    env.out(str(render_report(run, run_dir).resolve()))
     return run_verdicts(run).exit_code
 
 

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import significance
+from ssdlab import aggregate, significance
 from ssdlab.errors import SsdlabError
-from ssdlab.fio import hist
 from ssdlab.model import LatencyStats, Measurement, PointResult, Run, TestPoint
 from ssdlab.report.readable import engine_text
 from ssdlab.significance import Judgement
@@ -76,21 +75,12 @@ def metric_name(text: str) -> str:
 
 
 def _lat_metrics(prefix: str, lats: Sequence[LatencyStats]) -> dict[str, float]:
-    lats = [s for s in lats if s.n > 0]
-    if not lats:
+    """Mean, maximum and percentiles (µs) of the distributions merged (aggregate.merge_latency: bins added)."""
+    merged = aggregate.merge_latency(lats)
+    if merged is None:
         return {}
-    n = sum(s.n for s in lats)
-    out = {f"{prefix}lat_mean_us": sum(s.mean_ns * s.n for s in lats) / n / 1000.0,
-           f"{prefix}lat_max_us": max(s.max_ns for s in lats) / 1000.0}
-    ps = [p for _, p in _PCTS]
-    if len(lats) == 1:
-        found = lats[0].percentiles(ps)
-    elif all(s.bins for s in lats):
-        counts = hist.merge(*(hist.counts_from_sparse(s.bins) for s in lats))
-        merged = hist.percentiles(counts, ps)
-        found = {p: (float(merged[p]) if p in merged else None) for p in ps}
-    else:
-        found = {}
+    out = {f"{prefix}lat_mean_us": merged.mean_ns / 1000.0, f"{prefix}lat_max_us": merged.max_ns / 1000.0}
+    found = merged.percentiles([p for _, p in _PCTS])
     for name, p in _PCTS:
         v = found.get(p)
         if v is not None:
@@ -219,18 +209,11 @@ def _percentile_curves(results: Sequence[PointResult]) -> dict[str, dict[float, 
     """direction -> {p: µs} over all I/Os of the given points (bins added; the PTS window's rounds together)."""
     out: dict[str, dict[float, float]] = {}
     for d in ("read", "write"):
-        lats = [st.clat for r in results if r.measurement is not None
-                and (st := r.measurement.get(d)) is not None and st.clat is not None and st.clat.n > 0]
-        if not lats:
+        merged = aggregate.merge_latency([st.clat for r in results if r.measurement is not None
+                                          and (st := r.measurement.get(d)) is not None])
+        if merged is None:
             continue
-        if len(lats) == 1:
-            found = lats[0].percentiles(PLOT_PERCENTILES)
-        elif all(s.bins for s in lats):
-            merged = hist.percentiles(hist.merge(*(hist.counts_from_sparse(s.bins) for s in lats)),
-                                      PLOT_PERCENTILES)
-            found = {p: float(merged[p]) for p in merged}
-        else:
-            continue
+        found = merged.percentiles(PLOT_PERCENTILES)
         vals = {p: v / 1000.0 for p, v in found.items() if v is not None and v > 0}
         if vals:
             out[d] = vals

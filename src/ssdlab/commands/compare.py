@@ -64,9 +64,8 @@ def add_commands(sub: Any) -> dict[str, Any]:
     return {"compare": cmd_compare}
 
 
-def _labels(args: argparse.Namespace, dirs: list[Path]) -> list[str]:
+def _labels(args: argparse.Namespace, dirs: list[Path], runs: list[Any]) -> list[str]:
     from ssdlab.catalog import read_tags
-    from ssdlab.store import load_run
 
     if args.labels:
         labels = [x.strip() for x in args.labels.split(",")]
@@ -75,9 +74,8 @@ def _labels(args: argparse.Namespace, dirs: list[Path]) -> list[str]:
                              "comma-separated")
     else:
         labels = []
-        for d in dirs:
-            tags = read_tags(d)
-            labels.append(tags.get("label") or load_run(d).run_id or d.name)
+        for d, run in zip(dirs, runs, strict=True):
+            labels.append(read_tags(d).get("label") or run.run_id or d.name)
     seen: dict[str, int] = {}
     out = []
     for label in labels:  # duplicate names would make the report ambiguous
@@ -105,7 +103,8 @@ def cmd_compare(args: argparse.Namespace, env: Any) -> int:
         raise UsageError("compare needs at least two runs: the baseline first, then the runs to compare with it")
     rules = [gate.parse_rule(t) for t in args.fail_on]
     dirs = [catalog.resolve(r, args.root) for r in args.runs]
-    labels = _labels(args, dirs)
+    stored = [load_run(d) for d in dirs]
+    labels = _labels(args, dirs, stored)
     out: Path = args.out or Path("compare-" + re.sub(r"[^A-Za-z0-9._-]+", "-", "-vs-".join(labels))[:80])
     _check_out(out, "dir")
     try:
@@ -114,7 +113,7 @@ def cmd_compare(args: argparse.Namespace, env: Any) -> int:
         raise UsageError(f"--out {out}: cannot create it ({exc.strerror or exc})") from exc
     if args.junit is not None:
         _check_out(args.junit, "file")
-    runs = [comparison.run_data(load_run(d), label, d) for d, label in zip(dirs, labels, strict=True)]
+    runs = [comparison.run_data(run, label, d) for run, d, label in zip(stored, dirs, labels, strict=True)]
     cmp = comparison.compare(runs, alpha=args.alpha if args.alpha is not None else significance.ALPHA,
                              min_effect=args.min_effect if args.min_effect is not None else significance.MIN_EFFECT)
     result = gate.evaluate(cmp, rules, strict=args.strict) if rules else None

@@ -27,7 +27,6 @@ def add_commands(sub: Any) -> dict[str, Any]:
 
 def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     """Print the confidence levels; draw the chart of the named points and print its path."""
-    from ssdlab import atomic
     from ssdlab.report import charts, latency
     from ssdlab.store import load_run
 
@@ -61,15 +60,7 @@ def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     if not args.points:
         return 0
     out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
-    suffix = out.suffix.lower()
-    if suffix not in (".svg", ".png"):
-        raise UsageError(f"--out {out}: use a .svg or .png file name")
-    if not out.parent.is_dir():
-        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
-    fig = latency.distribution_figure(dists, title=f"{run.run_id}: response times")
-    if suffix == ".png":
-        atomic.write_bytes(out, charts.fig_to_png(fig))
-    else:
-        atomic.write_text(out, charts.fig_to_svg(fig) + "\n")
+    charts.check_figure_path(out)
+    charts.write_figure(latency.distribution_figure(dists, title=f"{run.run_id}: response times"), out)
     env.out(str(out))
     return 0

@@ -161,7 +161,6 @@ def plot_data(runs: Sequence[tuple[Any, str]], x: str, y: str, series: str | Non
 
 def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     """Draw the chart and print the path of the written file."""
-    from ssdlab import atomic
     from ssdlab.catalog import resolve
     from ssdlab.report import charts
     from ssdlab.store import load_run
@@ -176,11 +175,7 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
                      parse_where(args.where))
     default_dir = dirs[0] if len(dirs) == 1 else Path()
     out: Path = args.out or (default_dir / f"plot-{args.y}-vs-{args.x}.svg")
-    suffix = out.suffix.lower()
-    if suffix not in (".svg", ".png"):
-        raise UsageError(f"--out {out}: use a .svg or .png file name")
-    if not out.parent.is_dir():
-        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
+    charts.check_figure_path(out)
     series = [charts.Series(charts.plain_label(label), [p[0] for p in pts], [p[1] for p in pts])
               for label, pts in data.items()]
     xs = sorted({p[0] for pts in data.values() for p in pts})
@@ -191,10 +186,6 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     names = " vs ".join(labels) if len(runs) > 1 else runs[0].suite.split("/")[-1]
     kwargs: dict[str, Any] = dict(title=charts.plain_label(f"{names}: {args.y} vs {args.x}{where}"), xlabel=args.x,
                                   ylabel=args.y, logx=args.logx or args.x == "bs", logy=args.logy, **ticks)
-    fig = charts.line_figure(series, **kwargs)
-    if suffix == ".png":
-        atomic.write_bytes(out, charts.fig_to_png(fig))
-    else:
-        atomic.write_text(out, charts.fig_to_svg(fig) + "\n")
+    charts.write_figure(charts.line_figure(series, **kwargs), out)
     env.out(str(out))
     return 0

@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run, TestPoint
+from ssdlab import aggregate
+from ssdlab.model import DirectionStats, PointResult, Run, TestPoint
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
@@ -58,15 +58,6 @@ def _dirs(r: PointResult, which: str | None) -> list[DirectionStats]:
     return [d for n in names if (d := m.get(n)) is not None and d.total_ios > 0]
 
 
-def _merged_percentile(stats: Sequence[LatencyStats], p: float) -> float | None:
-    if len(stats) == 1:
-        return stats[0].percentile(p)
-    if all(s.bins for s in stats):
-        counts = hist.merge(*(hist.counts_from_sparse(s.bins) for s in stats))
-        return float(hist.percentiles(counts, [p]).get(p, 0))
-    return None
-
-
 def metric_value(r: PointResult, name: str) -> float | None:
     """One metric of a stored point (None when the point has no such data). Latencies in µs (fio clat)."""
     m = r.measurement
@@ -93,7 +84,8 @@ def metric_value(r: PointResult, name: str) -> float | None:
     match = _PCT_RE.match(name)
     if match:
         p = float(match.group(2).replace("_", "."))
-        v = _merged_percentile(lats, p) if lats else None
+        merged = aggregate.merge_latency(lats)  # the directions' bins added
+        v = merged.percentile(p) if merged is not None else None
         return v / 1000.0 if v is not None else None
     return None
 

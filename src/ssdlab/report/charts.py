@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ParamSpec
 
 import matplotlib
@@ -37,6 +38,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
+
+from ssdlab import atomic
+from ssdlab.errors import UsageError
 
 plt.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
@@ -128,6 +132,22 @@ def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
     finally:
         plt.close(fig)
     return buf.getvalue()
+
+
+def check_figure_path(out: Path) -> None:
+    """Refuse, with one line, a chart file (`--out`) that is not .svg or .png or whose directory does not exist."""
+    if out.suffix.lower() not in (".svg", ".png"):
+        raise UsageError(f"--out {out}: use a .svg or .png file name")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
+
+
+def write_figure(fig: Any, out: Path) -> None:
+    """Render and close a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first)."""
+    if out.suffix.lower() == ".png":
+        atomic.write_bytes(out, fig_to_png(fig))
+    else:
+        atomic.write_text(out, fig_to_svg(fig) + "\n")
 
 
 def _figure(size: tuple[float, float]) -> Any:
@@ -315,14 +335,13 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
     RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG, its legend as
     HTML."""
     fig, ax = _axes(title, size)
-    for i, s in enumerate(series):
+    for s, key in zip(series, line_keys(series), strict=True):  # the HTML legend's labels and colours
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
-        color = s.color or PALETTE[i % len(PALETTE)]
         if not pts:  # keep the line in the legend, saying it has nothing to draw, rather than drop it silently
-            ax.plot([], [], s.style, label=f"{s.name} (no valid value)", color=color)
+            ax.plot([], [], s.style, label=key.label, color=key.color)
             continue
         xs, ys = zip(*pts, strict=True)
-        ax.plot(xs, ys, s.style, label=s.name, color=color, **({"markersize": 3} | dict(s.extra)))
+        ax.plot(xs, ys, s.style, label=key.label, color=key.color, **({"markersize": 3} | dict(s.extra)))
     for r in ref_lines:
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     for r in vlines:
@@ -482,22 +501,21 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
     """
     fig, ax = _axes(title, size)
     ps_all: set[float] = set()
+    keys = []
     for i, (name, values) in enumerate(lines):
+        color = PALETTE[i % len(PALETTE)]
         pts = sorted((p, float(v)) for p, v in values.items() if v is not None and v > 0 and p < 100)
+        keys.append(Key(name if pts else f"{name} (no value to draw)", color, style="-o"))
         if not pts:
             continue
         ps_all.update(p for p, _ in pts)
-        ax.plot([nines(p) for p, _ in pts], [v for _, v in pts], "-o", markersize=3, linewidth=1.3,
-                color=PALETTE[i % len(PALETTE)], label=plain_label(name))
+        ax.plot([nines(p) for p, _ in pts], [v for _, v in pts], "-o", markersize=3, linewidth=1.3, color=color)
     ticks = sorted(ps_all)
     ax.set_xticks([nines(p) for p in ticks])
     ax.set_xticklabels([f"p{p:g}" for p in ticks])
     log_axis(ax, "y")
     ax.set_xlabel("percentile")
     ax.set_ylabel(ylabel)
-    keys = [Key(name if any(v is not None and v > 0 and p < 100 for p, v in values.items())
-                else f"{name} (no value to draw)", PALETTE[i % len(PALETTE)], style="-o")
-            for i, (name, values) in enumerate(lines)]
     return fig_to_svg(fig) + legend_html(keys)
 
 

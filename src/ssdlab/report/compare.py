@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
 from ssdlab import atomic
@@ -27,7 +26,7 @@ from ssdlab.gate import GateResult
 from ssdlab.report import charts
 from ssdlab.report import health as drive_health
 from ssdlab.report.charts import Series
-from ssdlab.report.html import SIM_NOTE, Notice, fmt_time, is_sim, trusted
+from ssdlab.report.html import SIM_NOTE, Notice, environment, fmt_time, is_sim, trusted
 from ssdlab.report.sections import Styled, figure, table
 from ssdlab.significance import MIN_SAMPLES
 from ssdlab.units import format_bs
@@ -182,8 +181,8 @@ def _notices(cmp: Comparison) -> list[Notice]:
         for n in rd.notes:
             out.append(Notice("info", rd.label, n))
     for rd in cmp.runs:  # issue 15's host-limit flag: such a point measured the host, not the drive
-        flagged = [r.point.label for r in rd.run.points if r.measurement is not None
-                   and (r.measurement.extra.get("host_limit") or {}).get("saturated")]
+        flagged = [r.point.label for r in rd.run.points
+                   if r.measurement is not None and drive_health.host_limited(r.measurement)]
         if flagged:
             out.append(Notice("warn", f"{rd.label}: host CPU limit",
                               f"{len(flagged)} point(s) ran with the submitting CPUs saturated ("
@@ -631,21 +630,10 @@ def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
     )
 
 
-_ENV: jinja2.Environment | None = None
-
-
-def _environment() -> jinja2.Environment:
-    global _ENV
-    if _ENV is None:
-        _ENV = jinja2.Environment(loader=jinja2.PackageLoader("ssdlab.report", "templates"), autoescape=True,
-                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return _ENV
-
-
 def render_html(cmp: Comparison, gate: GateResult | None = None) -> str:
     """compare.html as one string (its charts drawn together, with element ids unique per chart)."""
     with charts.deferred() as batch:
-        text = _environment().get_template("compare.html.j2").render(v=build_view(cmp, gate))
+        text = environment().get_template("compare.html.j2").render(v=build_view(cmp, gate))
     return batch.fill(text)
 
 

@@ -138,7 +138,7 @@ def host_facts(run: Run) -> list[tuple[str, str]]:
         return []
     if all(r.measurement is not None and r.measurement.engine == "sim" for r in measured):
         return [("CPU limit", "not available: the simulator uses no host CPU per I/O")]
-    flagged = [r for r in measured if r.measurement is not None and _flagged(r.measurement)]
+    flagged = [r for r in measured if r.measurement is not None and host_limited(r.measurement)]
     sampled = [r for r in measured if r.measurement is not None and (r.measurement.extra.get("host_cpu") or {})
                .get("available")]
     if flagged:
@@ -148,7 +148,8 @@ def host_facts(run: Run) -> list[tuple[str, str]]:
     return [("CPU limit", text)]
 
 
-def _flagged(m: Measurement) -> bool:
+def host_limited(m: Measurement) -> bool:
+    """The point ran with the submitting CPUs saturated (hostload.py's flag): it may show the host's limit."""
     return bool((m.extra.get("host_limit") or {}).get("saturated"))
 
 
@@ -162,7 +163,7 @@ def cpu_cell(m: Measurement) -> tuple[str, str]:
     notes = []
     if cpu.get("available") and cpu.get("submitting_busy_pct") is not None:
         notes.append(f"CPUs {cpu['submitting_busy_pct']:.0f} % busy")
-    if _flagged(m):
+    if host_limited(m):
         notes.append("⚠ host-limited")
     return text, ", ".join(notes)
 

@@ -8,10 +8,8 @@ fragments are the only markup inserted as-is (both are produced by ssdlab code, 
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -188,7 +186,8 @@ def _parse_time(iso: str) -> datetime | None:
         return None
 
 
-def _seconds_between(a: str, b: str) -> float | None:
+def seconds_between(a: str, b: str) -> float | None:
+    """Seconds from one stored ISO time to another (None when either is missing, unreadable or only one has a zone)."""
     ta, tb = _parse_time(a), _parse_time(b)
     if ta is None or tb is None or (ta.tzinfo is None) != (tb.tzinfo is None):
         return None
@@ -263,7 +262,7 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
         reason = "no measurement recorded for this step"
     elif r.status == "ok" and m is not None and not m.directions:
         reason = "fio reported no completed I/O"
-    secs = _seconds_between(r.started, r.finished)
+    secs = seconds_between(r.started, r.finished)
     tags = "; ".join(f"{readable.humanize(k)} {readable.value_text(v, k)}" for k, v in r.point.tags.items()
                      if k not in ("direction", "access") and v not in (None, "", [], {}))
     return PointView(
@@ -289,7 +288,7 @@ def _duration(run: Run) -> str:
     if not end:
         ends = [r.finished for r in run.points if r.finished]
         end = max(ends) if ends else ""
-    secs = _seconds_between(run.created, end)
+    secs = seconds_between(run.created, end)
     if secs is None:
         return "unknown"
     text = format_duration(secs)
@@ -708,7 +707,8 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
 _ENV: jinja2.Environment | None = None
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
+    """The Jinja environment of the report templates (report.html, compare.html), made once."""
     global _ENV
     if _ENV is None:
         _ENV = jinja2.Environment(
@@ -720,7 +720,7 @@ def _environment() -> jinja2.Environment:
 
 def render_html(run: Run, run_dir: Path) -> str:
     """The report as one HTML string (its charts are drawn together, in parallel where cores are free)."""
-    env = _environment()
+    env = environment()
     with charts.deferred() as batch:
         text = env.get_template("report.html.j2").render(v=build_view(run, run_dir))
     return batch.fill(text)
@@ -730,13 +730,6 @@ def render_report(run: Run, run_dir: Path) -> Path:
     """Write DIR/report.html atomically and return its path."""
     path = run_dir / "report.html"
     atomic.write_text(path, render_html(run, run_dir))
-    _make_shareable(path)
+    atomic.make_shareable(path)
     return path
 
-
-def _make_shareable(path: Path) -> None:
-    """The atomic temp file is created 0600; a report is meant to be shared, so apply the usual umask mode."""
-    mask = os.umask(0)
-    os.umask(mask)
-    with contextlib.suppress(OSError):
-        path.chmod(0o666 & ~mask)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from xml.etree import ElementTree as ET  # only writes XML, never parses input
 
@@ -132,25 +131,18 @@ def comparison_suites(cmp: Comparison, gate: GateResult | None) -> list[Suite]:
 # ---------------------------------------------------------------- from one run
 
 
-def _seconds(a: str, b: str) -> float:
-    """Seconds between two stored ISO times (0 when either is missing or unreadable)."""
-    try:
-        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def run_suite(run: Run, label: str = "") -> Suite:
     """One suite for a run: a case per measured point (failed when invalid, an error when it failed to run,
     skipped when skipped), then a case per test verdict (verdict.py: failed when not steady, failed or
     incomplete)."""
+    from ssdlab.report.html import seconds_between
     from ssdlab.verdict import run_verdicts
 
     prefix = f"ssdlab.{run.suite.rsplit('/', 1)[-1].removesuffix('.toml')}"
     latest = {r.point.id: r for r in run.points if r.point.phase == "measure"}  # a later attempt replaces
     cases = []
     for r in latest.values():
-        t = _seconds(r.started, r.finished)
+        t = seconds_between(r.started, r.finished) or 0.0
         cls = f"{prefix}.{r.point.group or 'points'}"
         if r.status == "ok":
             cases.append(Case(cls, r.point.id, out="\n".join(r.warnings), time_s=t))

@@ -42,7 +42,7 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
             table.add_row(r.point.label, r.status, r.reason[:40], *[""] * (len(columns) - 3))
             continue
         # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %; ! marks a host-limited point
-        flag = " !" if (m.extra.get("host_limit") or {}).get("saturated") else ""
+        flag = " !" if drive_health.host_limited(m) else ""
         cpu = "n/a" if m.engine == "sim" else _fmt(m.usr_cpu + m.sys_cpu, 0) + flag
         for name, d in m.directions.items():
             lat = d.clat
@@ -97,8 +97,7 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     else:
         console.print(f"{run.suite} on {run.target.get('name', '?')}: {measured} measured points; every one is in "
                       "report.html and `ssdlab export`")
-    flagged = sum(1 for r in run.points if r.measurement is not None
-                  and (r.measurement.extra.get("host_limit") or {}).get("saturated"))
+    flagged = sum(1 for r in run.points if r.measurement is not None and drive_health.host_limited(r.measurement))
     if flagged:
         console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
                       "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
