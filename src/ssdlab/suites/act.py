@@ -36,6 +36,7 @@ from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,
     SERVICE_THREADS_PER_CPU,
+    SPLIT_RESOLUTION,
     WRITES_PER_DEVICE_1X,
     ActConfig,
     Derived,
@@ -237,7 +238,7 @@ def stream_plans(cfg: ActConfig, derived: Derived, min_op: int) -> list[StreamPl
     plans = []
     sizes = tuple(record_sizes(cfg, min_op))
     if derived.service_reqs_per_thread > 0:
-        fraction = derived.read_split / (1 << 20)
+        fraction = derived.read_split / SPLIT_RESOLUTION
         rw = "randread" if fraction >= 1.0 else ("randwrite" if fraction <= 0.0 else "randrw")
         plans.append(StreamPlan(S_SERVICE, rw, sizes, derived.service_threads, derived.service_reqs_per_thread,
                                 read_fraction=fraction, shared=True))
@@ -358,13 +359,6 @@ class StreamSlice:
     def achieved_per_s(self) -> float:
         """I/Os per second completed over the slice, all devices."""
         return self.ops / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def lag_s(self) -> float:
-        """How far the stream was behind its schedule at the end of the slice."""
-        if self.target_per_s <= 0:
-            return 0.0
-        return max(0.0, (self.target_per_s * self.seconds - self.ops) / self.target_per_s)
 
     def exceedance(self, thresholds_ns: Sequence[int] | None = None) -> dict[int, float]:
         """% of I/Os at or above each threshold: ACT's ms thresholds by default (keys in ms), else the
@@ -651,10 +645,6 @@ class ActSuite(Suite):
                              "(ACT drops an incomplete final slice; choose a multiple)")
         return duration, slice_s
 
-    def loads(self, ctx: PlanContext) -> list[float]:
-        """The load levels' keys (Nx, or k x the request rates)."""
-        return [lv.key for lv in levels(ctx)]
-
     def prep_points(self, ctx: PlanContext) -> list[TestPoint]:
         """act_prep: zeros over the whole device, then random large blocks over it (two full fills)."""
         if ctx.options.get("skip_prep"):
@@ -695,7 +685,7 @@ class ActSuite(Suite):
         if derived.service_reqs_per_thread:
             if derived.read_split:
                 targets[S_READS] = derived.service_reads_per_s
-            if derived.read_split < (1 << 20):
+            if derived.read_split < SPLIT_RESOLUTION:
                 targets[S_COMMITS] = derived.service_commits_per_s
         if derived.large_block_reads_per_s > 0:
             targets[S_LB_READS] = derived.large_block_reads_per_s

@@ -53,8 +53,6 @@ CONFIG_KEYS: dict[str, tuple[str, str]] = {
     "tomb-raider-sleep-usec": ("tomb_raider_sleep_usec", "uint"),
     "max-lag-sec": ("max_lag", "uint"),
 }
-OPTION_FOR_KEY = {key: opt for key, (opt, _) in CONFIG_KEYS.items()}
-KEY_FOR_OPTION = {opt: key for key, opt in OPTION_FOR_KEY.items()}
 
 _TOKEN_SPLIT = re.compile(r"[:\s]")
 _NAME_SPLIT = re.compile(r"[,;\s]+")
