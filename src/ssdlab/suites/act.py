@@ -504,8 +504,9 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
     lagging = ""
     carried: dict[str, float] = {}
     worst_lag: dict[str, float] = {}
+    finished = run.finished_by_id()
     for p in level:
-        r = run.result(p.id)
+        r = finished.get(p.id)
         if r is None or r.status != "ok":
             continue
         slices.append(slice_streams(r))
@@ -731,17 +732,18 @@ class ActSuite(Suite):
         has finished."""
         rest = self.next_points(ctx, run)
         lvs = levels(ctx)
+        if not rest or len(lvs) < 2:
+            return Outlook.of(rest)  # one level, or the search ended
+        points = [self.level_points(ctx, lv) for lv in lvs]
         done = run.done_ids()
-        current = next((i for i, lv in enumerate(lvs)
-                        if any(p.id not in done for p in self.level_points(ctx, lv))), len(lvs))
-        if not rest or len(lvs) < 2 or current >= len(lvs) - 1 or rest[-1].id not in {
-                p.id for p in self.level_points(ctx, lvs[current])}:
-            return Outlook.of(rest)  # one level, the last one, or the search ended
-        later = [self.level_points(ctx, lv) for lv in lvs[current + 1:]]
+        current = next((i for i, level in enumerate(points) if any(p.id not in done for p in level)), len(lvs))
+        if current >= len(lvs) - 1 or rest[-1].id not in {p.id for p in points[current]}:
+            return Outlook.of(rest)  # the last level, or the search ended
+        later = points[current + 1:]
         worst = rest + [p for level in later for p in level]
         if current == 0:
             return Outlook.of(worst)
-        last = evaluate_level(ctx, run, lvs[current - 1].key, self.level_points(ctx, lvs[current - 1]))
+        last = evaluate_level(ctx, run, lvs[current - 1].key, points[current - 1])
         ratio = max(last.worst.get(t, 0.0) / limit for t, limit in CRITERIA)
         fails_at = lvs[current - 1].key / ratio if ratio > 0 else float("inf")
         expected = list(rest)
