@@ -41,6 +41,7 @@ from ssdlab.suites.act_config import (
     ActConfig,
     Derived,
     derive,
+    load_rates,
     online_cpus,
     read_config,
     record_sizes,
@@ -135,7 +136,7 @@ class Level:
     id_part: str
 
 
-def _level(read_reqs: int, write_reqs: int, devices: int, k: float, nx: float | None) -> Level:
+def _level(read_reqs: int, write_reqs: int, k: float, nx: float | None) -> Level:
     if nx is not None:
         return Level(nx, read_reqs, write_reqs, load_label(nx), f"{nx:g}x".replace(".", "_"))
     return Level(k, read_reqs, write_reqs, f"{read_reqs} reads/s + {write_reqs} writes/s",
@@ -156,27 +157,22 @@ def levels(ctx: PlanContext) -> list[Level]:
         # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
         nx = reads / (READS_PER_DEVICE_1X * devices) if reads > 0 and reads * WRITES_PER_DEVICE_1X == \
             writes * READS_PER_DEVICE_1X else None
-        base = nx
     else:
-        base = parse_load(s.get("load") or "1x")
-        reads = round(READS_PER_DEVICE_1X * base * devices)
-        writes = round(WRITES_PER_DEVICE_1X * base * devices)
-        nx = base
+        nx = parse_load(s.get("load") or "1x")
+        reads, writes = load_rates(nx, devices)
     if not ctx.options.get("find_max"):
-        return [_level(reads, writes, devices, 1.0, nx)]
+        return [_level(reads, writes, 1.0, nx)]
     top = parse_load(ctx.options["max_load"]) if ctx.options.get("max_load") else None
     out = []
-    if nx is not None and base is not None:
-        top = top if top is not None else 10 * base
-        if top < base:
-            raise UsageError(f"--max-load {top:g}x is below the first load {base:g}x")
-        for k in range(1, int(top / base + 1e-9) + 1):
-            n = base * k
-            out.append(_level(round(READS_PER_DEVICE_1X * n * devices), round(WRITES_PER_DEVICE_1X * n * devices),
-                              devices, float(k), n))
+    if nx is not None:
+        top = top if top is not None else 10 * nx
+        if top < nx:
+            raise UsageError(f"--max-load {top:g}x is below the first load {nx:g}x")
+        for k in range(1, int(top / nx + 1e-9) + 1):
+            out.append(_level(*load_rates(nx * k, devices), float(k), nx * k))
     else:  # k x the configured request rates; --max-load is the largest k
         for k in range(1, int((top if top is not None else 10.0) + 1e-9) + 1):
-            out.append(_level(reads * k, writes * k, devices, float(k), None))
+            out.append(_level(reads * k, writes * k, float(k), None))
     if not out:
         raise UsageError("--max-load leaves no load level to run")
     return out
@@ -665,8 +661,7 @@ class ActSuite(Suite):
         s = settings(ctx)
         if not isinstance(level, Level):
             level = next((lv for lv in levels(ctx) if lv.key == level), None) or _level(
-                round(READS_PER_DEVICE_1X * level * max(1, ctx.devices)),
-                round(WRITES_PER_DEVICE_1X * level * max(1, ctx.devices)), max(1, ctx.devices), level, level)
+                *load_rates(level, max(1, ctx.devices)), level, level)
         cfg = config_for(ctx, level, s)
         derived = derive(cfg)
         duration, slice_s = self.times(ctx)
