@@ -103,6 +103,18 @@ def load_label(load: float) -> str:
     return f"{load:g}x"
 
 
+def level_label(record: Mapping[str, Any]) -> str:
+    """A level's label from a slice's tags or a verdict's level record ('30x' when only the load was stored)."""
+    return str(record.get("level") or load_label(float(record.get("load", 0.0))))
+
+
+def section_device(section: str) -> tuple[str, str]:
+    """A fio section's stream and device: ('large-block-reads', 'd0') for 'large-block-reads-d0', and
+    (section, '') for a section over every device (the service pool)."""
+    base = _DEVICE_SUFFIX.sub("", section)
+    return base, section[len(base) + 1:]
+
+
 # ------------------------------------------------------------------ settings and levels
 
 
@@ -332,7 +344,7 @@ def stream_of(section: str, direction: str) -> str:
 
     The service pool reads into `reads` and writes into `writes`; runs of earlier ssdlab versions had
     per-device `reads-dN` and `commits-dN` sections."""
-    base = _DEVICE_SUFFIX.sub("", section)
+    base = section_device(section)[0]
     if base in (S_SERVICE, S_READS):
         return S_READS if direction == "read" else S_COMMITS
     if base == "commits":
@@ -418,7 +430,7 @@ def slice_lags(result: PointResult, carried: Mapping[str, float]) -> list[Sectio
     devices = max(1, int(result.point.tags.get("devices", 1) or 1))
     out = []
     for section, data in raw.items():
-        base = _DEVICE_SUFFIX.sub("", section)
+        base = section_device(section)[0]
         p = pacing.get(section)
         if p is not None:
             rate = float(p.get("ops_per_s_per_job", 0.0)) * float(p.get("jobs", 1.0))
@@ -477,8 +489,7 @@ def max_lag_s(ctx: PlanContext) -> int:
 def lag_message(section: str, lag_s: float, limit: int, where: str, cpu_pct: float) -> str:
     """ACT's two lag failures: service threads ("configure more service-threads": the generator) or the
     large-block threads ("drive(s) can't keep up")."""
-    base = _DEVICE_SUFFIX.sub("", section)
-    device = section[len(base) + 1:] if section != base else ""
+    base, device = section_device(section)
     who = SECTION_LABEL.get(base, base) + (f" on {device}" if device else "")
     if base in (S_SERVICE, S_READS, "commits"):
         advice = "ACT can't do the requested load with this many service threads: try more --service-threads"
