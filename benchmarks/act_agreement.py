@@ -29,6 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ssdlab.suites.act import parse_load
+from ssdlab.suites.act_config import load_rates
+
 THRESHOLDS = (1, 2, 4, 8, 16, 32, 64)
 _VENV_SSDLAB = Path(sys.executable).parent / "ssdlab"  # the ssdlab next to this interpreter (the venv's)
 SSDLAB = [str(_VENV_SSDLAB)] if _VENV_SSDLAB.exists() else ["ssdlab"]
@@ -121,8 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if bool(args.device) == bool(args.loop_size):
         ap.error("give exactly one of --device and --loop-size")
-    n = float(args.load.rstrip("x"))
-    reads, writes = round(2000 * n), round(1000 * n)
+    reads, writes = load_rates(parse_load(args.load))  # ACT's rates of the load on one device
     backing: Path | None = None
     device = args.device
     with tempfile.TemporaryDirectory(prefix="act-agreement-") as tmp:

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from timing import alternate, check, load, run, spread, ssdlab
 
 from ssdlab.fio import hist
 
@@ -79,32 +78,6 @@ def python_with_pandas(given: str | None) -> str | None:
         if exe and subprocess.run([exe, "-c", "import numpy, pandas"], capture_output=True).returncode == 0:
             return exe
     return None
-
-
-@dataclass(frozen=True)
-class Timing:
-    wall: float  # seconds
-    cpu: float  # user + system seconds of the process (and what it waited for)
-    rss_mb: float  # peak resident set size
-
-
-def timed(argv: list[str], out_path: Path) -> Timing:
-    """Run argv once, stdout to out_path; its wall clock, CPU time and peak RSS (os.wait4)."""
-    with out_path.open("w") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-        raise SystemExit(f"{argv[0]} failed ({proc.returncode}): {err.strip().splitlines()[-1:]}")
-    return Timing(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0)
-
-
-def spread(values: list[float], unit: str = "s") -> str:
-    return (f"median {statistics.median(values):.3f} {unit} (min {min(values):.3f}, max {max(values):.3f}, "
-            f"n {len(values)})")
 
 
 def read_csv(path: Path, drop_dir: bool) -> list[list[float]]:
@@ -172,8 +145,7 @@ def main() -> int:
     size_mb = sum(p.stat().st_size for p in logs) / 1e6
     lines = sum(p.read_bytes().count(b"\n") for p in logs)
     print(f"input: {len(logs)} files, {lines} lines, {size_mb:.1f} MB")
-    exe = Path(sys.executable).with_name("ssdlab")
-    ours_argv = [str(exe), "hist-log", *map(str, logs), "--interval", "0.1", "--mode", "weighted",
+    ours_argv = [str(ssdlab()), "hist-log", *map(str, logs), "--interval", "0.1", "--mode", "weighted",
                  "--percentiles", "90,95,99"]
     script = find_baseline(args.baseline, args.workdir)
     py = python_with_pandas(args.baseline_python)
@@ -182,16 +154,11 @@ def main() -> int:
                                       else "no interpreter with numpy+pandas (--baseline-python PY)"))
         return 2
     base_argv = [py, str(script), "-i", "100", *map(str, logs)]
-    one, five, _ = os.getloadavg()
-    print(f"load average {one:.2f} {five:.2f} on {os.cpu_count()} CPUs; {args.rounds} rounds, order alternating")
-    ours: list[Timing] = []
-    base: list[Timing] = []
-    for r in range(args.rounds):
-        sides = [("ssdlab", ours_argv, ours, "ssdlab_weighted.csv"), ("baseline", base_argv, base, "baseline.csv")]
-        for _name, argv, into, out in (sides if r % 2 == 0 else sides[::-1]):
-            into.append(timed(argv, args.workdir / out))
-    one, five, _ = os.getloadavg()
-    print(f"load average {one:.2f} {five:.2f} afterwards")
+    print(f"{load()}; {args.rounds} rounds, order alternating")
+    samples = alternate({"ssdlab": lambda: run(ours_argv, stdout=args.workdir / "ssdlab_weighted.csv"),
+                         "baseline": lambda: run(base_argv, stdout=args.workdir / "baseline.csv")}, args.rounds)
+    print(f"{load()} afterwards")
+    ours, base = samples["ssdlab"], samples["baseline"]
     print(f"ssdlab hist-log --mode weighted: wall {spread([t.wall for t in ours])}; CPU "
           f"{spread([t.cpu for t in ours])}; peak RSS {max(t.rss_mb for t in ours):.0f} MB")
     print(f"fiologparser_hist.py (weighted): wall {spread([t.wall for t in base])}; CPU "
@@ -207,8 +174,8 @@ def main() -> int:
     if args.scale > 1:
         long_logs = scaled_copy(logs, args.workdir, args.scale)
         long_mb = sum(p.stat().st_size for p in long_logs) / 1e6
-        long = timed([*ours_argv[:2], *map(str, long_logs), *ours_argv[2 + len(logs):]],
-                     args.workdir / "ssdlab_long.csv")
+        long = check("ssdlab hist-log", run([*ours_argv[:2], *map(str, long_logs), *ours_argv[2 + len(logs):]],
+                                            stdout=args.workdir / "ssdlab_long.csv"))
         print(f"ssdlab on a {args.scale}x longer input ({long_mb:.0f} MB): {long.wall:.2f} s wall, "
               f"{long.rss_mb:.0f} MB peak RSS")
         for p in long_logs:

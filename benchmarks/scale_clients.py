@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -39,6 +38,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from timing import check, load, run, ssdlab
 
 from ssdlab.fio import client
 from ssdlab.fio.runner import fio_binary, fio_version
@@ -121,34 +122,29 @@ class Sample:
     run_json_bytes: int
 
 
-def run_once(n: int, endpoints: list[tuple[str, int]], base: Path, runtime: float, tag: str) -> Sample:
+def run_command(endpoints: list[tuple[str, int]], base: Path, runtime: float, tag: str) -> tuple[list[str], Path]:
+    """The command users run for one point on these hosts (its inventory and suite file written), and its
+    results directory (emptied)."""
     inv = base / f"inv-{tag}.toml"
     write_inventory(inv, endpoints)
     suite = base / "bench.toml"
     suite.write_text(SUITE)
     out = base / f"run-{tag}"
     shutil.rmtree(out, ignore_errors=True)
-    argv = [sys.executable, "-m", "ssdlab.cli", "run", str(suite), "--hosts", str(inv), "--runtime", str(runtime),
-            "--out", str(out), "--no-report", "-q"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    res = subprocess.run(argv, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode != 0:
-        raise SystemExit(f"N={n}: ssdlab run failed ({res.returncode}): {res.stderr.strip()[-400:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return [str(ssdlab()), "run", str(suite), "--hosts", str(inv), "--runtime", str(runtime), "--out", str(out),
+            "--no-report", "-q"], out
+
+
+def run_once(n: int, endpoints: list[tuple[str, int]], base: Path, runtime: float, tag: str) -> Sample:
+    argv, out = run_command(endpoints, base, runtime, tag)
+    whole = check(f"N={n}: ssdlab run", run(argv))
     point = next(p for p in (out / "points").iterdir() if p.name != "host-ceiling")
     # the fio client alone, re-run from the stored command (its own rusage)
-    cmd = (point / "cmd.txt").read_text().split()
-    b2 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(cmd, capture_output=True, check=False, cwd=point)
-    a2 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    client_cpu = (a2.ru_utime - b2.ru_utime) + (a2.ru_stime - b2.ru_stime)
+    client_cpu = run((point / "cmd.txt").read_text().split(), cwd=point).cpu
     run_json = json.loads((out / "run.json").read_text())
     point_json = next(p for p in run_json["points"] if p["point"]["phase"] == "measure")
     point_wall = float(point_json["measurement"]["extra"]["wall_s"])  # the point alone, as the run recorded it
-    sample = Sample(wall, point_wall, cpu, client_cpu, (point / "fio.json").stat().st_size,
+    sample = Sample(whole.wall, point_wall, whole.cpu, client_cpu, (point / "fio.json").stat().st_size,
                     len(json.dumps(point_json)))
     shutil.rmtree(out, ignore_errors=True)
     return sample
@@ -158,19 +154,13 @@ def point_stream(n: int, endpoints: list[tuple[str, int]], base: Path, runtime: 
                  counters: list[Counter]) -> tuple[float, float]:
     """Bytes per server of one point alone: a run through the relays, then its stored fio client command
     again with the counters reset (the run itself also probed every agent)."""
-    inv = base / f"inv-relay-{n}.toml"
-    write_inventory(inv, endpoints)
-    suite = base / "bench.toml"
-    suite.write_text(SUITE)
-    out = base / f"run-relay-{n}"
-    shutil.rmtree(out, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "ssdlab.cli", "run", str(suite), "--hosts", str(inv), "--runtime",
-                    str(runtime), "--out", str(out), "--no-report", "-q"], capture_output=True, check=True)
+    argv, out = run_command(endpoints, base, runtime, f"relay-{n}")
+    check(f"N={n} through the relays: ssdlab run", run(argv))
     point = next(p for p in (out / "points").iterdir())
     for c in counters:
         with c.lock:
             c.to_server = c.to_client = 0
-    subprocess.run((point / "cmd.txt").read_text().split(), capture_output=True, check=False, cwd=point)
+    run((point / "cmd.txt").read_text().split(), cwd=point)
     time.sleep(0.2)
     shutil.rmtree(out, ignore_errors=True)
     return statistics.mean(c.to_client for c in counters), statistics.mean(c.to_server for c in counters)
@@ -255,7 +245,7 @@ def main() -> int:
                     loop.call_soon_threadsafe(loop.stop)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"fio {fio_version()}, {os.cpu_count()} CPUs, runtime {args.runtime:g} s per point, "
+    print(f"fio {fio_version()}, {load()}, runtime {args.runtime:g} s per point, "
           f"{args.repeats} repeats: median (min-max)")
     print(f"{'hosts':>5}  {'wall s':>18}  {'point overhead s':>18}  {'ssdlab CPU s':>18}  {'fio client CPU s':>18}  "
           f"{'json+ B/host':>12}  {'run.json B/host':>15}")

@@ -12,9 +12,10 @@ move, count the core's instructions with callgrind (docs/sim.md).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
+
+from timing import load, spread
 
 from ssdlab.sim.validate import Bench
 
@@ -31,7 +32,7 @@ def main() -> int:
     bench = Bench(args.preset)
     bench.fill()
     bench.run(io_bytes=2 * bench.user)  # reach steady state (not timed)
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(load())
     per_cpu, per_wall = [], []
     for _ in range(args.repeat):
         before = bench.dev.counters()
@@ -46,12 +47,11 @@ def main() -> int:
         print(f"{args.preset}: {ios:,.0f} 4K random writes in {cpu:.3f} CPU-s ({wall:.3f} s wall) = "
               f"{ios / cpu / 1e6:.2f} M simulated I/O per CPU second ({ios / wall / 1e6:.2f} M per wall second; "
               f"WA {s['wa_gc']:.2f}, {gc:,} GC runs, simulated {s['iops']:,.0f} IOPS)")
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} afterwards")
+    print(f"{load()} afterwards")
     med = statistics.median(per_cpu)
     verdict = "meets" if med >= TARGET else "BELOW"
-    print(f"median: {med / 1e6:.2f} M simulated I/Os per CPU second (min {min(per_cpu) / 1e6:.2f}, max "
-          f"{max(per_cpu) / 1e6:.2f}, n {len(per_cpu)}; {verdict} the {TARGET / 1e6:g} M target); per wall "
-          f"second: median {statistics.median(per_wall) / 1e6:.2f} M")
+    print(f"simulated I/Os per CPU second: {spread([v / 1e6 for v in per_cpu], unit='M', digits=2)} ({verdict} "
+          f"the {TARGET / 1e6:g} M target); per wall second: {spread([v / 1e6 for v in per_wall], unit='M', digits=2)}")
     return 0 if med >= TARGET else 1
 
 

@@ -1,17 +1,17 @@
 """Shared by the benchmarks: run the commands users run as child processes, alternate the sides, report the
 median and spread of wall-clock and CPU time, and the host's load while measuring.
 
-Each side is a command line; every run is a fresh process, measured from outside (wall clock around it,
-CPU from the kernel's accounting of the child and everything it waited for). Rounds alternate which side
-goes first, so slow drift on a shared host hits both sides alike.
+Each side is a command line; every run is a fresh process, measured from outside (wall clock around it;
+CPU time and peak RSS from the kernel's accounting of the child and everything it waited for, os.wait4).
+Rounds alternate which side goes first, so slow drift on a shared host hits both sides alike.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,29 +20,42 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Sample:
-    """One run of a command: wall-clock seconds, CPU seconds (user + system, children included), exit code."""
+    """One run of a command: wall-clock seconds, CPU seconds (user + system, children included), exit code,
+    peak resident set size (of the process or the largest child it waited for) and the end of its stderr."""
 
     wall: float
     cpu: float
     code: int
+    rss_mb: float = 0.0
+    err: str = ""
 
 
 def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | None = None,
         env: Mapping[str, str] | None = None) -> Sample:
-    """Run argv to completion (stdout to a file or discarded, stderr discarded)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages)."""
     out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     try:
-        t0 = time.perf_counter()
-        proc = subprocess.run([str(a) for a in argv], stdout=out, stderr=subprocess.DEVNULL, cwd=cwd,
-                              env=dict(env) if env is not None else None, check=False)
-        wall = time.perf_counter() - t0
+        with tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=err, cwd=cwd,
+                                    env=dict(env) if env is not None else None)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            err.seek(0)
+            tail = err.read()[-4000:].decode(errors="replace").strip()
     finally:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Sample(wall=wall, cpu=cpu, code=proc.returncode)
+    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, code=proc.returncode,
+                  rss_mb=usage.ru_maxrss / 1024.0, err=tail)
+
+
+def check(name: str, sample: Sample) -> Sample:
+    """`sample`, or exit with the command's last line of stderr when it failed."""
+    if sample.code != 0:
+        raise SystemExit(f"{name} failed (exit {sample.code}): {sample.err.splitlines()[-1] if sample.err else ''}")
+    return sample
 
 
 def alternate(sides: Mapping[str, Callable[[], Sample]], rounds: int) -> dict[str, list[Sample]]:
@@ -52,10 +65,7 @@ def alternate(sides: Mapping[str, Callable[[], Sample]], rounds: int) -> dict[st
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            sample = sides[name]()
-            if sample.code != 0:
-                raise SystemExit(f"{name} failed (exit {sample.code})")
-            out[name].append(sample)
+            out[name].append(check(name, sides[name]()))
     return out
 
 

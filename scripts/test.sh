@@ -3,13 +3,13 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh --dev
-# packages the integration tests use (loop devices, mkfs, mount); installed only when missing
-if [ "$(id -u)" -eq 0 ] && ! command -v mkfs.ext4 >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq e2fsprogs >/dev/null
-fi
-# nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only)
-if [ "$(id -u)" -eq 0 ] && ! command -v nbdkit >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nbdkit >/dev/null
+# packages the integration tests use, installed (with one apt-get update) only when missing: e2fsprogs for
+# mkfs on loop devices; nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only)
+missing=()
+command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
+command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)
+if [ "$(id -u)" -eq 0 ] && [ "${#missing[@]}" -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/mypy

@@ -27,7 +27,8 @@ from ssdlab.suites.act import (
     STREAM_LABEL,
     THRESHOLDS_MS,
     StreamSlice,
-    load_label,
+    level_label,
+    section_device,
     slice_streams,
 )
 
@@ -47,16 +48,15 @@ def _levels(run: Run) -> list[tuple[str, list[tuple[int, float, dict[str, Stream
     for r in run.ok_points():
         if r.point.phase != "measure" or not r.point.streams:
             continue
-        label = str(r.point.tags.get("level") or load_label(float(r.point.tags.get("load", 0.0))))
-        out.setdefault(label, []).append((int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0),
-                                          slice_streams(r)))
+        out.setdefault(level_label(r.point.tags), []).append(
+            (int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0), slice_streams(r)))
     return list(out.items())
 
 
 def _level_event(run: Run, label: str) -> dict[str, object]:
     verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
     for lv in (verdict or {}).get("levels", []) or []:
-        if str(lv.get("level") or load_label(float(lv.get("load", 0.0)))) == label:
+        if level_label(lv) == label:
             return dict(lv)
     return {}
 
@@ -68,8 +68,8 @@ def _lag_text(run: Run, label: str) -> str:
         return ""
     parts = []
     for section, lag in lags.items():
-        base = section.rsplit("-d", 1)[0] if section.rsplit("-d", 1)[-1].isdigit() else section
-        name = SECTION_LABEL.get(base, base) + (f" ({section[len(base) + 1:]})" if section != base else "")
+        base, device = section_device(section)
+        name = SECTION_LABEL.get(base, base) + (f" ({device})" if device else "")
         parts.append(f"{name} {float(lag):.2f} s")
     return ", ".join(parts)
 
@@ -132,8 +132,7 @@ def _timeline_chart(run: Run, run_dir: Path, label: str) -> str:
     ys: list[float | None] = []
     offset = 0.0
     for r in run.ok_points():
-        if r.point.phase != "measure" or str(r.point.tags.get("level") or load_label(
-                float(r.point.tags.get("load", -1)))) != label:
+        if r.point.phase != "measure" or level_label(r.point.tags) != label:
             continue
         pdir = point_dir(run_dir, r.point.id)
         # the service pool's log (reads and commit writes: reads are picked below); earlier runs: reads-dN

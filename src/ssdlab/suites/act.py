@@ -36,10 +36,12 @@ from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,
     SERVICE_THREADS_PER_CPU,
+    SPLIT_RESOLUTION,
     WRITES_PER_DEVICE_1X,
     ActConfig,
     Derived,
     derive,
+    load_rates,
     online_cpus,
     read_config,
     record_sizes,
@@ -101,6 +103,18 @@ def load_label(load: float) -> str:
     return f"{load:g}x"
 
 
+def level_label(record: Mapping[str, Any]) -> str:
+    """A level's label from a slice's tags or a verdict's level record ('30x' when only the load was stored)."""
+    return str(record.get("level") or load_label(float(record.get("load", 0.0))))
+
+
+def section_device(section: str) -> tuple[str, str]:
+    """A fio section's stream and device: ('large-block-reads', 'd0') for 'large-block-reads-d0', and
+    (section, '') for a section over every device (the service pool)."""
+    base = _DEVICE_SUFFIX.sub("", section)
+    return base, section[len(base) + 1:]
+
+
 # ------------------------------------------------------------------ settings and levels
 
 
@@ -134,7 +148,7 @@ class Level:
     id_part: str
 
 
-def _level(read_reqs: int, write_reqs: int, devices: int, k: float, nx: float | None) -> Level:
+def _level(read_reqs: int, write_reqs: int, k: float, nx: float | None) -> Level:
     if nx is not None:
         return Level(nx, read_reqs, write_reqs, load_label(nx), f"{nx:g}x".replace(".", "_"))
     return Level(k, read_reqs, write_reqs, f"{read_reqs} reads/s + {write_reqs} writes/s",
@@ -155,27 +169,22 @@ def levels(ctx: PlanContext) -> list[Level]:
         # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
         nx = reads / (READS_PER_DEVICE_1X * devices) if reads > 0 and reads * WRITES_PER_DEVICE_1X == \
             writes * READS_PER_DEVICE_1X else None
-        base = nx
     else:
-        base = parse_load(s.get("load") or "1x")
-        reads = round(READS_PER_DEVICE_1X * base * devices)
-        writes = round(WRITES_PER_DEVICE_1X * base * devices)
-        nx = base
+        nx = parse_load(s.get("load") or "1x")
+        reads, writes = load_rates(nx, devices)
     if not ctx.options.get("find_max"):
-        return [_level(reads, writes, devices, 1.0, nx)]
+        return [_level(reads, writes, 1.0, nx)]
     top = parse_load(ctx.options["max_load"]) if ctx.options.get("max_load") else None
     out = []
-    if nx is not None and base is not None:
-        top = top if top is not None else 10 * base
-        if top < base:
-            raise UsageError(f"--max-load {top:g}x is below the first load {base:g}x")
-        for k in range(1, int(top / base + 1e-9) + 1):
-            n = base * k
-            out.append(_level(round(READS_PER_DEVICE_1X * n * devices), round(WRITES_PER_DEVICE_1X * n * devices),
-                              devices, float(k), n))
+    if nx is not None:
+        top = top if top is not None else 10 * nx
+        if top < nx:
+            raise UsageError(f"--max-load {top:g}x is below the first load {nx:g}x")
+        for k in range(1, int(top / nx + 1e-9) + 1):
+            out.append(_level(*load_rates(nx * k, devices), float(k), nx * k))
     else:  # k x the configured request rates; --max-load is the largest k
         for k in range(1, int((top if top is not None else 10.0) + 1e-9) + 1):
-            out.append(_level(reads * k, writes * k, devices, float(k), None))
+            out.append(_level(reads * k, writes * k, float(k), None))
     if not out:
         raise UsageError("--max-load leaves no load level to run")
     return out
@@ -237,7 +246,7 @@ def stream_plans(cfg: ActConfig, derived: Derived, min_op: int) -> list[StreamPl
     plans = []
     sizes = tuple(record_sizes(cfg, min_op))
     if derived.service_reqs_per_thread > 0:
-        fraction = derived.read_split / (1 << 20)
+        fraction = derived.read_split / SPLIT_RESOLUTION
         rw = "randread" if fraction >= 1.0 else ("randwrite" if fraction <= 0.0 else "randrw")
         plans.append(StreamPlan(S_SERVICE, rw, sizes, derived.service_threads, derived.service_reqs_per_thread,
                                 read_fraction=fraction, shared=True))
@@ -335,7 +344,7 @@ def stream_of(section: str, direction: str) -> str:
 
     The service pool reads into `reads` and writes into `writes`; runs of earlier ssdlab versions had
     per-device `reads-dN` and `commits-dN` sections."""
-    base = _DEVICE_SUFFIX.sub("", section)
+    base = section_device(section)[0]
     if base in (S_SERVICE, S_READS):
         return S_READS if direction == "read" else S_COMMITS
     if base == "commits":
@@ -358,13 +367,6 @@ class StreamSlice:
     def achieved_per_s(self) -> float:
         """I/Os per second completed over the slice, all devices."""
         return self.ops / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def lag_s(self) -> float:
-        """How far the stream was behind its schedule at the end of the slice."""
-        if self.target_per_s <= 0:
-            return 0.0
-        return max(0.0, (self.target_per_s * self.seconds - self.ops) / self.target_per_s)
 
     def exceedance(self, thresholds_ns: Sequence[int] | None = None) -> dict[int, float]:
         """% of I/Os at or above each threshold: ACT's ms thresholds by default (keys in ms), else the
@@ -428,7 +430,7 @@ def slice_lags(result: PointResult, carried: Mapping[str, float]) -> list[Sectio
     devices = max(1, int(result.point.tags.get("devices", 1) or 1))
     out = []
     for section, data in raw.items():
-        base = _DEVICE_SUFFIX.sub("", section)
+        base = section_device(section)[0]
         p = pacing.get(section)
         if p is not None:
             rate = float(p.get("ops_per_s_per_job", 0.0)) * float(p.get("jobs", 1.0))
@@ -487,8 +489,7 @@ def max_lag_s(ctx: PlanContext) -> int:
 def lag_message(section: str, lag_s: float, limit: int, where: str, cpu_pct: float) -> str:
     """ACT's two lag failures: service threads ("configure more service-threads": the generator) or the
     large-block threads ("drive(s) can't keep up")."""
-    base = _DEVICE_SUFFIX.sub("", section)
-    device = section[len(base) + 1:] if section != base else ""
+    base, device = section_device(section)
     who = SECTION_LABEL.get(base, base) + (f" on {device}" if device else "")
     if base in (S_SERVICE, S_READS, "commits"):
         advice = "ACT can't do the requested load with this many service threads: try more --service-threads"
@@ -510,8 +511,9 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
     lagging = ""
     carried: dict[str, float] = {}
     worst_lag: dict[str, float] = {}
+    finished = run.finished_by_id()
     for p in level:
-        r = run.result(p.id)
+        r = finished.get(p.id)
         if r is None or r.status != "ok":
             continue
         slices.append(slice_streams(r))
@@ -651,10 +653,6 @@ class ActSuite(Suite):
                              "(ACT drops an incomplete final slice; choose a multiple)")
         return duration, slice_s
 
-    def loads(self, ctx: PlanContext) -> list[float]:
-        """The load levels' keys (Nx, or k x the request rates)."""
-        return [lv.key for lv in levels(ctx)]
-
     def prep_points(self, ctx: PlanContext) -> list[TestPoint]:
         """act_prep: zeros over the whole device, then random large blocks over it (two full fills)."""
         if ctx.options.get("skip_prep"):
@@ -674,8 +672,7 @@ class ActSuite(Suite):
         s = settings(ctx)
         if not isinstance(level, Level):
             level = next((lv for lv in levels(ctx) if lv.key == level), None) or _level(
-                round(READS_PER_DEVICE_1X * level * max(1, ctx.devices)),
-                round(WRITES_PER_DEVICE_1X * level * max(1, ctx.devices)), max(1, ctx.devices), level, level)
+                *load_rates(level, max(1, ctx.devices)), level, level)
         cfg = config_for(ctx, level, s)
         derived = derive(cfg)
         duration, slice_s = self.times(ctx)
@@ -695,7 +692,7 @@ class ActSuite(Suite):
         if derived.service_reqs_per_thread:
             if derived.read_split:
                 targets[S_READS] = derived.service_reads_per_s
-            if derived.read_split < (1 << 20):
+            if derived.read_split < SPLIT_RESOLUTION:
                 targets[S_COMMITS] = derived.service_commits_per_s
         if derived.large_block_reads_per_s > 0:
             targets[S_LB_READS] = derived.large_block_reads_per_s
@@ -741,17 +738,18 @@ class ActSuite(Suite):
         has finished."""
         rest = self.next_points(ctx, run)
         lvs = levels(ctx)
+        if not rest or len(lvs) < 2:
+            return Outlook.of(rest)  # one level, or the search ended
+        points = [self.level_points(ctx, lv) for lv in lvs]
         done = run.done_ids()
-        current = next((i for i, lv in enumerate(lvs)
-                        if any(p.id not in done for p in self.level_points(ctx, lv))), len(lvs))
-        if not rest or len(lvs) < 2 or current >= len(lvs) - 1 or rest[-1].id not in {
-                p.id for p in self.level_points(ctx, lvs[current])}:
-            return Outlook.of(rest)  # one level, the last one, or the search ended
-        later = [self.level_points(ctx, lv) for lv in lvs[current + 1:]]
+        current = next((i for i, level in enumerate(points) if any(p.id not in done for p in level)), len(lvs))
+        if current >= len(lvs) - 1 or rest[-1].id not in {p.id for p in points[current]}:
+            return Outlook.of(rest)  # the last level, or the search ended
+        later = points[current + 1:]
         worst = rest + [p for level in later for p in level]
         if current == 0:
             return Outlook.of(worst)
-        last = evaluate_level(ctx, run, lvs[current - 1].key, self.level_points(ctx, lvs[current - 1]))
+        last = evaluate_level(ctx, run, lvs[current - 1].key, points[current - 1])
         ratio = max(last.worst.get(t, 0.0) / limit for t, limit in CRITERIA)
         fails_at = lvs[current - 1].key / ratio if ratio > 0 else float("inf")
         expected = list(rest)

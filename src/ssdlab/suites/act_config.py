@@ -53,8 +53,6 @@ CONFIG_KEYS: dict[str, tuple[str, str]] = {
     "tomb-raider-sleep-usec": ("tomb_raider_sleep_usec", "uint"),
     "max-lag-sec": ("max_lag", "uint"),
 }
-OPTION_FOR_KEY = {key: opt for key, (opt, _) in CONFIG_KEYS.items()}
-KEY_FOR_OPTION = {opt: key for key, opt in OPTION_FOR_KEY.items()}
 
 _TOKEN_SPLIT = re.compile(r"[:\s]")
 _NAME_SPLIT = re.compile(r"[,;\s]+")
@@ -126,6 +124,12 @@ def read_config(path: str | Path) -> dict[str, Any]:
     return parse_config(text, str(path))
 
 
+def load_rates(load: float, devices: int = 1) -> tuple[int, int]:
+    """(read-reqs-per-sec, write-reqs-per-sec) of an `Nx` load on `devices` devices: totals, ACT's 1x rates
+    per device times N."""
+    return round(READS_PER_DEVICE_1X * load * devices), round(WRITES_PER_DEVICE_1X * load * devices)
+
+
 def round_up(value: int, unit: int) -> int:
     """`value` rounded up to a multiple of `unit`."""
     return -(-value // unit) * unit
@@ -156,8 +160,8 @@ class ActConfig:
     @classmethod
     def for_load(cls, load: float, devices: int = 1, **kwargs: Any) -> ActConfig:
         """The configuration of an `Nx` load on `devices` devices (rates are totals, as in ACT's file)."""
-        return cls(read_reqs_per_s=round(READS_PER_DEVICE_1X * load * devices),
-                   write_reqs_per_s=round(WRITES_PER_DEVICE_1X * load * devices), devices=devices, **kwargs)
+        reads, writes = load_rates(load, devices)
+        return cls(read_reqs_per_s=reads, write_reqs_per_s=writes, devices=devices, **kwargs)
 
     def check(self) -> None:
         """ACT's check_configuration (cfg_storage.c), as usage errors, plus the cases ACT would divide by 0."""
