@@ -347,19 +347,30 @@ class Monitor:
         self._thread = threading.Thread(target=self._loop, name="ssdlab-health-monitor", daemon=True)
         self._thread.start()
 
+    _interval: float = 0.0  # the sampling interval now (interval_s, doubled at every thinning)
+
     def _loop(self) -> None:
-        interval = self.interval_s
-        while not self._stop.wait(interval):
-            for dev in self.devices:
-                sample = self.snapshotter.sample(dev, self._started)
-                if sample is None:
-                    continue
-                with self._lock:
-                    kept = self._samples.setdefault(dev.path, [])
-                    kept.append(sample)
-                    if len(kept) > MAX_SAMPLES:
-                        del kept[1::2]
-                        interval *= 2
+        self._interval = self.interval_s
+        while not self._stop.wait(self._interval):
+            self.sample_round()
+
+    def sample_round(self) -> None:
+        """One sample of every device. A device past MAX_SAMPLES keeps every other sample, and the interval
+        doubles once for the round, however many devices were thinned in it."""
+        self._interval = self._interval or self.interval_s
+        thinned = False
+        for dev in self.devices:
+            sample = self.snapshotter.sample(dev, self._started)
+            if sample is None:
+                continue
+            with self._lock:
+                kept = self._samples.setdefault(dev.path, [])
+                kept.append(sample)
+                if len(kept) > MAX_SAMPLES:
+                    del kept[1::2]
+                    thinned = True
+        if thinned:
+            self._interval *= 2
 
     def stop(self) -> None:
         """Stop sampling; a query still running finishes on its own (the thread is a daemon, its sample is
