@@ -174,35 +174,40 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
             progress.point_start(point, len(run.finished_by_id()) + 1, estimator.estimate(outlook))
             chain = continuous_chain([p for p in suite.next_points(ctx, run) if p.id not in given_up]) \
                 if outlook.next_point.continuous else [point]
+            error: FioFailedError | None = None
             if len(chain) > 1 and hasattr(executor, "run_series") and not skip_reason(point, target):
                 series = Series(run_dir, run, suite, ctx, [apply_error_policy(apply_common(ctx, p), policy)
                                                            for p in chain], progress, target, estimator)
                 try:
                     executor.run_series(series.points, target, store.point_dir(run_dir, point.id), progress.live,
                                         series.on_sample)
-                except FioFailedError as exc:
-                    run = series.run.with_point(PointResult(point=series.current, status="failed",
-                                                            started=store.now_iso(), finished=store.now_iso(),
-                                                            reason=str(exc), attempt=_attempt(series.run, point)))
-                    raise
+                except FioFailedError as exc:  # the sample that was running failed; the samples before it stay
+                    error, run = exc, series.run
+                    point = series.current  # exc.partial covers the whole series, not this sample: not kept
+                    failed = PointResult(point=point, status="failed", started=store.now_iso(),
+                                         finished=store.now_iso(), reason=str(exc), attempt=_attempt(run, point))
                 except BaseException:
                     run = series.run  # every sample stored so far stays
                     raise
-                run = session.update(series.run)  # temperature samples taken during the stimulus
-                continue
-            attempt = _attempt(run, point)
-            try:
-                result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
-            except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
-                failed = PointResult(point=point, status="failed", started=store.now_iso(),
-                                     finished=store.now_iso(), reason=str(exc), attempt=attempt,
-                                     measurement=exc.partial if isinstance(exc.partial, Measurement) else None)
+                else:
+                    run = session.update(series.run)  # temperature samples taken during the stimulus
+                    continue
+            else:
+                attempt = _attempt(run, point)
+                try:
+                    result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
+                except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
+                    error = exc
+                    failed = PointResult(point=point, status="failed", started=store.now_iso(),
+                                         finished=store.now_iso(), reason=str(exc), attempt=attempt,
+                                         measurement=exc.partial if isinstance(exc.partial, Measurement) else None)
+            if error is not None:
                 run = run.with_point(failed)
                 if policy != "continue":
-                    raise
+                    raise error
                 given_up.add(point.id)
-                if isinstance(exc.partial, Measurement):  # several devices: later points go on without the failed
-                    drop_failed(target, exc.partial)
+                if failed.measurement is not None:  # several devices: later points go on without the failed
+                    drop_failed(target, failed.measurement)
                 store.append_point(run_dir, failed)
                 estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)

@@ -241,3 +241,53 @@ def test_a_point_that_stays_stalled_is_stored_invalid_never_ok(tmp_path: Path) -
     v = run_verdicts(store.load_run(run_dir))
     assert [(t.kind, t.title) for t in v.tests] == [("incomplete", "three")]
     assert v.exit_code == 1
+
+
+class ThreeSamples(ThreePoints):
+    """Three samples of one continuous stimulus (never registered)."""
+
+    def plan(self, ctx: PlanContext) -> list[TestPoint]:
+        """s1, s2, s3, one stimulus."""
+        w = Workload(rw="write", bs=4096, runtime_s=1)
+        return [TestPoint(id=f"s{i}", label=f"S{i}", workload=w, continuous="s") for i in (1, 2, 3)]
+
+
+@dataclass
+class SeriesExecutor(FakeExecutor):
+    """Runs a series sample by sample; the samples named in `fail` end the series with that error."""
+
+    def run_series(self, points: list[TestPoint], target: Target, point_dir: Path, on_live: LiveCallback | None,
+                   on_sample: Callable[[Measurement], Path | None]) -> None:
+        for p in points:
+            if on_sample(self.run_point(p, target, point_dir)) is None:
+                return
+
+
+def series_run(tmp_path: Path, on_error: str) -> tuple[Path, Callable[[], Run]]:
+    run_dir = store.create_run_dir(tmp_path / "run")
+    suite, tgt = ThreeSamples(), NullTarget(spec="null", kind="null", options=TargetOptions())
+    executor = SeriesExecutor(run_dir, {"s2": FioFailedError("fio failed: write at offset 4096")})
+    run = orchestrate.new_run(suite, tgt, executor, {"suite": "three", "on_error": on_error}, run_dir)
+
+    def go() -> Run:
+        return orchestrate.drive(run_dir, run, suite, PlanContext(capacity=tgt.capacity()), tgt, executor,
+                                 QuietProgress(), grant=WriteGrant(tgt, writes=True))
+
+    return run_dir, go
+
+
+def test_a_failed_sample_is_recorded_as_its_own_first_attempt(tmp_path: Path) -> None:
+    run_dir, go = series_run(tmp_path, "stop")
+    with pytest.raises(FioFailedError):
+        go()
+    run = store.load_run(run_dir)
+    assert [(p.point.id, p.status, p.attempt) for p in run.points] == [("s1", "ok", 1), ("s2", "failed", 1)]
+
+
+def test_on_error_continue_goes_on_past_a_failed_sample(tmp_path: Path) -> None:
+    run_dir, go = series_run(tmp_path, "continue")
+    run = go()
+    assert run.status == "complete"
+    assert [(p.point.id, p.status) for p in run.points] == [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
+    assert [(p.point.id, p.status) for p in store.load_run(run_dir).points] == \
+        [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
