@@ -190,7 +190,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                     run = series.run  # every sample stored so far stays
                     raise
                 else:
-                    run = session.update(series.run)  # temperature samples taken during the stimulus
+                    run = series.run
                     continue
             else:
                 attempt = _attempt(run, point)
@@ -212,8 +212,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                 estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)
                 continue
-            # temperature samples join the run in memory; run.json takes them when it is next written whole
-            run = session.update(run.with_point(result))
+            run = run.with_point(result)  # temperature samples join the run in session.finish, before it is saved
             store.append_point(run_dir, result)
             estimator.observe(result, time.monotonic() - t0)
             progress.point_end(result)
