@@ -56,7 +56,7 @@ def main() -> int:
             return run([exe, "report", dirs[-1]])
 
         print(f"ssdlab run pts --target sim:{args.preset} --runtime {args.runtime:g}; {load()}")
-        samples = alternate({"run (report included)": demo, "report DIR": report}, args.rounds)
+        samples = alternate({"run (report included)": demo, "report DIR": report}, args.rounds, warm=False)
         print(load())
         points = len(json.loads((dirs[-1] / "run.json").read_text(encoding="utf-8"))["points"])
     runs, reports = samples["run (report included)"], samples["report DIR"]

@@ -30,6 +30,13 @@ class Sample:
     err: str = ""
 
 
+def user_env() -> dict[str, str]:
+    """The environment the commands run in: this one, as a user's shell has it. Some sandboxes and CI images
+    export PYTHONDONTWRITEBYTECODE, which makes every start of a Python command compile its sources again
+    (for ssdlab, ~40 ms of each start); users' machines cache bytecode, so both sides run with it."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | None = None,
         env: Mapping[str, str] | None = None) -> Sample:
     """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages)."""
@@ -38,7 +45,7 @@ def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | N
         with tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
             proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=err, cwd=cwd,
-                                    env=dict(env) if env is not None else None)
+                                    env=dict(env) if env is not None else user_env())
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -58,10 +65,13 @@ def check(name: str, sample: Sample) -> Sample:
     return sample
 
 
-def alternate(sides: Mapping[str, Callable[[], Sample]], rounds: int) -> dict[str, list[Sample]]:
-    """`rounds` runs of every side, the order rotating each round (A B, B A, ...)."""
+def alternate(sides: Mapping[str, Callable[[], Sample]], rounds: int, *, warm: bool = True) -> dict[str, list[Sample]]:
+    """`rounds` timed runs of every side, the order rotating each round (A B, B A, ...), after one untimed run
+    of each (unless not `warm`: for long commands whose start is noise, or whose runs are counted elsewhere)."""
     names = list(sides)
     out: dict[str, list[Sample]] = {n: [] for n in names}
+    for name in names if warm else ():  # untimed: bytecode and page caches warm, alike for every side
+        check(name, sides[name]())
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:

@@ -9,6 +9,7 @@ Fixtures:
   cli                in-process CLI runner: cli("run", "quick", ...) -> CliResult(code, out, err).
   small_file_target  a target spec for a small (64 MiB) file under tmp_path.
   golden             path of a golden fio output under tests/data/fio/3.33/.
+  (autouse)          XDG_CACHE_HOME points into the session's temp dir (ssdlab's per-user cache).
   loops              (root) loop-device factory: create(name, size, ext4=, mount=, read_only=, partition=),
                      over(loop), sharing(loop); every device and mount is removed afterwards.
 
@@ -36,6 +37,15 @@ import pytest
 from ssdlab.cli import Env, main
 
 DATA_DIR = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """ssdlab's per-user cache (fio's version per binary) lives in a directory of the test session, never in
+    the home directory of whoever runs the tests; commands started as subprocesses inherit it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache-home")))
+        yield
 GOLDEN_DIR = DATA_DIR / "fio" / "3.33"
 FIO_MISSING_REASON = "fio is not installed (sudo apt-get install fio)"
 

@@ -84,7 +84,6 @@ class FioExecutor:
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
-        from ssdlab.fio.parse import io_window, last_document, measurement_from_document
         from ssdlab.fio.runner import run_job
 
         job = point_job(point, target)
@@ -98,6 +97,8 @@ class FioExecutor:
                                on_status=on_status, binary=self.binary, readonly=bool(point.tags.get("readonly")))
             except FioFailedError as exc:
                 raise _failed(exc, point_dir, target.device_names(), point) from None
+        from ssdlab.fio.parse import io_window, last_document, measurement_from_document  # loaded as fio ran
+
         doc = last_document(text)  # parsed once, for the totals and for the per-stream results
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
         idle = self.idle.observe(started, io_window(doc))

@@ -452,7 +452,7 @@ def detect_log_ms(paths: Sequence[Path | str]) -> int:
     for path in paths:
         reader = LogReader(path, chunk_bytes=1 << 20)
         for ch in reader.chunks():
-            ts = np.unique(ch.times)
+            ts = np.sort(ch.times)  # not np.unique: it loads numpy.ma, a tenth of this command's start-up
             gaps = np.diff(ts)
             gaps = gaps[gaps > 0]
             if gaps.size:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
+import json
+import os
 import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,14 +69,63 @@ def fio_binary() -> str:
 
 
 def fio_version(binary: str | None = None) -> str:
-    """'fio-3.33' -> '3.33'."""
+    """'fio-3.33' -> '3.33'. Asking fio costs a process start on every command, so the answer is remembered
+    per binary (its path, inode, size and modification time: an upgrade or a rebuild asks again)."""
     exe = binary or fio_binary()
+    key, identity = _binary_identity(exe)
+    cached = _version_cache()
+    entry = cached.get(key)
+    if identity and isinstance(entry, dict) and entry.get("identity") == identity and entry.get("version"):
+        return str(entry["version"])
     try:
         out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=20, check=False)
     except OSError as exc:
         raise FioMissingError(f"fio could not be started ({exc}): {INSTALL_HINT}") from exc
     text = out.stdout.strip()
-    return text.removeprefix("fio-") or "unknown"
+    version = text.removeprefix("fio-") or "unknown"
+    if identity and out.returncode == 0 and version != "unknown":
+        cached.pop(key, None)
+        cached[key] = {"identity": identity, "version": version}
+        _save_version_cache(dict(list(cached.items())[-VERSION_CACHE_ENTRIES:]))
+    return version
+
+
+VERSION_CACHE_ENTRIES = 8  # binaries remembered (the newest)
+
+
+def _binary_identity(exe: str) -> tuple[str, list[int]]:
+    """(resolved path, [device, inode, size, mtime_ns]); an empty identity when the binary cannot be looked at."""
+    path = shutil.which(exe) or exe
+    try:
+        real = Path(path).resolve()
+        st = real.stat()
+    except (OSError, RuntimeError):
+        return path, []
+    return str(real), [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def version_cache_path() -> Path:
+    """$XDG_CACHE_HOME/ssdlab/fio-versions.json (~/.cache by default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ssdlab" / "fio-versions.json"
+
+
+def _version_cache() -> dict[str, Any]:
+    try:
+        data = json.loads(version_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError, RuntimeError):  # none yet, unreadable, or no home directory
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_version_cache(data: dict[str, Any]) -> None:
+    """Best effort: a cache that cannot be written is asked for again next time."""
+    with contextlib.suppress(OSError, RuntimeError):
+        path = version_cache_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(path)
 
 
 def engine_available(engine: str, binary: str | None = None) -> bool:
@@ -172,6 +225,7 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
             # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
             drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
             drain.start()
+            _load_parser()
             final = _read_stream(proc, on_status, early)
             returncode = proc.wait()
     finally:  # after fio was stopped, if it had to be
@@ -195,6 +249,22 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         tail = first or f"exit status {returncode}"
         raise FioFailedError(f"fio failed: {tail}", cmd=argv, returncode=returncode, stderr=stderr, output=final)
     return final
+
+
+def _load_parser() -> None:
+    """Import fio's output parser (and numpy with it, the largest part of a command's start-up) on a thread while
+    fio runs, so that it is ready when fio ends instead of delaying fio's start. Once per process."""
+    if "ssdlab.fio.parse" not in sys.modules and not _parser_loading:
+        _parser_loading.append(True)
+        threading.Thread(target=_import_parser, daemon=True).start()
+
+
+_parser_loading: list[bool] = []
+
+
+def _import_parser() -> None:
+    with contextlib.suppress(Exception):  # an import that fails here fails again, with its message, where used
+        importlib.import_module("ssdlab.fio.parse")
 
 
 def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: list[float]) -> None:

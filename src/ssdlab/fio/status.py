@@ -11,7 +11,6 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ssdlab.fio.parse import status_totals
 from ssdlab.live import LiveSample
 
 
@@ -41,6 +40,8 @@ class StatusRates:
         self._previous: dict[str, float] = {}
 
     def feed(self, doc: Mapping[str, Any]) -> LiveSample | None:
+        from ssdlab.fio.parse import status_totals  # numpy's import waits until fio runs (runner.run_job)
+
         now = status_totals(doc)
         if now["runtime_s"] <= 0:  # fio older than job_runtime: whole elapsed seconds
             now["runtime_s"] = now["elapsed_s"]
