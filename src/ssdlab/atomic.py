@@ -36,9 +36,28 @@ def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
         if durable:
             fsync_dir(path.parent)
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise ResultsDirError(f"no space left to write {path}: free space and run `ssdlab resume`") from exc
-        raise ResultsDirError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise _results_error(path, exc) from exc
+
+
+def _results_error(path: Path, exc: OSError) -> ResultsDirError:
+    if exc.errno == errno.ENOSPC:
+        return ResultsDirError(f"no space left to write {path}: free space and run `ssdlab resume`")
+    return ResultsDirError(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def make_durable(paths: list[Path]) -> None:
+    """Flush files written with `durable=False` (and their renames) to stable storage: each file, then each of
+    their directories once. For artefacts written before a long step whose outcome decides whether they are
+    kept (a point's job file, before fio runs), so the step does not wait for the disk."""
+    for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise _results_error(path, exc) from exc
 
 
 def fsync_dir(directory: Path) -> None:

@@ -203,14 +203,15 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     exe = binary or fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
-    atomic.write_text(job_path, job.render())
+    atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output, once fio ends
     argv = [exe, "--output-format=json+"]
     if readonly:
         argv.append("--readonly")
     if status_interval:
         argv.append(f"--status-interval={status_arg(status_interval)}")
     argv.append(str(job_path.resolve()))
-    atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
+    cmd_path = point_dir / "cmd.txt"
+    atomic.write_text(cmd_path, shlex.join(argv) + "\n", durable=False)
     stderr_path = point_dir / "stderr.txt"
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
     t0 = time.monotonic()
@@ -241,8 +242,13 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         stderr_path.unlink()
     elif times:
         write_times(point_dir, started, times)
+    kept = [job_path, cmd_path]
     if final:  # kept even when fio failed: what the point did finish stays with it
-        atomic.write_text(point_dir / "fio.json", final)
+        atomic.write_text(point_dir / "fio.json", final, durable=False)
+        kept.append(point_dir / "fio.json")
+    if stderr_path.exists():
+        kept.append(stderr_path)
+    atomic.make_durable(kept)
     if (returncode != 0 and not (early and final)) or not final:  # fio may exit non-zero when stopped early
         lines = [ln for ln in stderr.splitlines() if ln.strip()]
         first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")
