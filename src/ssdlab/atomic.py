@@ -19,9 +19,14 @@ def write_text(path: Path, text: str, *, durable: bool = True) -> None:
 
 
 def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    made: tuple[int, str] | None
+    try:  # mostly the directory exists: no call to make it
+        made = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = made or tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

@@ -126,12 +126,19 @@ class Estimator:
         self._bandwidth: dict[str, float] = {}
         self._sim_ios = 0.0
         self._sim_core_s = 0.0
+        # simulator: predicted seconds by point shape, until the next observe() (a sim point's prediction is a
+        # function of its shape and of what was observed; fio's depend on the point's idle too)
+        self._seconds: dict[tuple[Any, ...], float] = {}
+        self._ios: dict[tuple[Any, ...], float] = {}  # simulated_ios by shape (a function of the shape alone)
+        self._overhead: float | None = None  # overhead_s, until the next observe()
 
     # ------------------------------------------------------------------ learning
 
     def observe(self, result: PointResult, wall_s: float) -> None:
         """Learn from a finished point that took `wall_s` seconds, bookkeeping included."""
         p = result.point
+        self._seconds.clear()
+        self._overhead = None
         self._last[shape(p)] = wall_s
         m = result.measurement
         if result.status != "ok" or m is None or p.phase == "purge":
@@ -155,9 +162,10 @@ class Estimator:
     @property
     def overhead_s(self) -> float:
         """Per-point overhead: the median measured so far, else the prior."""
-        if self._overheads:
-            return statistics.median(self._overheads)
-        return SIM_OVERHEAD_PRIOR_S if self.engine == "sim" else self.default_overhead_s
+        if self._overhead is None:
+            self._overhead = statistics.median(self._overheads) if self._overheads else \
+                SIM_OVERHEAD_PRIOR_S if self.engine == "sim" else self.default_overhead_s
+        return self._overhead
 
     @property
     def sim_rate(self) -> float:
@@ -187,6 +195,13 @@ class Estimator:
 
     def simulated_ios(self, point: TestPoint) -> float:
         """I/Os the simulator runs for a point (ramp included): at most its IOPS bound over its simulated time."""
+        key = shape(point)
+        known = self._ios.get(key)
+        if known is None:
+            known = self._ios[key] = self._simulated_ios(point)
+        return known
+
+    def _simulated_ios(self, point: TestPoint) -> float:
         w = point.workload
         if w.runtime_s is None:
             return self._bytes(point) / max(1, w.bs)
@@ -198,7 +213,7 @@ class Estimator:
 
     def estimate(self, outlook: Outlook) -> Eta:
         """The ETA of an outlook (each point shape is predicted once)."""
-        cache: dict[tuple[Any, ...], float] = {}
+        cache: dict[tuple[Any, ...], float] = self._seconds if self.engine == "sim" else {}
 
         def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int]:
             secs, n = 0.0, 0

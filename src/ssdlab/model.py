@@ -66,7 +66,11 @@ class LatencyStats:
         if self.bins:
             from ssdlab.fio import hist
 
-            counts = hist.counts_from_sparse(self.bins)
+            counts = self.__dict__.get("_counts")  # the bins expanded once per object (a memo, not state)
+            if counts is None:
+                counts = hist.counts_from_sparse(self.bins)
+                counts.flags.writeable = False
+                object.__setattr__(self, "_counts", counts)
             # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
             found = hist.percentiles(counts, ps, total=self.n or None)
             return {p: self.clamp(float(found.get(p, 0))) for p in ps}
@@ -312,6 +316,7 @@ def percentile_key(p: float) -> str:
 # ---------------------------------------------------------------- serialisation
 
 _PLAIN = frozenset({int, float, str, bool, type(None)})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}  # dataclass -> its field names, in order
 
 
 def to_dict(obj: Any) -> Any:
@@ -323,13 +328,24 @@ def to_dict(obj: Any) -> Any:
         return [v if type(v) in _PLAIN else to_dict(v) for v in obj]
     if kind is dict:
         return {str(k): v if type(v) in _PLAIN else to_dict(v) for k, v in obj.items()}
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    names = _FIELD_NAMES.get(kind)
+    if names is None and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
+    if names is not None:
+        if kind is LatencyStats:  # its bins are hundreds of (index, count) pairs per point
+            return {name: _pairs(obj.bins) if name == "bins" else to_dict(getattr(obj, name)) for name in names}
+        return {name: to_dict(getattr(obj, name)) for name in names}
     if isinstance(obj, Mapping):
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [to_dict(v) for v in obj]
     return obj
+
+
+def _pairs(items: Sequence[Any]) -> list[Any]:
+    """to_dict of a sequence of (int, int) pairs, with less work per pair (anything else: to_dict)."""
+    return [[a, b] if type(p) is tuple and len(p) == 2 and type(a := p[0]) is int and type(b := p[1]) is int
+            else to_dict(p) for p in items]
 
 
 def _latency(d: Mapping[str, Any] | None) -> LatencyStats | None:

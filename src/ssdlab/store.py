@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ssdlab import atomic
 from ssdlab.errors import ResultsDirError, StoredResultsError
@@ -122,13 +122,21 @@ def append_point(run_dir: Path, result: PointResult) -> None:
     log = run_dir / LOG_FILE
     line = (_point_json(result) + "\n").encode("utf-8")
     try:
-        created = not log.exists()
-        with log.open("a+b") as fh:
+        created = False
+        try:
+            fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_CREAT, 0o666)
+            created = True
+        try:
             if not created:
-                _cut_torn_tail(fh)
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+                _cut_torn_tail(fd)
+            view = memoryview(line)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         if created:
             atomic.fsync_dir(run_dir)
     except OSError as exc:
@@ -137,15 +145,15 @@ def append_point(run_dir: Path, result: PointResult) -> None:
         raise ResultsDirError(f"cannot write {log}: {exc.strerror or exc}") from exc
 
 
-def _cut_torn_tail(fh: BinaryIO) -> None:
-    """Truncate a log whose last record was torn (a crash mid-write) back to its last complete line, so the
-    next record starts on a line of its own. A log ssdlab itself appended to always ends with a newline."""
-    size = fh.seek(0, os.SEEK_END)
-    if size == 0 or os.pread(fh.fileno(), 1, size - 1) == b"\n":
+def _cut_torn_tail(fd: int) -> None:
+    """Truncate a log (open for appending) whose last record was torn (a crash mid-write) back to its last
+    complete line, so the next record starts on a line of its own. A log ssdlab itself appended to always
+    ends with a newline."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
-    data = os.pread(fh.fileno(), size, 0)  # rare: only after a torn write
-    fh.truncate(data.rfind(b"\n") + 1)
-    fh.seek(0, os.SEEK_END)
+    data = os.pread(fd, size, 0)  # rare: only after a torn write
+    os.ftruncate(fd, data.rfind(b"\n") + 1)
 
 
 def _log_records(path: Path) -> list[dict[str, Any]]:

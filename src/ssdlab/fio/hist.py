@@ -78,17 +78,26 @@ def counts_from_bins(bins: Mapping[str, int] | Mapping[int, int]) -> Counts:
 
 
 def counts_from_sparse(pairs: Iterable[Sequence[int]]) -> Counts:
-    """Dense array from stored (index, count) pairs."""
+    """Dense array from stored (index, count) pairs (an index given twice adds up)."""
     out = np.zeros(PLAT_NR, dtype=np.int64)
-    for idx, count in pairs:
-        out[int(idx)] += int(count)
+    items = pairs if isinstance(pairs, (tuple, list)) else tuple(pairs)
+    if not items:
+        return out
+    try:  # all pairs at once (a point stores hundreds)
+        index, count = zip(*items, strict=True)
+        np.add.at(out, np.array(index, dtype=np.int64), np.array(count, dtype=np.int64))
+        return out
+    except (ValueError, TypeError, OverflowError, IndexError):  # not plain pairs: one by one, as the error says
+        out[:] = 0
+    for idx, n in items:
+        out[int(idx)] += int(n)
     return out
 
 
 def sparse(counts: Counts) -> list[tuple[int, int]]:
     """(index, count) pairs of the non-empty buckets, for compact storage."""
     nz = np.flatnonzero(counts)
-    return [(int(i), int(counts[i])) for i in nz]
+    return list(zip(nz.tolist(), counts[nz].tolist(), strict=True))
 
 
 def merge(*arrays: Counts) -> Counts:
@@ -109,16 +118,17 @@ def percentiles(counts: Counts, ps: Sequence[float], total: int | None = None) -
     if n <= 0:
         return {}
     cum = np.cumsum(counts)
-    result: dict[float, int] = {}
+    ps = tuple(ps)
+    thresholds = []
     for p in ps:
         if not 0.0 <= p <= 100.0:
             raise ValueError(f"percentile {p} outside 0..100")
-        need = Fraction(p) / 100 * n
-        # first index with cum >= need; cum is integer so compare against ceil(need)
-        threshold = -((-need.numerator) // need.denominator)
-        idx = int(np.searchsorted(cum, threshold, side="left"))
-        result[p] = int(_VALUES[min(idx, PLAT_NR - 1)])
-    return result
+        # p/100 x n exactly (p is a float or an int: its exact ratio); cum is integer, so the first index with
+        # cum >= p/100 x n is the first with cum >= ceil(p/100 x n)
+        num, den = p.as_integer_ratio() if type(p) in (float, int) else Fraction(p).as_integer_ratio()
+        thresholds.append(-((-num * n) // (100 * den)))
+    found = np.searchsorted(cum, thresholds, side="left").tolist() if thresholds else []
+    return {p: int(_VALUES[min(idx, PLAT_NR - 1)]) for p, idx in zip(ps, found, strict=True)}
 
 
 def mean_ns(counts: Counts) -> float:

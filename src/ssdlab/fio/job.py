@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ OptionValue = str | int | float | bool
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _KEY_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+_GOOD_KEYS: set[str] = set()  # option names _KEY_RE accepted (each job repeats the same few)
 
 # percentiles requested from fio for every point (the report shows p50..p99.99; 99.999 for PTS LAT)
 PERCENTILE_LIST = (1, 5, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99, 99.999)
@@ -25,6 +27,19 @@ FIO_UNSAFE_CHARS = ";#$"
 
 
 def _render_value(key: str, value: OptionValue) -> str:
+    try:
+        return _render_cached(key, value)
+    except TypeError:  # not hashable (not an OptionValue): as it is
+        return _render_uncached(key, value)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: True and 1 render differently
+def _render_cached(key: str, value: OptionValue) -> str:
+    """_render_value once per (key, value): a plan's thousands of jobs repeat the same few options."""
+    return _render_uncached(key, value)
+
+
+def _render_uncached(key: str, value: OptionValue) -> str:
     if isinstance(value, bool):
         text = "1" if value else "0"
     elif isinstance(value, float):
@@ -49,8 +64,11 @@ class FioSection:
         if not _NAME_RE.fullmatch(self.name):
             raise UsageError(f"bad fio job name {self.name!r}")
         for key in self.options:
-            if not _KEY_RE.fullmatch(key):
-                raise UsageError(f"bad fio option name {key!r}")
+            if key not in _GOOD_KEYS:
+                if not _KEY_RE.fullmatch(key):
+                    raise UsageError(f"bad fio option name {key!r}")
+                if len(_GOOD_KEYS) < 4096:
+                    _GOOD_KEYS.add(key)
 
 
 @dataclass(frozen=True)
@@ -94,7 +112,16 @@ def escape_filename(path: str) -> str:
 
 
 def workload_options(w: Workload) -> dict[str, OptionValue]:
-    """fio options for a workload, independent of the target."""
+    """fio options for a workload, independent of the target (worked out once per Workload object: plans
+    share one between the rounds that repeat it)."""
+    known: tuple[dict[str, OptionValue], dict[str, str]] | None = w.__dict__.get("_fio_options")
+    if known is None or known[1] != w.options:  # (options is a dict: checked, should it have been changed)
+        known = (_workload_options(w), dict(w.options))
+        object.__setattr__(w, "_fio_options", known)  # a memo of immutable data, not state
+    return dict(known[0])
+
+
+def _workload_options(w: Workload) -> dict[str, OptionValue]:
     opts: dict[str, OptionValue] = {"rw": w.rw}
     if w.bssplit:
         opts["bssplit"] = w.bssplit
@@ -144,11 +171,14 @@ def _seconds(value: float) -> str:
 def common_options() -> dict[str, OptionValue]:
     """Options every job file gets: one report per group, ssdlab's percentile list, and threads instead of
     forked job processes, so that the parent-death signal that stops fio when ssdlab dies stops every job."""
-    return {
-        "group_reporting": 1,
-        "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
-        "thread": 1,
-    }
+    return dict(_COMMON_OPTIONS)
+
+
+_COMMON_OPTIONS: dict[str, OptionValue] = {
+    "group_reporting": 1,
+    "percentile_list": ":".join(f"{p:g}" for p in PERCENTILE_LIST),
+    "thread": 1,
+}
 
 
 def build_job(point: TestPoint, target_options: Mapping[str, OptionValue],

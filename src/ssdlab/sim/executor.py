@@ -203,8 +203,11 @@ def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int,
     # bin midpoints clamped to the observed range (as LatencyStats.percentiles reads them)
     pcts = {percentile_key(p): float(min(max(v, lo), hi))
             for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
-    return LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
-                        stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=tuple(hist.sparse(counts)))
+    stats = LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
+                         stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=tuple(hist.sparse(counts)))
+    counts.flags.writeable = False
+    object.__setattr__(stats, "_counts", counts)  # the bins expanded (LatencyStats.percentiles' memo)
+    return stats
 
 
 def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, extra: dict[str, Any]) -> Measurement:

@@ -28,6 +28,21 @@ WIPC_BS = 128 * KiB
 WIPC_FACTOR = 2  # WIPC writes 2x the active range
 
 
+def _memo_hash(obj: Any) -> int:
+    """The hash a frozen dataclass would compute (of its fields' values, in order), computed once per object:
+    settings and tests key the caches that plans, analyses and ETAs look up after every point."""
+    known: int | None = obj.__dict__.get("_hash")
+    if known is None:
+        known = hash(tuple(getattr(obj, f.name) for f in dataclasses.fields(obj)))
+        object.__setattr__(obj, "_hash", known)  # a memo of immutable data, not state
+    return known
+
+
+def _without_hash(obj: Any) -> dict[str, Any]:
+    """The pickled state of an object with a _memo_hash (string hashes differ from process to process)."""
+    return {k: v for k, v in obj.__dict__.items() if k != "_hash"}
+
+
 @dataclass(frozen=True)
 class SpecDefaults:
     active_range_pct: float
@@ -91,6 +106,12 @@ class PtsSettings:
     wsat_fills: float = 4.0
     wsat_hours: float = 24.0
     options: tuple[tuple[str, Any], ...] = ()  # every suite option as given (tests parse their own from it)
+
+    def __hash__(self) -> int:
+        return _memo_hash(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _without_hash(self)
 
     def option(self, key: str, default: Any = None) -> Any:
         """A suite option by key (e.g. 'hir_waits'); `default` when absent or None."""
@@ -263,8 +284,10 @@ class Stimulus:
         return "randrw" if self.access == "RND" else "rw"
 
 
+@functools.lru_cache(maxsize=1024)
 def stimulus(access: str, bs: int, read_pct: int) -> Stimulus:
-    """A stimulus with its stable key ('rnd4k-65-35', 'seq128k-100-0', 'rnd512-0-100')."""
+    """A stimulus with its stable key ('rnd4k-65-35', 'seq128k-100-0', 'rnd512-0-100'); built once per
+    arguments (stimuli are immutable; the matrices are asked for after every point)."""
     return Stimulus(key=f"{access.lower()}{format_bs(bs).lower()}-{read_pct}-{100 - read_pct}", access=access,
                     bs=bs, read_pct=read_pct)
 
@@ -294,6 +317,12 @@ class RoundTest:
     # points run once the rounds have ended (steady or not; not after an invalid point): LAT's histogram captures
     captures: Callable[[PtsSettings], list[TestPoint]] | None = None
 
+    def __hash__(self) -> int:
+        return _memo_hash(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return _without_hash(self)
+
     def tq(self, s: PtsSettings) -> tuple[int, int]:
         return self.fixed_tq or (s.threads, s.qd)
 
@@ -321,19 +350,24 @@ def wipc_point(test: str, s: PtsSettings, bs: int = WIPC_BS) -> TestPoint:
 
 def round_point(test: RoundTest, s: PtsSettings, r: int, st: Stimulus) -> TestPoint:
     """The point of stimulus `st` in round `r`."""
-    threads, qd = test.tq(s)
-    if st.access == "SEQ" and test.seq_single_stream:
-        threads, qd = 1, threads * qd
     return TestPoint(
         id=f"{test.name}-r{r:02d}-{st.key}", label=f"{test.title} R{r} {st.label}",
-        workload=Workload(rw=st.rw(), bs=st.bs, iodepth=qd, numjobs=threads,
-                          rwmixread=st.read_pct if st.rw() in ("randrw", "rw") else None,
-                          runtime_s=s.runtime_s, ramp_s=s.ramp_s, size=s.active_range_bytes,
-                          options=s.pattern_options()),
-        phase="measure", group=test.name,
+        workload=_round_workload(test, s, st), phase="measure", group=test.name,
         tags={"test": test.name, "round": r, "key": st.key, "access": st.access, "bs": st.bs,
               "read_pct": st.read_pct},
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _round_workload(test: RoundTest, s: PtsSettings, st: Stimulus) -> Workload:
+    """The workload of stimulus `st`, the same in every round (one object: what is worked out from a workload,
+    such as its fio options, is worked out once)."""
+    threads, qd = test.tq(s)
+    if st.access == "SEQ" and test.seq_single_stream:
+        threads, qd = 1, threads * qd
+    return Workload(rw=st.rw(), bs=st.bs, iodepth=qd, numjobs=threads,
+                    rwmixread=st.read_pct if st.rw() in ("randrw", "rw") else None,
+                    runtime_s=s.runtime_s, ramp_s=s.ramp_s, size=s.active_range_bytes, options=s.pattern_options())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -348,7 +382,13 @@ def round_points(test: RoundTest, s: PtsSettings, r: int) -> list[TestPoint]:
 
 
 def setup_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
-    return [purge_point(test.name, s), wipc_point(test.name, s, test.wipc_bs)]
+    return list(_setup_points(test, s))
+
+
+@functools.lru_cache(maxsize=256)
+def _setup_points(test: RoundTest, s: PtsSettings) -> tuple[TestPoint, ...]:
+    """The purge and WIPC points of a test, built once per (test, settings), as _round_points."""
+    return (purge_point(test.name, s), wipc_point(test.name, s, test.wipc_bs))
 
 
 def plan_round_test(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
@@ -360,7 +400,14 @@ def plan_round_test(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
 
 
 def capture_points(test: RoundTest, s: PtsSettings) -> list[TestPoint]:
-    return test.captures(s) if test.captures is not None else []
+    return list(_capture_points(test, s)) if test.captures is not None else []
+
+
+@functools.lru_cache(maxsize=256)
+def _capture_points(test: RoundTest, s: PtsSettings) -> tuple[TestPoint, ...]:
+    """The points run after a test's rounds, built once per (test, settings), as _round_points."""
+    assert test.captures is not None
+    return tuple(test.captures(s))
 
 
 # ------------------------------------------------------------------ metrics
@@ -502,13 +549,43 @@ def invalid_note(pr: PointResult) -> str:
     return f"incomplete: {pr.point.label} is invalid ({pr.reason.removeprefix('invalid: ')})"
 
 
+# analyse() of each (test, settings): the ids whose results it read, those results, the ids of the round after
+# the last complete one (None when the state does not depend on it), and the state
+_ANALYSED: dict[tuple[RoundTest, PtsSettings], tuple[tuple[str, ...], tuple[PointResult | None, ...],
+                                                     tuple[str, ...] | None, TestState]] = {}
+_ANALYSED_MAX = 64
+
+
 def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
     """Complete rounds, tracking values, and the steady-state decision after each complete round.
 
     On several devices at once the rounds run in lockstep and the decision is per device: a round ends the
     test when every device still in the run is steady in the window ending there (the aggregate's own
-    determination is kept for the report)."""
+    determination is kept for the report).
+
+    The state is a function of the finished results at the test's set-up points and complete rounds, and,
+    while the test goes on, of the round after them being incomplete (all the analysis reads): while those
+    are the same, the last state is returned again (the run loop asks after every point)."""
     res = run.finished_by_id()
+    key = (test, s)
+    memo = _ANALYSED.get(key)
+    if memo is not None and tuple(map(res.get, memo[0])) == memo[1] and \
+            (memo[2] is None or not all(map(res.__contains__, memo[2]))):
+        return memo[3]
+    state = _analyse(test, s, res)
+    rounds = range(1, state.rounds_done + 1)
+    ids = tuple(p.id for p in _setup_points(test, s)) + tuple(
+        p.id for r in rounds for p in _round_points(test, s, r)) + tuple(
+        f"{test.name}-r{r:02d}-{t.key}" for r in rounds for t in test.trackers(s))  # (among them, normally)
+    after = None if state.finished else tuple(p.id for p in _round_points(test, s, state.rounds_done + 1))
+    if len(_ANALYSED) >= _ANALYSED_MAX:
+        _ANALYSED.clear()
+    _ANALYSED[key] = (ids, tuple(map(res.get, ids)), after, state)
+    return state
+
+
+def _analyse(test: RoundTest, s: PtsSettings, res: dict[str, PointResult]) -> TestState:
+    """analyse() from the run's finished results by id (Run.finished_by_id)."""
     setup_done = all(p.id in res for p in setup_points(test, s))
     bad_setup = tuple(p.id for p in setup_points(test, s) if p.id in res and res[p.id].status == "invalid")
     if bad_setup:
@@ -570,7 +647,7 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
 
 def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[TestPoint]:
     """Points still to run for one test: the unfinished round first, then the worst case after it."""
-    done = run.done_ids()
+    done = run.finished_by_id()  # membership only: no copy
     setup = [p for p in setup_points(test, s) if p.id not in done]
     if setup:
         return setup + [p for r in range(1, s.max_rounds + 1) for p in round_points(test, s, r)] + \
@@ -590,7 +667,7 @@ def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds:
     """What one test has left, as (worst, expected) runs of points (see eta.Outlook), and its analysed state
     (None before its set-up is done). Expected: the test stops at round `expect_rounds`, or at the next round
     when it has run that many without steady state (any round from the fifth on may be the steady one)."""
-    done = run.done_ids()
+    done = run.finished_by_id()  # membership only: no copy
     setup = [(p, 1) for p in setup_points(test, s) if p.id not in done]
 
     def cap(rounds: int) -> int:  # --until-steady runs past max-rounds

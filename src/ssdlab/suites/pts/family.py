@@ -10,6 +10,7 @@ The report (ssdlab.report.pts) asks `tests_for(run)` which tests a stored run se
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -199,7 +200,19 @@ class FamilySuite(Suite):
         return out
 
     def selected(self, ctx: PlanContext) -> tuple[PtsSettings, list[PtsTest]]:
-        """Validated settings and the selected tests; options of tests not selected are a usage error."""
+        """Validated settings and the selected tests; options of tests not selected are a usage error.
+        A pure function of the context: the run loop asks after every point, so the last answer is kept
+        for as long as it is asked about the same context with the same options."""
+        memo = self.__dict__.get("_selected_memo")
+        if memo is not None and memo[0] is ctx and memo[1] == ctx.options \
+                and memo[2] == tuple(_TESTS.values()):
+            return memo[3], list(memo[4])
+        s, tests = self._selected(ctx)
+        self.__dict__["_selected_memo"] = (ctx, copy.deepcopy(ctx.options), tuple(_TESTS.values()), s,
+                                     tuple(tests))
+        return s, tests
+
+    def _selected(self, ctx: PlanContext) -> tuple[PtsSettings, list[PtsTest]]:
         s = settings(ctx)
         tests = selection(self.name, ctx.options)
         chosen = {t.key for t in tests}
