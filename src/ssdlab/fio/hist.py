@@ -56,6 +56,7 @@ def value_to_idx(value_ns: int) -> int:
 
 _VALUES = np.array([idx_to_value(i) for i in range(PLAT_NR)], dtype=np.int64)
 _VALUE_TO_IDX = {int(v): i for i, v in enumerate(_VALUES)}
+_VALUE_LIST: list[int] = _VALUES.tolist()  # the same values as Python ints
 
 
 def bucket_values() -> npt.NDArray[np.int64]:
@@ -128,7 +129,7 @@ def percentiles(counts: Counts, ps: Sequence[float], total: int | None = None) -
         num, den = p.as_integer_ratio() if type(p) in (float, int) else Fraction(p).as_integer_ratio()
         thresholds.append(-((-num * n) // (100 * den)))
     found = np.searchsorted(cum, thresholds, side="left").tolist() if thresholds else []
-    return {p: int(_VALUES[min(idx, PLAT_NR - 1)]) for p, idx in zip(ps, found, strict=True)}
+    return {p: _VALUE_LIST[min(idx, PLAT_NR - 1)] for p, idx in zip(ps, found, strict=True)}
 
 
 def mean_ns(counts: Counts) -> float:

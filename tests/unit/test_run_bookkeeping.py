@@ -1,0 +1,271 @@
+"""The run loop's per-point bookkeeping keeps what it works out (PTS analyses, ETA predictions, fio options,
+expanded latency bins) only as long as it is what a fresh computation would give: these tests compare the
+kept answers with fresh ones while the inputs change."""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ssdlab import atomic
+from ssdlab.errors import UsageError
+from ssdlab.eta import Estimator, Outlook
+from ssdlab.fio import hist
+from ssdlab.fio.job import build_job, workload_options
+from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.suites import get_suite
+from ssdlab.suites.base import PlanContext
+from ssdlab.suites.pts import common
+from ssdlab.suites.pts.tests import IOPS, LAT, TP128
+
+MiB = 1024 * 1024
+
+
+def _ctx(**options: Any) -> PlanContext:
+    opts: dict[str, Any] = {o.key: o.default for o in common.pts_options()}
+    opts.update({"pts_block_sizes": "1024,64,4", "pts_mixes": "100/0,65/35,0/100", "max_rounds": 8,
+                 "wsat_hours": 0.05} | options)
+    return PlanContext(capacity=256 * MiB, logical_block_size=512, target_kind="file", runtime_s=1.0,
+                       options=opts)
+
+
+def _result(p: TestPoint, value: float, status: str = "ok") -> PointResult:
+    if p.phase == "purge":
+        return PointResult(point=p, status="ok", started="", finished="", reason="purge")
+    w = p.workload
+    lat = LatencyStats(kind="clat", n=int(value), min_ns=1.0, max_ns=4e9 / value, mean_ns=1e9 / value,
+                       stddev_ns=1.0, percentiles_ns={})
+    d = DirectionStats(iops=value, bw_bytes=value * w.bs, io_bytes=int(value * w.bs), total_ios=int(value),
+                       runtime_ms=1000, clat=lat)
+    return PointResult(point=p, status=status,  # type: ignore[arg-type]
+                       started="", finished="",
+                       measurement=Measurement(engine="test", engine_version="0", directions={"write": d}))
+
+
+def _empty_run(c: PlanContext) -> Run:
+    return Run(schema_version=2, ssdlab_version="t", run_id="t", suite="pts", status="running", created="",
+               options={}, target={"kind": "file", "capacity_bytes": c.capacity}, host={})
+
+
+def _fresh(test: common.RoundTest, s: common.PtsSettings, run: Run) -> common.TestState:
+    return common._analyse(test, s, run.finished_by_id())
+
+
+@pytest.mark.parametrize("settles_at", [1, 4])
+def test_kept_pts_analyses_equal_fresh_ones_at_every_step(settles_at: int) -> None:
+    """A whole synthetic `pts` run: after every point, each round test's analysis (asked twice, as the run
+    loop and the ETA do) equals one worked out afresh from the run."""
+    suite, c = get_suite("pts"), _ctx()
+    s = common.settings(c)
+    run = _empty_run(c)
+    steps = 0
+    while True:
+        for test in (IOPS, TP128, LAT):
+            assert common.analyse(test, s, run) == _fresh(test, s, run)
+            assert common.analyse(test, s, run) == _fresh(test, s, run)
+        pending = suite.next_points(c, run)
+        if not pending:
+            break
+        p = pending[0]
+        r = int(p.tags.get("round", 0))
+        run = run.with_point(_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
+        steps += 1
+    assert steps > 50
+    assert common.analyse(IOPS, s, run).steady
+
+
+def test_a_changed_result_of_a_complete_round_is_analysed_again() -> None:
+    """A later result of a point (a run that went on from another run, a point run again) replaces the one
+    the kept analysis read: the tracking values follow it."""
+    c = _ctx()
+    s = common.settings(c)
+    run = _empty_run(c)
+    for p in common.setup_points(IOPS, s) + common.round_points(IOPS, s, 1) + common.round_points(IOPS, s, 2):
+        run = run.with_point(_result(p, 1000.0))
+    before = common.analyse(IOPS, s, run)
+    assert before.rounds_done == 2
+    tracked = common.round_points(IOPS, s, 1)[-1]  # RND 4 KiB 0/100 is a tracking point
+    assert tracked.tags["key"] == "rnd4k-0-100"
+    changed = run.with_point(_result(tracked, 5000.0))
+    after = common.analyse(IOPS, s, changed)
+    assert after == _fresh(IOPS, s, changed)
+    assert after.tracking != before.tracking
+    invalid = changed.with_point(_result(common.round_points(IOPS, s, 2)[0], 1000.0, status="invalid"))
+    state = common.analyse(IOPS, s, invalid)
+    assert state == _fresh(IOPS, s, invalid)
+    assert state.finished
+    assert state.invalid
+
+
+def test_the_kept_selection_follows_changed_options() -> None:
+    """FamilySuite.selected answers again for the same context only while its options are unchanged."""
+    suite, c = get_suite("pts"), _ctx()
+    s, _tests = suite.selected(c)  # type: ignore[attr-defined]
+    assert suite.selected(c)[0] is s  # type: ignore[attr-defined]
+    c.options["spec"] = "C"
+    assert suite.selected(c)[0].spec == "C"  # type: ignore[attr-defined]
+    c.options["tq"] = "nonsense"
+    with pytest.raises(UsageError):
+        suite.selected(c)  # type: ignore[attr-defined]
+
+
+def test_settings_hash_is_kept_but_not_pickled() -> None:
+    import pickle
+
+    s = common.settings(_ctx())
+    fields = tuple(getattr(s, f.name) for f in dataclasses.fields(s))
+    assert hash(s) == hash(fields)
+    copy = pickle.loads(pickle.dumps(s))  # noqa: S301 (our own bytes)
+    assert copy == s
+    assert "_hash" not in copy.__dict__
+    assert hash(copy) == hash(s)
+
+
+# ---------------------------------------------------------------- ETA predictions
+
+
+def _sim_target() -> dict[str, Any]:
+    return {"kind": "sim", "capacity_bytes": 1 << 31,
+            "sim": {"params": {"channels": 4, "dies": 4, "planes": 4, "page": 16384, "tr": 60.0, "tprog": 600.0,
+                               "fw_us": 8.0, "host_mbps": 7000.0, "ch_mbps": 1200.0, "ctrl_kiops": 1500.0}}}
+
+
+def _sim_result(p: TestPoint, ios: int, rate: float) -> PointResult:
+    r = _result(p, 1000.0)
+    if r.measurement is None:  # a purge
+        return r
+    m = dataclasses.replace(r.measurement, extra={"sim": {"simulated_ios": ios, "simulated_ios_per_wall_s": rate}})
+    return dataclasses.replace(r, measurement=m)
+
+
+def test_sim_predictions_kept_between_points_equal_those_of_a_fresh_estimator() -> None:
+    c = _ctx()
+    s = common.settings(c)
+    points = common.plan_round_test(IOPS, s)
+    outlook = Outlook(tuple((p, 3) for p in points), tuple((p, 1) for p in points))
+    kept = Estimator(_sim_target())
+    seen: list[tuple[PointResult, float]] = []
+    for i, p in enumerate(points[:12]):
+        fresh = Estimator(_sim_target())
+        for result, wall in seen:
+            fresh.observe(result, wall)
+        assert kept.estimate(outlook) == fresh.estimate(outlook)
+        assert kept.estimate(outlook) == fresh.estimate(outlook)  # asked again: the same
+        result = _sim_result(p, 100_000 * (i + 1), 2e6 + 1e5 * i)
+        kept.observe(result, 0.05 + 0.01 * i)
+        seen.append((result, 0.05 + 0.01 * i))
+    assert kept.estimate(outlook) != Estimator(_sim_target()).estimate(outlook)
+
+
+# ---------------------------------------------------------------- fio options and jobs
+
+
+def test_kept_fio_options_follow_a_changed_options_dict() -> None:
+    w = Workload(rw="randwrite", bs=4096, runtime_s=1.0, options={"refill_buffers": "1"})
+    first = workload_options(w)
+    first["bs"] = 1  # the caller's copy
+    assert workload_options(w)["bs"] == 4096
+    w.options["zero_buffers"] = "1"  # type: ignore[index]
+    assert workload_options(w)["zero_buffers"] == "1"
+
+
+def test_rendered_values_keep_their_types_apart() -> None:
+    """True renders as 1 and 1.5 as 1.5, however often the same key was rendered with other types."""
+    def job(value: Any) -> str:
+        p = TestPoint(id="x", label="x", workload=Workload(rw="read", bs=4096, options={"direct": value}))
+        return build_job(p, {"filename": "/dev/null"}).render()
+
+    assert "direct=1\n" in job(1)
+    assert "direct=0\n" in job(False)
+    assert "direct=1\n" in job(True)
+    assert "direct=1.5\n" in job(1.5)
+    assert "direct=yes\n" in job("yes")
+    with pytest.raises(UsageError):
+        job("a;b")
+    with pytest.raises(UsageError):
+        job("a;b")  # refused every time, not only the first
+
+
+# ---------------------------------------------------------------- latency histograms
+
+
+def _reference_percentiles(counts: hist.Counts, ps: list[float], total: int | None = None) -> dict[float, int]:
+    """hist.percentiles as it was written first (Fraction arithmetic, one search per percentile)."""
+    n = int(counts.sum()) if total is None else int(total)
+    if n <= 0:
+        return {}
+    cum = np.cumsum(counts)
+    out: dict[float, int] = {}
+    for p in ps:
+        need = Fraction(p) / 100 * n
+        threshold = -((-need.numerator) // need.denominator)
+        idx = int(np.searchsorted(cum, threshold, side="left"))
+        out[p] = int(hist.bucket_values()[min(idx, hist.PLAT_NR - 1)])
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, hist.PLAT_NR - 1), st.integers(0, 10**9)), max_size=60),
+       st.lists(st.one_of(st.floats(0.0, 100.0, allow_nan=False), st.integers(0, 100)), max_size=15),
+       st.one_of(st.none(), st.integers(0, 10**11)))
+def test_percentiles_equal_the_exact_rational_rule(pairs: list[tuple[int, int]], ps: list[float],
+                                                   total: int | None) -> None:
+    counts = hist.counts_from_sparse(pairs)
+    got = hist.percentiles(counts, ps, total=total)
+    assert got == _reference_percentiles(counts, ps, total)
+    assert all(type(v) is int for v in got.values())
+
+
+def test_sparse_pairs_add_up_whatever_their_form() -> None:
+    expected = np.zeros(hist.PLAT_NR, dtype=np.int64)
+    expected[3], expected[1855] = 7, 2
+    assert (hist.counts_from_sparse([(3, 5), (1855, 2), (3, 2)]) == expected).all()  # an index twice adds up
+    assert (hist.counts_from_sparse([[3, 7], [1855, 2]]) == expected).all()
+    assert (hist.counts_from_sparse(p for p in ((3, 7), (1855, 2))) == expected).all()  # a generator
+    assert not hist.counts_from_sparse([]).any()
+    with pytest.raises(ValueError):
+        hist.counts_from_sparse([(1, 2, 3)])
+    with pytest.raises(IndexError):
+        hist.counts_from_sparse([(hist.PLAT_NR, 1)])
+    assert hist.sparse(expected) == [(3, 7), (1855, 2)]
+    assert all(type(i) is int and type(n) is int for i, n in hist.sparse(expected))
+
+
+def test_latency_bins_read_once_give_what_fresh_bins_give() -> None:
+    from ssdlab.sim.executor import _latency
+
+    counts = np.zeros(hist.PLAT_NR, dtype=np.int64)
+    counts[[150, 200, 900]] = [10, 80, 1]
+    primed = _latency("clat", 91, 91 * 5000.0, 91 * 5000.0**2 * 2, 100, 5_000_000, counts)
+    plain = LatencyStats(**{f.name: getattr(primed, f.name) for f in dataclasses.fields(primed)})
+    assert "_counts" in primed.__dict__
+    assert "_counts" not in plain.__dict__
+    ps = [1, 50, 99, 99.9, 100]
+    assert primed.percentiles(ps) == plain.percentiles(ps)
+    assert plain.percentiles(ps) == plain.percentiles(ps)  # expanded once, read again
+    assert primed == plain
+    assert to_dict(primed) == to_dict(plain)
+    assert to_dict(primed)["bins"] == [[150, 10], [200, 80], [900, 1]]
+    odd = dataclasses.replace(plain, bins=((1, 2), [3, 4], (5, 6.5)))  # type: ignore[arg-type]
+    assert to_dict(odd)["bins"] == [[1, 2], [3, 4], [5, 6.5]]
+
+
+# ---------------------------------------------------------------- files
+
+
+def test_atomic_write_makes_a_missing_directory_and_refuses_a_file_as_one(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "x.json"
+    atomic.write_text(target, "one", durable=False)
+    atomic.write_text(target, "two")
+    assert target.read_text() == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["x.json"]  # no temp file left
+    (tmp_path / "file").write_text("")
+    with pytest.raises(FileExistsError):  # as before: the directory cannot be made
+        atomic.write_text(tmp_path / "file" / "x.json", "three")
