@@ -19,29 +19,46 @@ def write_text(path: Path, text: str, *, durable: bool = True) -> None:
 
 
 def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    made: tuple[int, str] | None
+    made: tuple[int, Path] | None
     try:  # mostly the directory exists: no call to make it
-        made = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        made = _temp_file(path)
     except OSError:
         path.parent.mkdir(parents=True, exist_ok=True)
         made = None
     try:
-        fd, tmp = made or tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = made or _temp_file(path)
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
                 if durable:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            Path(tmp).replace(path)
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            tmp.replace(path)
         except BaseException:
             with contextlib.suppress(OSError):
-                Path(tmp).unlink()
+                tmp.unlink()
             raise
         if durable:
             fsync_dir(path.parent)
     except OSError as exc:
         raise _results_error(path, exc) from exc
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC  # as tempfile.mkstemp's
+
+
+def _temp_file(path: Path) -> tuple[int, Path]:
+    """A new temporary file (mode 0600) next to `path`, named after it and this process; when that name is
+    taken (a leftover, another thread writing the same file), a random one (tempfile.mkstemp)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        return os.open(tmp, _TEMP_FLAGS, 0o600), tmp
+    except FileExistsError:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        return fd, Path(name)
 
 
 def _results_error(path: Path, exc: OSError) -> ResultsDirError:

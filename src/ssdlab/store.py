@@ -82,12 +82,16 @@ def point_dir(run_dir: Path, point_id: str) -> Path:
     return run_dir / "points" / point_id
 
 
+# json.dumps(obj, separators=(",", ":")), without the check for reference cycles (to_dict makes a tree)
+_ONE_LINE = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+
+
 def _point_json(result: PointResult) -> str:
     """One point result as one line of JSON, computed once: results are immutable, and the same text is the
     point's record in the log and its line in run.json."""
     cached: str | None = result.__dict__.get("_json_text")
     if cached is None:
-        cached = json.dumps(to_dict(result), separators=(",", ":"))
+        cached = _ONE_LINE.encode(to_dict(result))
         object.__setattr__(result, "_json_text", cached)  # a memo, not state: to_dict ignores it
     return cached
 

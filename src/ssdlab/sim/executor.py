@@ -396,7 +396,8 @@ class SimExecutor:
             "wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "notes": list(sw.notes) + ([note] if note else []),
         }
         # not flushed to disk one by one: the model is deterministic, so both can be made again from run.json
-        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float) + "\n", durable=False)
+        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float, check_circular=False)
+                          + "\n", durable=False)  # (doc is a tree: no reference cycle to look for)
         atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, target.capacity()), durable=False)
         target.note_point(point.id)
         return m
