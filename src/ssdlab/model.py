@@ -22,6 +22,7 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -308,6 +309,7 @@ class Run:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def percentile_key(p: float) -> str:
     """Canonical key for a percentile: 99.99 -> '99.99', 50 -> '50'."""
     return f"{p:.6f}".rstrip("0").rstrip(".")

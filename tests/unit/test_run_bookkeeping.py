@@ -269,3 +269,18 @@ def test_atomic_write_makes_a_missing_directory_and_refuses_a_file_as_one(tmp_pa
     (tmp_path / "file").write_text("")
     with pytest.raises(FileExistsError):  # as before: the directory cannot be made
         atomic.write_text(tmp_path / "file" / "x.json", "three")
+
+
+def test_atomic_write_goes_on_when_its_temporary_name_is_taken(tmp_path: Path) -> None:
+    """A leftover temporary file of this process's name (a crash of an earlier process with the same id) is
+    neither used nor removed: the write takes another name."""
+    import os
+
+    target = tmp_path / "run.json"
+    stale = tmp_path / f".run.json.{os.getpid()}.tmp"
+    stale.write_text("stale")
+    atomic.write_text(target, "fresh")
+    assert target.read_text() == "fresh"
+    assert stale.read_text() == "stale"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([stale.name, "run.json"])
+    assert oct(target.stat().st_mode & 0o777) == oct(0o600)  # as tempfile.mkstemp makes them
