@@ -31,8 +31,7 @@ from typing import Any, ParamSpec
 
 import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+matplotlib.use("Agg")  # (pyplot is not imported: every figure is made with its own canvas, see new_figure)
 from matplotlib.backends import backend_mixed, backend_svg
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -42,7 +41,7 @@ from matplotlib.transforms import ScaledTranslation
 from ssdlab import atomic
 from ssdlab.errors import UsageError
 
-plt.rcParams.update({
+matplotlib.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
     "svg.fonttype": "none",  # text stays text: smaller files, selectable labels
     "font.size": 9,
@@ -80,7 +79,7 @@ class RefLine:
 
 
 def fig_to_svg(fig: Any) -> str:
-    """Render and close a figure; return the bare <svg> element, cropped to what it draws.
+    """Render a figure; return the bare <svg> element, cropped to what it draws.
 
     One drawing, with one renderer: savefig's bbox_inches="tight" draws twice, measuring every text again with
     another renderer, for the same crop. Here the SVG is drawn at the figure's size, the tight box is measured
@@ -92,15 +91,15 @@ def fig_to_svg(fig: Any) -> str:
         fig.dpi = 72  # SVG user units are points, as savefig draws them
         width, height = fig.get_size_inches()
         mixed: Any = backend_mixed.MixedModeRenderer  # (untyped in matplotlib)
-        svg: Any = backend_svg.RendererSVG
+        svg: Any = _SVGRenderer
         renderer = mixed(fig, width, height, dpi,
                          svg(width * 72, height * 72, buf, image_dpi=dpi, metadata={"Date": None, "Creator": None}))
-        fig.draw(renderer)
-        box = fig.get_tightbbox(renderer).padded(PAD_IN)  # inches, origin bottom left
+        with _ticks_once(fig):
+            fig.draw(renderer)
+            box = fig.get_tightbbox(renderer).padded(PAD_IN)  # inches, origin bottom left
         renderer.finalize()
     finally:
         fig.dpi = dpi
-        plt.close(fig)
     text = buf.getvalue()
     start = text.find("<svg")
     text = text[start:] if start >= 0 else text
@@ -112,6 +111,72 @@ def fig_to_svg(fig: Any) -> str:
 
 
 PAD_IN = 0.1  # margin around a chart's drawing, inches (savefig's default)
+_EXTENTS: dict[tuple[str, Any, Any], Any] = {}  # (text, font properties, math mode) -> width, height, descent
+MAX_EXTENTS = 20_000
+
+
+class _SVGRenderer(backend_svg.RendererSVG):
+    """matplotlib's SVG renderer, measuring each text in each font once per process, not once per chart.
+
+    An SVG text's extent depends on the text, its font and math mode only (it is measured in points from the
+    font outlines, not rasterised at a resolution), so it is the same in every chart; the axes' tick labels
+    repeat from chart to chart.
+    """
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> Any:
+        measure: Any = super().get_text_width_height_descent  # (untyped in matplotlib)
+        if ismath == "TeX":  # (not used here; it depends on the TeX installation)
+            return measure(s, prop, ismath)
+        key = (s, prop, ismath)
+        extent = _EXTENTS.get(key)
+        if extent is None:
+            if len(_EXTENTS) >= MAX_EXTENTS:
+                _EXTENTS.clear()
+            extent = _EXTENTS[(s, prop.copy(), ismath)] = measure(s, prop, ismath)
+        return extent
+
+
+MEMO_TICKS = True  # (False: matplotlib's own repeated tick layout, for tests that compare the two)
+
+
+@contextlib.contextmanager
+def _ticks_once(fig: Any) -> Iterator[None]:
+    """Each 2D axis works out its ticks and measures their labels once while the figure is drawn and its tight
+    box measured, instead of four times (matplotlib repeats both for the axis label's position, the spines and
+    the tight box). Nothing about the axes changes in between, so the answers are the same."""
+    patched = []
+    for ax in fig.axes if MEMO_TICKS else ():
+        if ax.name != "rectilinear":
+            continue
+        for axis in (ax.xaxis, ax.yaxis):
+            if not hasattr(axis, "_update_ticks") or not hasattr(axis, "_get_ticklabel_bboxes"):
+                continue
+            axis._update_ticks, axis._get_ticklabel_bboxes = _once(axis._update_ticks, axis._get_ticklabel_bboxes)
+            patched.append(axis)
+    try:
+        yield
+    finally:
+        for axis in patched:  # back to the class's methods
+            del axis._update_ticks, axis._get_ticklabel_bboxes
+
+
+def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[Callable[[], Any],
+                                                                                Callable[[Any, Any], Any]]:
+    ticks: list[Any] = []
+    measured: dict[tuple[int, ...], Any] = {}
+
+    def update_once() -> Any:
+        if not ticks:
+            ticks.append(update())
+        return ticks[0]
+
+    def boxes_once(drawn: Any, renderer: Any) -> Any:
+        key = (id(renderer), *map(id, drawn))
+        if key not in measured:
+            measured[key] = boxes(drawn, renderer)
+        return measured[key]
+
+    return update_once, boxes_once
 
 
 def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
@@ -125,12 +190,9 @@ def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
 
 
 def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
-    """Render and close a figure; return PNG bytes (for `ssdlab plot --out FILE.png`)."""
+    """Render a figure; return PNG bytes (for `ssdlab plot --out FILE.png`)."""
     buf = io.BytesIO()
-    try:
-        fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi)
-    finally:
-        plt.close(fig)
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi)
     return buf.getvalue()
 
 
@@ -143,14 +205,14 @@ def check_figure_path(out: Path) -> None:
 
 
 def write_figure(fig: Any, out: Path) -> None:
-    """Render and close a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first)."""
+    """Render a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first)."""
     if out.suffix.lower() == ".png":
         atomic.write_bytes(out, fig_to_png(fig))
     else:
         atomic.write_text(out, fig_to_svg(fig) + "\n")
 
 
-def _figure(size: tuple[float, float]) -> Any:
+def new_figure(size: tuple[float, float]) -> Any:
     """A figure outside pyplot's bookkeeping, on the Agg canvas (text extents for the tight crop, PNG output)."""
     fig = Figure(figsize=size)
     FigureCanvasAgg(fig)
@@ -158,7 +220,7 @@ def _figure(size: tuple[float, float]) -> Any:
 
 
 def _axes(title: str, size: tuple[float, float] = (7.5, 3.6)) -> tuple[Any, Any]:
-    fig = _figure(size)
+    fig = new_figure(size)
     ax = fig.add_subplot()
     if title:
         _title(ax, title)
@@ -382,7 +444,7 @@ def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), v
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
                 title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "") -> str:
     """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS)."""
-    fig = _figure((7.5, 5.0))
+    fig = new_figure((7.5, 5.0))
     ax = fig.add_subplot(projection="3d")
     if title:
         _title(ax, title)

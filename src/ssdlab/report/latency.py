@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import numpy.typing as npt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
@@ -176,7 +175,8 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
     rows = -(-len(dists) // ncol)
     legend_h = 0.2 * rows + 0.25
     panel_h = 2.6
-    fig, axes = plt.subplots(1, 3, figsize=(width, panel_h + 0.9 + legend_h))
+    fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
+    axes = fig.subplots(1, 3)
     ax_h, ax_c, ax_e = axes
     lowest_tail = 1.0
     pct_range: list[float] = []
