@@ -37,7 +37,7 @@ def latency_outliers(m: Measurement) -> list[Outlier]:
     out = []
     for name, d in m.directions.items():
         lat = d.clat or d.lat
-        if lat is None or lat.n <= 0:
+        if lat is None or lat.n <= 0 or lat.max_ns < STALL_MIN_NS:  # (no stall: spare expanding the bins)
             continue
         median = lat.percentile(50)
         if median is None or median <= 0:

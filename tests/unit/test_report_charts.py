@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -124,3 +125,56 @@ def test_legends_are_html_with_escaped_labels() -> None:
     assert "border-top-style:dashed" in legend  # the dashed series keeps its style in its swatch
     single = charts.line_chart([charts.Series("only", [1, 2], [1.0, 2.0])])
     assert single.endswith("</svg>")  # one series: no legend
+
+
+def _varied() -> list[str]:
+    """Charts that exercise what the drawing shortcuts touch: log axes with minor ticks, rotated and wrapped
+    tick labels, value labels outside the axes, reference and vertical lines, a 3D axes, mathtext-free `$`."""
+    wide = [10.0 ** (i / 2) for i in range(12)]  # five decades: minor ticks
+    return [
+        charts.line_chart([charts.Series("a", list(range(12)), wide), charts.Series("b", list(range(12)),
+                                                                                    [v * 3 for v in wide], "--")],
+                          logy=True, title="log", xlabel="x", ylabel="y", ref_lines=[charts.RefLine(50.0, "avg")],
+                          vlines=[charts.RefLine(4.0, "switch")]),
+        charts.line_chart([charts.Series("s", [0.5, 1.0, 2.0], [1e6, 2.5e6, 3e6])], logx=True,
+                          xticks=[0.5, 1.0, 2.0], xticklabels=["0.5 KiB", "1 KiB", "2 KiB"]),
+        charts.bar_chart([f"cat {i}" for i in range(6)], {"r": [float(i) for i in range(6)],
+                                                          "w": [None, 2.0, 3.0, 4e4, 5e6, 6.0]}, ylabel="µs"),
+        charts.grouped_hbar_chart(["a rather long test name that wraps over lines", "cost $1"],
+                                  {"Read": [3500.0, None], "Write": [None, 150.0]},
+                                  missing={"Read": [None, "skipped"]}, title="t", xlabel="MB/s"),
+        charts.percentile_chart([("p", {50.0: 10.0, 99.0: 40.0, 99.99: 4000.0}), ("q", {50.0: 12.0})]),
+        charts.bar3d_chart(["4K", "8K"], ["0/100", "100/0"], [[1.0, 2.0], [None, 4.0]], zlabel="IOPS"),
+        charts.histogram_chart([1.0, 2.0, 2.5, 3.0], bins=3),
+        charts.hbar_chart(["x", "y"], [5.0, 7e5]),
+    ]
+
+
+def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ticks laid out once per drawing and text extents measured once per process: the same bytes as
+    matplotlib's own repeated layout and measurement."""
+    fast = _varied()
+    monkeypatch.setattr(charts, "MEMO_TICKS", False)
+    monkeypatch.setattr(charts, "_SVGRenderer", charts.backend_svg.RendererSVG)
+    assert _varied() == fast
+
+
+def test_remembered_text_extents_are_what_matplotlib_measures() -> None:
+    _varied()
+    assert charts._EXTENTS
+    fresh = charts.backend_svg.RendererSVG(100, 100, io.StringIO())
+    for (text, prop, ismath), extent in charts._EXTENTS.items():
+        assert fresh.get_text_width_height_descent(text, prop, ismath) == extent
+
+
+def test_a_figure_drawn_again_lays_out_its_ticks_again() -> None:
+    """The per-drawing tick layout is forgotten afterwards: a changed axis draws its new ticks."""
+    fig = charts.line_figure([charts.Series("s", [0, 1], [0.0, 1.0])], legend=False)
+    ax = fig.axes[0]
+    ax.set_xlim(0, 1)
+    first = charts.fig_to_svg(fig)
+    ax.set_xlim(0, 1000)
+    second = charts.fig_to_svg(fig)
+    assert ">1000<" not in first
+    assert ">1000<" in second
+    assert charts.fig_to_png(fig).startswith(b"\x89PNG")

@@ -143,3 +143,19 @@ def dataclass_replace_label(pr: PointResult, label: str) -> PointResult:
     import dataclasses
 
     return dataclasses.replace(pr, point=dataclasses.replace(pr.point, label=label))
+
+
+def test_distribution_charts_join_the_report_batch_with_their_own_ids() -> None:
+    import re
+
+    from ssdlab.report import charts
+
+    d = latency.Distribution("MaxIOPS", counts_at(DECADES), mean_ns=11_000.0, max_ns=100_000_000.0)
+    plain = latency.distribution_chart([d], title="t")
+    with charts.deferred() as batch:
+        parts = [latency.distribution_chart([d], title="t"), latency.distribution_chart([d], title="t")]
+    assert all(p.startswith("<!--ssdlab-chart:") for p in parts)
+    page = batch.fill("".join(parts))
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)) > 10
+    assert re.sub(r"chart\d+-", "", page) == plain + plain

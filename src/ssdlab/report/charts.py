@@ -278,17 +278,18 @@ MAX_WORKERS = 4
 CHARTS_PER_WORKER = 12  # a worker's start costs about as much as drawing a few charts
 
 
-def _chart(draw: Callable[P, str]) -> Callable[P, str]:
-    """A chart helper: draws its SVG now, or, inside deferred(), queues it and returns its placeholder."""
+def chart(draw: Callable[P, str]) -> Callable[P, str]:
+    """Decorator of a chart helper (here and in other report modules; names are unique): it draws its SVG now,
+    or, inside deferred(), queues it and returns its placeholder."""
     _RENDERERS[draw.__name__] = draw
 
     @functools.wraps(draw)
-    def chart(*args: P.args, **kwargs: P.kwargs) -> str:
+    def now_or_queued(*args: P.args, **kwargs: P.kwargs) -> str:
         if _PENDING:
             return _PENDING[-1].add(draw.__name__, args, kwargs)
         return draw(*args, **kwargs)
 
-    return chart
+    return now_or_queued
 
 
 def _render(job: tuple[str, tuple[Any, ...], dict[str, Any]]) -> str:
@@ -345,7 +346,7 @@ def unique_ids(svg: str, prefix: str) -> str:
     return _ID.sub(lambda m: m[1] + prefix + m[2], svg)
 
 
-@_chart
+@chart
 def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
               ylabel: str = "", log: bool = False, annotate: bool = True) -> str:
     """Grouped vertical bars: one group per category, one bar per series (None -> no bar)."""
@@ -373,7 +374,7 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
     return fig_to_svg(fig) + legend_html(keys)
 
 
-@_chart
+@chart
 def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "", xlabel: str = "",
                color: str = PALETTE[0]) -> str:
     """Horizontal bars (CrystalDiskMark style: one row per test)."""
@@ -432,7 +433,7 @@ def line_keys(series: Sequence[Series], ref_lines: Sequence[RefLine] = ()) -> li
     return keys + [Key(r.label, r.color, style=r.style) for r in ref_lines]
 
 
-@_chart
+@chart
 def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), vlines: Sequence[RefLine] = (),
                **kwargs: Any) -> str:
     """line_figure as inline SVG with its legend in HTML (same keyword arguments)."""
@@ -440,7 +441,7 @@ def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), v
     return fig_to_svg(fig) + legend_html(line_keys(series, [*ref_lines, *vlines]))
 
 
-@_chart
+@chart
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
                 title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "") -> str:
     """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS)."""
@@ -469,7 +470,7 @@ def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequ
     return fig_to_svg(fig)
 
 
-@_chart
+@chart
 def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "", xlabel: str = "",
                     ylabel: str = "count") -> str:
     """Distribution of values (e.g. per-second IOPS of a stability run)."""
@@ -497,7 +498,7 @@ def plain_label(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-@_chart
+@chart
 def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
                        xlabel: str = "", colors: Sequence[str] | None = None, width: float = 7.5,
                        missing: Mapping[str, Sequence[str | None]] | None = None) -> str:
@@ -554,7 +555,7 @@ def nines(p: float) -> float:
     return -math.log10(1.0 - p / 100.0)
 
 
-@_chart
+@chart
 def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], *, title: str = "",
                      ylabel: str = "completion latency (µs)", size: tuple[float, float] = (5.8, 3.2)) -> str:
     """Latency against percentile on a nines axis (log latency scale), one line per (name, {p: value}).

@@ -244,8 +244,9 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
     return fig
 
 
+@charts.chart
 def distribution_chart(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES) -> str:
-    """distribution_figure as inline SVG."""
+    """distribution_figure as inline SVG (drawn with the report's other charts inside charts.deferred())."""
     return charts.fig_to_svg(distribution_figure(dists, title=title, nines=nines))
 
 
