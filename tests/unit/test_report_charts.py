@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import pytest
+from matplotlib.backends import backend_svg
 
 from ssdlab.report import charts
 
@@ -155,14 +157,15 @@ def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPa
     matplotlib's own repeated layout and measurement."""
     fast = _varied()
     monkeypatch.setattr(charts, "MEMO_TICKS", False)
-    monkeypatch.setattr(charts, "_SVGRenderer", charts.backend_svg.RendererSVG)
+    monkeypatch.setattr(charts, "_SVGRenderer", backend_svg.RendererSVG)
     assert _varied() == fast
 
 
 def test_remembered_text_extents_are_what_matplotlib_measures() -> None:
     _varied()
     assert charts._EXTENTS
-    fresh = charts.backend_svg.RendererSVG(100, 100, io.StringIO())
+    renderer: Any = backend_svg.RendererSVG  # (untyped in matplotlib)
+    fresh = renderer(100, 100, io.StringIO())
     for (text, prop, ismath), extent in charts._EXTENTS.items():
         assert fresh.get_text_width_height_descent(text, prop, ismath) == extent
 
