@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import html
 import io
 import math
@@ -278,16 +279,42 @@ MAX_WORKERS = 4
 CHARTS_PER_WORKER = 12  # a worker's start costs about as much as drawing a few charts
 
 
+PAUSE_GC = True
+
+
+def _collected_once(draw: Callable[P, str]) -> Callable[P, str]:
+    """`draw` with Python's cycle collector paused while it runs.
+
+    A figure is tens of thousands of small objects in reference cycles. With the collector running, each
+    collection of the young generations while the figure is drawn examines them again, and promotes them to
+    the old generation, whose collections examine everything the process holds (the whole run): about a
+    seventh of a report's time. Paused, the figure is dropped after the chart is drawn and its objects are
+    examined once, by the next young collection after the collector resumes.
+    """
+
+    @functools.wraps(draw)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> str:
+        if not PAUSE_GC or not gc.isenabled():
+            return draw(*args, **kwargs)
+        gc.disable()
+        try:
+            return draw(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return paused
+
+
 def chart(draw: Callable[P, str]) -> Callable[P, str]:
     """Decorator of a chart helper (here and in other report modules; names are unique): it draws its SVG now,
     or, inside deferred(), queues it and returns its placeholder."""
-    _RENDERERS[draw.__name__] = draw
+    drawn = _RENDERERS[draw.__name__] = _collected_once(draw)
 
     @functools.wraps(draw)
     def now_or_queued(*args: P.args, **kwargs: P.kwargs) -> str:
         if _PENDING:
             return _PENDING[-1].add(draw.__name__, args, kwargs)
-        return draw(*args, **kwargs)
+        return drawn(*args, **kwargs)
 
     return now_or_queued
 
@@ -343,7 +370,7 @@ _ID = re.compile(r'(\bid="|url\(#|href="#)([^")]+)')
 def unique_ids(svg: str, prefix: str) -> str:
     """The SVG with every element id, and every reference to one (url(#..), href="#.."), prefixed: matplotlib
     numbers ids per figure, so two charts in one page would otherwise share ids such as figure_1."""
-    return _ID.sub(lambda m: m[1] + prefix + m[2], svg)
+    return _ID.sub(r"\g<1>" + prefix.replace("\\", "\\\\") + r"\g<2>", svg)  # (a template: no call per id)
 
 
 @chart
