@@ -181,3 +181,22 @@ def test_a_figure_drawn_again_lays_out_its_ticks_again() -> None:
     assert ">1000<" not in first
     assert ">1000<" in second
     assert charts.fig_to_png(fig).startswith(b"\x89PNG")
+
+
+def test_the_cycle_collector_pauses_only_while_a_chart_is_drawn() -> None:
+    import gc
+
+    seen: list[bool] = []
+
+    @charts.chart
+    def failing_test_chart() -> str:
+        seen.append(gc.isenabled())
+        raise ValueError("bad data")
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError):
+        failing_test_chart()
+    assert seen == [False]
+    assert gc.isenabled()
+    charts.bar_chart(["a"], {"r": [1.0]})
+    assert gc.isenabled()
