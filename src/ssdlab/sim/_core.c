@@ -40,6 +40,11 @@
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
 #define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
 
+/* Inlined into the per-I/O loop whatever the compiler's size heuristics say: a call there costs a spill of the
+ * loop's registers, and GCC drops a call to a non-inlined function that only prefetches (it counts prefetches as
+ * free of side effects, so the function as pure and its call as dead). */
+#define HOT_INLINE static inline __attribute__((always_inline))
+
 typedef struct {
     uint64_t ios[NDIR];
     uint64_t bytes[NDIR];
@@ -121,6 +126,29 @@ static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     int64_t run_start = b, run_end = b;
     for (; b < limit; b++) {
         CalBin *x = &c->bin[b & (CAL_N - 1)];
+        if (b > c->top) {
+            /* every bin from here on is empty (GC's program units mostly book there, a dozen bins each): fill
+             * whole bins in one tight loop and end in the next, as the general step below would bin by bin */
+            int64_t nfull = (left - 1) >> CAL_SHIFT;
+            if (b + nfull < limit) {
+                for (int64_t k = 0; k < nfull; k++) {
+                    CalBin *y = &c->bin[(b + k) & (CAL_N - 1)];
+                    y->id = (uint32_t)(b + k);
+                    y->used = (int32_t)CAL_W;
+                }
+                b += nfull;
+                left -= nfull << CAL_SHIFT;
+                if (nfull > 0) run_end = b;
+                x = &c->bin[b & (CAL_N - 1)];
+                x->id = (uint32_t)b;
+                x->used = (int32_t)left;
+                int64_t fin = (b << CAL_SHIFT) + left;
+                if (fin > end) end = fin;
+                if (left >= CAL_W) run_end = b + 1;
+                left = 0;
+                break;
+            }
+        }
         int64_t used = 0; /* a bin above the top, or not booked since the ring wrapped, is empty */
         if (b <= c->top && x->id == (uint32_t)b) used = x->used;
         int64_t cap = CAL_W - used;
@@ -225,8 +253,10 @@ typedef struct {
     int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
-    HeapEnt *heap;
+    HeapEnt *heap; /* the pending events: a sorted ring (ev_ring) or a binary heap (ev_head 0) */
     int64_t heap_n;
+    int ev_ring;
+    uint32_t ev_head, ev_mask;
     Draw nx[2]; /* the next two I/Os' draws */
     int nx_head;
     int64_t t_now, t_last_done;
@@ -410,9 +440,10 @@ static inline uint32_t place_slot(Dev *d, uint32_t blk, uint32_t *next, uint32_t
     return slot;
 }
 
-/* GC moves the valid slots `src[0..n)` of victim block b (one program unit's worth, in slot order) to the
- * GC write point, then programs every unit they complete. Returns how many it placed (< n: no free block). */
-static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, uint32_t n, int64_t t) {
+/* GC moves the valid slots `src[0..n)` of victim block b (one program unit's worth, in slot order), which hold
+ * `lpns[0..n)`, to the GC write point, then programs every unit they complete. Returns how many it placed (< n:
+ * no free block). */
+static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, const uint32_t *lpns, uint32_t n, int64_t t) {
     uint32_t *p2l = d->p2l, *l2p = d->l2p;
     const uint32_t spb = d->spb, spu = d->spu;
     uint32_t i = 0;
@@ -431,7 +462,7 @@ static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, uint32_t n, int
         uint32_t take = n - i < spb - from ? n - i : spb - from;
         uint32_t dst = blk * spb + from;
         for (uint32_t j = 0; j < take; j++) {
-            uint32_t lpn = p2l[src[i + j]];
+            uint32_t lpn = lpns[i + j];
             p2l[src[i + j]] = UNMAPPED;
             p2l[dst + j] = lpn;
             l2p[lpn] = dst + j;
@@ -462,6 +493,22 @@ static int64_t select_victim(Dev *d) {
     return d->fifoq[d->fifo_head];
 }
 
+/* the valid slots of the program unit at slot s0 and the LPNs they hold, in slot order, without a branch per
+ * slot (a slot is valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
+static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *src, uint32_t *lpns) {
+    const uint32_t *p2l = d->p2l;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < spu; k++) {
+        uint32_t lpn = p2l[s0 + k];
+        uint32_t valid = lpn != UNMAPPED;
+        __builtin_prefetch(&d->l2p[lpn & (0u - valid)], 1, 1); /* an empty slot fetches entry 0: no branch */
+        src[n] = s0 + k;
+        lpns[n] = lpn;
+        n += valid;
+    }
+    return n;
+}
+
 /* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
 static int gc_one(Dev *d, int64_t t) {
     int64_t vb = select_victim(d);
@@ -476,24 +523,19 @@ static int gc_one(Dev *d, int64_t t) {
     d->bstate[b] = BS_OPEN; /* out of the lists while being cleaned */
     d->c_gc_runs++;
     const uint32_t spu = d->spu, base = b * d->spb; /* spu <= SPU_MAX (Dev_init) */
-    uint32_t *p2l = d->p2l;
     uint64_t moved = 0;
+    /* one program unit is scanned ahead of the one being moved, so the mapping entries the move rewrites (random
+     * lines of l2p) are on their way a unit's worth of work before they are written */
+    uint32_t src[2][SPU_MAX], lpns[2][SPU_MAX], cnt[2];
+    cnt[0] = gc_scan(d, base, spu, src[0], lpns[0]);
     for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
-        uint32_t s0 = base + pu * spu, k0 = 0;
-        while (k0 < spu && p2l[s0 + k0] == UNMAPPED) k0++;
-        if (k0 == spu) continue; /* nothing valid in this program unit: no read */
+        const uint32_t cur = pu & 1, n = cnt[cur];
+        if (pu + 1 < d->pu_per_sb) cnt[cur ^ 1] = gc_scan(d, base + (pu + 1) * spu, spu, src[cur ^ 1], lpns[cur ^ 1]);
+        if (n == 0) continue; /* nothing valid in this program unit: no read */
         die_op(d, mod32(&d->dv_dies, pu), t, d->t_r); /* the die of unit pu of every superblock */
         d->c_nand_reads++;
         d->c_energy += d->e_read;
-        uint32_t src[SPU_MAX], n = 0;
-        for (uint32_t k = k0; k < spu; k++) { /* the valid slots, without a branch per slot */
-            uint32_t lpn = p2l[s0 + k];
-            int valid = lpn != UNMAPPED;
-            __builtin_prefetch(&d->l2p[valid ? lpn : 0], 1, 1); /* its mapping entry changes in gc_move */
-            src[n] = s0 + k;
-            n += (uint32_t)valid;
-        }
-        uint32_t placed = gc_move(d, b, src, n, t);
+        uint32_t placed = gc_move(d, b, src[cur], lpns[cur], n, t);
         moved += placed;
         if (placed < n) {
             d->c_nand_w_slots += moved;
@@ -1264,8 +1306,34 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
 
 /* ------------------------------------------------------------------ methods: running a point */
 
+/* The pending events, one per slot, ordered by (time, slot). Small slot counts (up to EV_RING_MAX) keep them in
+ * a sorted ring: the next event is at the head, and a slot's new event goes in by insertion from the tail, where
+ * it usually belongs (a completion is mostly later than those of the I/Os issued before it), so it costs a compare
+ * or two instead of a sift-down with a coin-toss branch per level. Large slot counts keep a binary heap. Events
+ * order strictly by (time, slot), so both come out in the same order. */
+#define EV_RING_MAX 64
+
+static inline HeapEnt ev_top(const Dev *d) { return d->heap[d->ev_head]; }
+
+/* the sorted ring: insert x among the n entries from the head, shifting the later ones one place up */
+static inline void ring_insert(Dev *d, HeapEnt x) {
+    HeapEnt *h = d->heap;
+    const uint32_t mask = d->ev_mask;
+    uint32_t i = d->ev_head + (uint32_t)d->heap_n;
+    while (i != d->ev_head && ev_before(x, h[(i - 1) & mask])) {
+        h[i & mask] = h[(i - 1) & mask];
+        i--;
+    }
+    h[i & mask] = x;
+    d->heap_n++;
+}
+
 static void heap_push(Dev *d, int64_t key, int32_t slot) {
     HeapEnt x = {key, slot}, *h = d->heap;
+    if (d->ev_ring) {
+        ring_insert(d, x);
+        return;
+    }
     int64_t i = d->heap_n++;
     while (i > 0) {
         int64_t pa = (i - 1) / 2;
@@ -1290,22 +1358,34 @@ static inline void heap_sift_root(HeapEnt *h, int64_t n, HeapEnt x) {
     h[i] = x;
 }
 
+/* retire the next event's slot */
 static void heap_pop(Dev *d) {
+    if (d->ev_ring) {
+        d->ev_head = (d->ev_head + 1) & d->ev_mask;
+        d->heap_n--;
+        return;
+    }
     HeapEnt last = d->heap[--d->heap_n];
     if (d->heap_n > 0) heap_sift_root(d->heap, d->heap_n, last);
 }
 
-/* the top event's time becomes `key` (its slot's next event): one sift-down instead of a pop and a push; events
- * order strictly by (time, slot), so they come in the same order however the heap is kept */
-static void heap_replace_top(Dev *d, int64_t key) {
-    HeapEnt x = {key, d->heap[0].slot};
+/* the next event's time becomes `key` (its slot's next event): in the heap, one sift-down instead of a pop and a
+ * push */
+static inline void heap_replace_top(Dev *d, int64_t key) {
+    HeapEnt x = {key, ev_top(d).slot};
+    if (d->ev_ring) {
+        d->ev_head = (d->ev_head + 1) & d->ev_mask;
+        d->heap_n--;
+        ring_insert(d, x);
+        return;
+    }
     heap_sift_root(d->heap, d->heap_n, x);
 }
 
 /* The random draws of one I/O, in the order the model makes them: the Poisson gap of a paced job, the block
  * size of a bssplit, the direction of a mix, the offset. Drawing them one I/O ahead gives the same sequence and
  * lets the I/O after the current one fetch its mapping entry from memory while this one is simulated. */
-static void draw_io(Dev *d, Draw *x) {
+HOT_INLINE void draw_io(Dev *d, Draw *x) {
     x->gap = d->rate_ns;
     if (d->rate_ns > 0 && d->poisson) { /* exponential inter-arrival times, same mean (fio rate_process=poisson) */
         double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
@@ -1326,8 +1406,13 @@ static void draw_io(Dev *d, Draw *x) {
     else x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align;
 }
 
-static inline void prefetch_mapping(Dev *d, const Draw *x) {
-    __builtin_prefetch(&d->l2p[iu_div(d, x->off)], 1, 1);
+/* Memory the next I/Os will touch, fetched while this one is simulated: the mapping entry of the I/O after the
+ * next (just drawn), and the reverse-map entry of the next one's current location (its mapping entry was fetched
+ * one I/O ago), which a write or trim invalidates. */
+HOT_INLINE void prefetch_mapping(Dev *d, const Draw *after_next, const Draw *next) {
+    __builtin_prefetch(&d->l2p[iu_div(d, after_next->off)], 1, 1);
+    uint32_t m = d->l2p[iu_div(d, next->off)];
+    if (next->dir != 0 && !(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
 }
 
 static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
@@ -1445,7 +1530,11 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->slot_issue = calloc((size_t)d->nslots, sizeof(int64_t));
     d->slot_gated = calloc((size_t)d->nslots, 1);
-    d->heap = malloc(sizeof(HeapEnt) * (size_t)d->nslots);
+    d->ev_ring = d->nslots <= EV_RING_MAX;
+    d->ev_mask = 0;
+    while (d->ev_ring && d->ev_mask + 1 < (uint32_t)d->nslots) d->ev_mask = d->ev_mask * 2 + 1;
+    d->ev_head = 0;
+    d->heap = malloc(sizeof(HeapEnt) * (size_t)(d->ev_ring ? d->ev_mask + 1 : d->nslots));
     free(d->hl);
     d->hl = NULL;
     d->hl_base = 0;
@@ -1549,10 +1638,10 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         PyErr_SetString(PyExc_RuntimeError, "advance() without begin()");
         return NULL;
     }
-    while (d->heap_n > 0 && EV_KEY(d->heap[0]) < until) {
+    while (d->heap_n > 0 && EV_KEY(ev_top(d)) < until) {
         /* the slot whose event comes first: it is retired (pop) or rescheduled (its key replaced) */
-        int32_t slot = EV_SLOT(d->heap[0]);
-        int64_t t = EV_KEY(d->heap[0]);
+        int32_t slot = EV_SLOT(ev_top(d));
+        int64_t t = EV_KEY(ev_top(d));
         int64_t job = div32(&d->dv_depth, (uint32_t)slot);
         d->t_now = t;
         d->cal_now = t;
@@ -1585,8 +1674,8 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
         Draw io = d->nx[d->nx_head];
         draw_io(d, &d->nx[d->nx_head]);
+        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[d->nx_head ^ 1]);
         d->nx_head ^= 1;
-        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head]);
         if (d->rate_ns > 0) {
             /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
                full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
