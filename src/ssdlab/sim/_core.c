@@ -39,6 +39,7 @@
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
 #define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
+#define NX_AHEAD 3 /* I/Os drawn ahead, so their mapping entries are fetched from memory before they are needed */
 
 /* Inlined into the per-I/O loop whatever the compiler's size heuristics say: a call there costs a spill of the
  * loop's registers, and GCC drops a call to a non-inlined function that only prefetches (it counts prefetches as
@@ -131,6 +132,9 @@ static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
              * whole bins in one tight loop and end in the next, as the general step below would bin by bin */
             int64_t nfull = (left - 1) >> CAL_SHIFT;
             if (b + nfull < limit) {
+                /* the ring's next lines beyond this booking were last used a wrap ago: fetch them for the next */
+                __builtin_prefetch(&c->bin[(b + nfull + 8) & (CAL_N - 1)], 1, 1);
+                __builtin_prefetch(&c->bin[(b + nfull + 16) & (CAL_N - 1)], 1, 1);
                 for (int64_t k = 0; k < nfull; k++) {
                     CalBin *y = &c->bin[(b + k) & (CAL_N - 1)];
                     y->id = (uint32_t)(b + k);
@@ -257,7 +261,7 @@ typedef struct {
     int64_t heap_n;
     int ev_ring;
     uint32_t ev_head, ev_mask;
-    Draw nx[2]; /* the next two I/Os' draws */
+    Draw nx[NX_AHEAD]; /* the next I/Os' draws, a ring from nx_head */
     int nx_head;
     int64_t t_now, t_last_done;
     /* stats */
@@ -365,7 +369,7 @@ static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
 
 /* ------------------------------------------------------------------ block lists */
 
-static void bucket_insert(Dev *d, uint32_t b) {
+HOT_INLINE void bucket_insert(Dev *d, uint32_t b) {
     uint32_t v = d->valid[b];
     d->bprev[b] = -1;
     d->bnext[b] = d->bhead[v];
@@ -374,7 +378,7 @@ static void bucket_insert(Dev *d, uint32_t b) {
     if ((int64_t)v < d->gc_min_hint) d->gc_min_hint = v;
 }
 
-static void bucket_remove(Dev *d, uint32_t b) {
+HOT_INLINE void bucket_remove(Dev *d, uint32_t b) {
     uint32_t v = d->valid[b];
     if (d->bprev[b] >= 0) d->bnext[d->bprev[b]] = d->bnext[b];
     else d->bhead[v] = d->bnext[b];
@@ -440,18 +444,17 @@ static inline uint32_t place_slot(Dev *d, uint32_t blk, uint32_t *next, uint32_t
     return slot;
 }
 
-/* GC moves the valid slots `src[0..n)` of victim block b (one program unit's worth, in slot order), which hold
- * `lpns[0..n)`, to the GC write point, then programs every unit they complete. Returns how many it placed (< n:
- * no free block). */
-static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, const uint32_t *lpns, uint32_t n, int64_t t) {
+/* GC moves `lpns[0..n)`, the data of the valid slots of one program unit of victim block b (in slot order), to the
+ * GC write point, then programs every unit they complete. Returns how many it placed (< n: no free block; the
+ * slot being moved then is lost with the run). The caller unmaps the moved slots in the victim. */
+static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *lpns, uint32_t n, int64_t t) {
     uint32_t *p2l = d->p2l, *l2p = d->l2p;
     const uint32_t spb = d->spb, spu = d->spu;
     uint32_t i = 0;
     while (i < n) {
         if (d->gc_blk == UNMAPPED || d->gc_slot >= spb) {
             if (d->gc_blk != UNMAPPED) close_block(d, d->gc_blk);
-            if (d->free_cnt == 0) { /* the slot being moved is lost with the run, as before the batch form */
-                p2l[src[i]] = UNMAPPED;
+            if (d->free_cnt == 0) {
                 d->valid[b]--;
                 return i;
             }
@@ -461,12 +464,8 @@ static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *src, const uint32_t 
         uint32_t blk = d->gc_blk, from = d->gc_slot;
         uint32_t take = n - i < spb - from ? n - i : spb - from;
         uint32_t dst = blk * spb + from;
-        for (uint32_t j = 0; j < take; j++) {
-            uint32_t lpn = lpns[i + j];
-            p2l[src[i + j]] = UNMAPPED;
-            p2l[dst + j] = lpn;
-            l2p[lpn] = dst + j;
-        }
+        memcpy(&p2l[dst], &lpns[i], sizeof(uint32_t) * take);
+        for (uint32_t j = 0; j < take; j++) l2p[lpns[i + j]] = dst + j;
         d->valid[b] -= take;
         d->valid[blk] += take;
         d->gc_slot = from + take;
@@ -493,20 +492,25 @@ static int64_t select_victim(Dev *d) {
     return d->fifoq[d->fifo_head];
 }
 
-/* the valid slots of the program unit at slot s0 and the LPNs they hold, in slot order, without a branch per
- * slot (a slot is valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
-static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *src, uint32_t *lpns) {
-    const uint32_t *p2l = d->p2l;
+/* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
+ * valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
+HOT_INLINE uint32_t gc_scan_n(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *lpns) {
+    const uint32_t *in = d->p2l + s0, *l2p = d->l2p;
     uint32_t n = 0;
+#pragma GCC unroll 16
     for (uint32_t k = 0; k < spu; k++) {
-        uint32_t lpn = p2l[s0 + k];
-        uint32_t valid = lpn != UNMAPPED;
-        __builtin_prefetch(&d->l2p[lpn & (0u - valid)], 1, 1); /* an empty slot fetches entry 0: no branch */
-        src[n] = s0 + k;
+        uint32_t lpn = in[k];
+        uint32_t keep = 0u - (uint32_t)(lpn != UNMAPPED); /* all ones for a valid slot */
+        __builtin_prefetch(&l2p[lpn & keep], 1, 1);        /* an empty slot fetches entry 0 */
         lpns[n] = lpn;
-        n += valid;
+        n -= keep;
     }
     return n;
+}
+
+static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *lpns) {
+    /* 16 slots per unit (4 planes x 16 KiB pages / 4 KiB IU, every 4K preset) unrolled: a fixed-count loop */
+    return spu == 16 ? gc_scan_n(d, s0, 16, lpns) : gc_scan_n(d, s0, spu, lpns);
 }
 
 /* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
@@ -523,25 +527,35 @@ static int gc_one(Dev *d, int64_t t) {
     d->bstate[b] = BS_OPEN; /* out of the lists while being cleaned */
     d->c_gc_runs++;
     const uint32_t spu = d->spu, base = b * d->spb; /* spu <= SPU_MAX (Dev_init) */
+    uint32_t *p2l = d->p2l;
     uint64_t moved = 0;
+    for (uint32_t k = 0; k < 4 * spu && k < d->spb; k += 16) __builtin_prefetch(&p2l[base + k], 0, 1);
     /* one program unit is scanned ahead of the one being moved, so the mapping entries the move rewrites (random
      * lines of l2p) are on their way a unit's worth of work before they are written */
-    uint32_t src[2][SPU_MAX], lpns[2][SPU_MAX], cnt[2];
-    cnt[0] = gc_scan(d, base, spu, src[0], lpns[0]);
+    uint32_t lpns[2][SPU_MAX], cnt[2];
+    cnt[0] = gc_scan(d, base, spu, lpns[0]);
     for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
-        const uint32_t cur = pu & 1, n = cnt[cur];
-        if (pu + 1 < d->pu_per_sb) cnt[cur ^ 1] = gc_scan(d, base + (pu + 1) * spu, spu, src[cur ^ 1], lpns[cur ^ 1]);
+        const uint32_t cur = pu & 1, n = cnt[cur], s0 = base + pu * spu;
+        if (pu + 1 < d->pu_per_sb) cnt[cur ^ 1] = gc_scan(d, s0 + spu, spu, lpns[cur ^ 1]);
+        if (pu + 4 < d->pu_per_sb) /* the victim's reverse map, a few units ahead of the scan */
+            for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + 4 * spu + k], 0, 1);
         if (n == 0) continue; /* nothing valid in this program unit: no read */
         die_op(d, mod32(&d->dv_dies, pu), t, d->t_r); /* the die of unit pu of every superblock */
         d->c_nand_reads++;
         d->c_energy += d->e_read;
-        uint32_t placed = gc_move(d, b, src[cur], lpns[cur], n, t);
+        uint32_t placed = gc_move(d, b, lpns[cur], n, t);
         moved += placed;
-        if (placed < n) {
+        if (placed < n) { /* out of free blocks: the moved slots and the lost one are unmapped, the rest stay */
+            for (uint32_t k = 0, gone = 0; gone <= placed; k++) {
+                if (p2l[s0 + k] == UNMAPPED) continue;
+                p2l[s0 + k] = UNMAPPED;
+                gone++;
+            }
             d->c_nand_w_slots += moved;
             d->c_gc_slots += moved;
             return -1;
         }
+        memset(&p2l[s0], 0xFF, sizeof(uint32_t) * spu); /* every slot of the unit is unmapped now (UNMAPPED) */
     }
     d->c_nand_w_slots += moved;
     d->c_gc_slots += moved;
@@ -574,7 +588,7 @@ static inline int host_ready(Dev *d, int64_t t) {
 }
 
 /* place one host IU at the host write point; the caller programs whole units */
-static int host_place(Dev *d, uint32_t lpn, int64_t t) {
+HOT_INLINE int host_place(Dev *d, uint32_t lpn, int64_t t) {
     if (host_ready(d, t) < 0) return -1;
     place_slot(d, d->host_blk, &d->host_slot, lpn);
     d->c_host_w_slots++;
@@ -1371,7 +1385,7 @@ static void heap_pop(Dev *d) {
 
 /* the next event's time becomes `key` (its slot's next event): in the heap, one sift-down instead of a pop and a
  * push */
-static inline void heap_replace_top(Dev *d, int64_t key) {
+HOT_INLINE void heap_replace_top(Dev *d, int64_t key) {
     HeapEnt x = {key, ev_top(d).slot};
     if (d->ev_ring) {
         d->ev_head = (d->ev_head + 1) & d->ev_mask;
@@ -1406,11 +1420,11 @@ HOT_INLINE void draw_io(Dev *d, Draw *x) {
     else x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align;
 }
 
-/* Memory the next I/Os will touch, fetched while this one is simulated: the mapping entry of the I/O after the
- * next (just drawn), and the reverse-map entry of the next one's current location (its mapping entry was fetched
- * one I/O ago), which a write or trim invalidates. */
-HOT_INLINE void prefetch_mapping(Dev *d, const Draw *after_next, const Draw *next) {
-    __builtin_prefetch(&d->l2p[iu_div(d, after_next->off)], 1, 1);
+/* Memory the next I/Os will touch, fetched while this one is simulated: the mapping entry of the I/O drawn last
+ * (NX_AHEAD I/Os ahead), and the reverse-map entry of the next one's current location (its mapping entry was
+ * fetched NX_AHEAD - 1 I/Os ago), which a write or trim invalidates. */
+HOT_INLINE void prefetch_mapping(Dev *d, const Draw *last, const Draw *next) {
+    __builtin_prefetch(&d->l2p[iu_div(d, last->off)], 1, 1);
     uint32_t m = d->l2p[iu_div(d, next->off)];
     if (next->dir != 0 && !(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
 }
@@ -1565,8 +1579,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
     d->nx_head = 0;
-    draw_io(d, &d->nx[0]);
-    draw_io(d, &d->nx[1]);
+    for (int k = 0; k < NX_AHEAD; k++) draw_io(d, &d->nx[k]);
     d->t_meas = ramp;
     d->t_end = d->time_based ? ramp + runtime : INT64_MAX;
     d->heap_n = 0;
@@ -1673,9 +1686,10 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         }
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
         Draw io = d->nx[d->nx_head];
-        draw_io(d, &d->nx[d->nx_head]);
-        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[d->nx_head ^ 1]);
-        d->nx_head ^= 1;
+        draw_io(d, &d->nx[d->nx_head]); /* its place in the ring: the I/O NX_AHEAD after this one */
+        int next = d->nx_head + 1 < NX_AHEAD ? d->nx_head + 1 : 0;
+        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[next]);
+        d->nx_head = next;
         if (d->rate_ns > 0) {
             /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
                full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
