@@ -115,13 +115,9 @@ typedef struct {
     int64_t top; /* the highest bin booked since the calendar was cleared: every bin above it is empty */
 } Cal;
 
-static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
-    if (dur <= 0) return t;
-    int64_t b = t >> CAL_SHIFT;
-    if (b - (now >> CAL_SHIFT) >= CAL_N - 64 || t < now - CAL_W * 64) return t + dur;
-    int64_t left = dur, end = t + dur;
-    int64_t limit = (now >> CAL_SHIFT) + CAL_N - 64;
-    if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
+/* the general booking from bin b on (cal_book has made the checks and adjusted b) */
+static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t end, int64_t limit) {
+    int64_t left = dur;
     /* bins [run_start, run_end) are full afterwards: every bin the booking passes is full, or is filled up,
      * except the one it ends in */
     int64_t run_start = b, run_end = b;
@@ -135,10 +131,12 @@ static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
                 /* the ring's next lines beyond this booking were last used a wrap ago: fetch them for the next */
                 __builtin_prefetch(&c->bin[(b + nfull + 8) & (CAL_N - 1)], 1, 1);
                 __builtin_prefetch(&c->bin[(b + nfull + 16) & (CAL_N - 1)], 1, 1);
-                for (int64_t k = 0; k < nfull; k++) {
+                for (int64_t k = 0; k < nfull;) { /* in runs of contiguous bins up to the ring's end */
                     CalBin *y = &c->bin[(b + k) & (CAL_N - 1)];
-                    y->id = (uint32_t)(b + k);
-                    y->used = (int32_t)CAL_W;
+                    int64_t run = CAL_N - ((b + k) & (CAL_N - 1));
+                    if (run > nfull - k) run = nfull - k;
+                    for (int64_t q = 0; q < run; q++) y[q] = (CalBin){(uint32_t)(b + k + q), (int32_t)CAL_W};
+                    k += run;
                 }
                 b += nfull;
                 left -= nfull << CAL_SHIFT;
@@ -183,6 +181,29 @@ static int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
         }
     }
     return end;
+}
+
+/* book dur ns of the link at the earliest time from t; returns when the transfer ends. Inlined: most bookings
+ * (host transfers) end in their first bin without filling it, which takes a few compares */
+HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
+    if (dur <= 0) return t;
+    int64_t b = t >> CAL_SHIFT;
+    if (b - (now >> CAL_SHIFT) >= CAL_N - 64 || t < now - CAL_W * 64) return t + dur;
+    int64_t end = t + dur, limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
+    if (b < limit) {
+        CalBin *x = &c->bin[b & (CAL_N - 1)];
+        int64_t used = b <= c->top && x->id == (uint32_t)b ? x->used : 0;
+        if (used + dur < CAL_W) {
+            used += dur;
+            x->id = (uint32_t)b;
+            x->used = (int32_t)used;
+            if (b > c->top) c->top = b;
+            int64_t fin = (b << CAL_SHIFT) + used;
+            return fin > end ? fin : end;
+        }
+    }
+    return cal_book_run(c, b, dur, now, end, limit);
 }
 
 typedef struct {
@@ -261,6 +282,7 @@ typedef struct {
     int64_t heap_n;
     int ev_ring;
     uint32_t ev_head, ev_mask;
+    uint32_t ev_inserts, ev_shifts; /* the ring's insertions and the entries they shifted, this window */
     Draw nx[NX_AHEAD]; /* the next I/Os' draws, a ring from nx_head */
     int nx_head;
     int64_t t_now, t_last_done;
@@ -1320,26 +1342,40 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
 
 /* ------------------------------------------------------------------ methods: running a point */
 
-/* The pending events, one per slot, ordered by (time, slot). Small slot counts (up to EV_RING_MAX) keep them in
- * a sorted ring: the next event is at the head, and a slot's new event goes in by insertion from the tail, where
- * it usually belongs (a completion is mostly later than those of the I/Os issued before it), so it costs a compare
- * or two instead of a sift-down with a coin-toss branch per level. Large slot counts keep a binary heap. Events
- * order strictly by (time, slot), so both come out in the same order. */
+/* The pending events, one per slot, ordered by (time, slot). Small slot counts (up to EV_RING_MAX) start in a
+ * sorted ring: the next event is at the head, and a slot's new event goes in by insertion from the tail, where it
+ * belongs when completions come about in issue order (writes into the buffer), so it costs a compare or two instead
+ * of a sift-down with a coin-toss branch per level. When they do not (reads, mixes: completion order is random), the
+ * insertions shift many entries and the ring turns into a binary heap for the rest of the point (a sorted array is
+ * a heap as it stands). Large slot counts use the heap from the start. Events order strictly by (time, slot), so
+ * both come out in the same order. */
 #define EV_RING_MAX 64
+#define EV_WINDOW 256 /* insertions per check of the ring's cost */
+#define EV_SHIFTS_MAX 3 /* mean shifts per insertion above which the heap is cheaper */
 
 static inline HeapEnt ev_top(const Dev *d) { return d->heap[d->ev_head]; }
 
 /* the sorted ring: insert x among the n entries from the head, shifting the later ones one place up */
 static inline void ring_insert(Dev *d, HeapEnt x) {
     HeapEnt *h = d->heap;
-    const uint32_t mask = d->ev_mask;
-    uint32_t i = d->ev_head + (uint32_t)d->heap_n;
+    const uint32_t mask = d->ev_mask, tail = d->ev_head + (uint32_t)d->heap_n;
+    uint32_t i = tail;
     while (i != d->ev_head && ev_before(x, h[(i - 1) & mask])) {
         h[i & mask] = h[(i - 1) & mask];
         i--;
     }
     h[i & mask] = x;
     d->heap_n++;
+    d->ev_shifts += tail - i;
+}
+
+/* the ring's entries, in order, from index 0: the binary heap from now on */
+static void ring_to_heap(Dev *d) {
+    HeapEnt tmp[EV_RING_MAX];
+    for (int64_t k = 0; k < d->heap_n; k++) tmp[k] = d->heap[(d->ev_head + (uint32_t)k) & d->ev_mask];
+    memcpy(d->heap, tmp, sizeof(HeapEnt) * (size_t)d->heap_n);
+    d->ev_head = 0;
+    d->ev_ring = 0;
 }
 
 static void heap_push(Dev *d, int64_t key, int32_t slot) {
@@ -1391,6 +1427,10 @@ HOT_INLINE void heap_replace_top(Dev *d, int64_t key) {
         d->ev_head = (d->ev_head + 1) & d->ev_mask;
         d->heap_n--;
         ring_insert(d, x);
+        if (++d->ev_inserts == EV_WINDOW) {
+            if (d->ev_shifts > EV_WINDOW * EV_SHIFTS_MAX) ring_to_heap(d);
+            d->ev_inserts = d->ev_shifts = 0;
+        }
         return;
     }
     heap_sift_root(d->heap, d->heap_n, x);
@@ -1547,7 +1587,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->ev_ring = d->nslots <= EV_RING_MAX;
     d->ev_mask = 0;
     while (d->ev_ring && d->ev_mask + 1 < (uint32_t)d->nslots) d->ev_mask = d->ev_mask * 2 + 1;
-    d->ev_head = 0;
+    d->ev_head = d->ev_inserts = d->ev_shifts = 0;
     d->heap = malloc(sizeof(HeapEnt) * (size_t)(d->ev_ring ? d->ev_mask + 1 : d->nslots));
     free(d->hl);
     d->hl = NULL;
