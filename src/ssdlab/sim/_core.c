@@ -1058,8 +1058,10 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->bprev = malloc(sizeof(int32_t) * d->n_blk);
     d->bnext = malloc(sizeof(int32_t) * d->n_blk);
     d->bhead = malloc(sizeof(int32_t) * (d->spb + 2));
-    d->freeq = malloc(sizeof(uint32_t) * d->n_blk);
-    d->fifoq = malloc(sizeof(uint32_t) * d->n_blk);
+    /* zeroed: save() writes these rings whole, and a greedy drive never fills the FIFO one (the state file would
+     * carry whatever the memory held) */
+    d->freeq = calloc(d->n_blk, sizeof(uint32_t));
+    d->fifoq = calloc(d->n_blk, sizeof(uint32_t));
     d->ring = malloc(sizeof(uint32_t) * (size_t)d->ring_cap);
     d->infl_t = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
     d->infl_n = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
