@@ -18,6 +18,7 @@ import hashlib
 import struct
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ssdlab.sim import core
@@ -170,13 +171,11 @@ def main() -> int:
         label = preset + "".join(f"?{k}={v}" for k, v in overrides.items())
         lines += [f"[{label}] {line}" for line in run_case(preset, overrides)]
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        Path(args.out).write_text("\n".join(lines) + "\n", encoding="utf-8")
     digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
     print(f"{len(lines)} result lines, digest {digest[:16]}")
     if args.compare:
-        with open(args.compare, encoding="utf-8") as f:
-            ref = f.read().splitlines()
+        ref = Path(args.compare).read_text(encoding="utf-8").splitlines()
         diff = [(i, a, b) for i, (a, b) in enumerate(zip(ref, lines, strict=False)) if a != b]
         if len(ref) != len(lines):
             print(f"DIFFERENT: {len(lines)} lines vs {len(ref)} in {args.compare}")
