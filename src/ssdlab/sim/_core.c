@@ -42,8 +42,8 @@
 #define NX_AHEAD 3 /* I/Os drawn ahead, so their mapping entries are fetched from memory before they are needed */
 
 /* Inlined into the per-I/O loop whatever the compiler's size heuristics say: a call there costs a spill of the
- * loop's registers, and GCC drops a call to a non-inlined function that only prefetches (it counts prefetches as
- * free of side effects, so the function as pure and its call as dead). */
+ * loop's registers, and GCC drops the call of a function it did not inline that only prefetches (a prefetch has no
+ * side effects to it, so it takes the function for pure and the call for dead code). */
 #define HOT_INLINE static inline __attribute__((always_inline))
 
 typedef struct {
@@ -1439,8 +1439,8 @@ HOT_INLINE void heap_replace_top(Dev *d, int64_t key) {
 }
 
 /* The random draws of one I/O, in the order the model makes them: the Poisson gap of a paced job, the block
- * size of a bssplit, the direction of a mix, the offset. Drawing them one I/O ahead gives the same sequence and
- * lets the I/O after the current one fetch its mapping entry from memory while this one is simulated. */
+ * size of a bssplit, the direction of a mix, the offset. Drawing them NX_AHEAD I/Os ahead gives the same sequence
+ * and lets the next I/Os fetch their mapping entries from memory while this one is simulated. */
 HOT_INLINE void draw_io(Dev *d, Draw *x) {
     x->gap = d->rate_ns;
     if (d->rate_ns > 0 && d->poisson) { /* exponential inter-arrival times, same mean (fio rate_process=poisson) */
