@@ -102,6 +102,8 @@ def _points(user: int) -> Iterator[tuple[str, dict[str, Any], int]]:
                                    interval_ns=5 * ms, hist_ns=2 * ms), 3 * ms
     yield "seqwrite-qd256", _wl(user, 5, random=0, iodepth=256, io_bytes=user // 4, bssplit=[(131072, 1)],
                                 align=131072), 100 * ms
+    yield "randread-1m-qd32x4", _wl(user, 15, rmix=100, numjobs=4, time_based=1, runtime_ns=30 * ms,
+                                   bssplit=[(1 << 20, 1)], align=1 << 20), 10 * ms  # books the links far ahead
     yield "seqread-qd32x4", _wl(user, 6, random=0, rmix=100, numjobs=4, time_based=1, runtime_ns=30 * ms,
                                 bssplit=[(131072, 1)], align=131072, keep_pos=1), 7 * ms
     yield "seqmix-keep", _wl(user, 7, random=0, rmix=50, numjobs=4, time_based=1, runtime_ns=20 * ms,

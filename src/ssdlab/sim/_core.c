@@ -113,15 +113,78 @@ typedef struct {
     CalBin bin[CAL_N]; /* id and use side by side: one cache line serves both */
     int64_t full_lo, full_hi; /* bins [full_lo, full_hi) are known to be fully booked */
     int64_t top; /* the highest bin booked since the calendar was cleared: every bin above it is empty */
+    /* A bit per ring slot, set when its bin is booked full. Bins behind the live window (before now - 64 bins)
+     * have their bits cleared as time passes them (dead_upto), so a set bit is a full bin of the live window,
+     * and a booking skips a run of full bins 64 at a time instead of bin by bin (large transfers book far ahead
+     * and every later one has to pass them). A clear bit proves nothing: that bin is looked at as before. */
+    uint64_t full[CAL_N / 64];
+    int64_t dead_upto; /* bits of bins below this are cleared */
+    int64_t hw_now; /* the latest `now` seen: if time went back the bits are not used (not in the model today) */
 } Cal;
+
+static inline void cal_mark_full(Cal *c, int64_t b) {
+    uint32_t p = (uint32_t)(b & (CAL_N - 1));
+    c->full[p >> 6] |= 1ULL << (p & 63);
+}
+
+static inline int cal_is_full(const Cal *c, int64_t b) {
+    uint32_t p = (uint32_t)(b & (CAL_N - 1));
+    return (int)((c->full[p >> 6] >> (p & 63)) & 1);
+}
+
+/* the first bin from b on, below bound, whose bit is clear (every bin before it is full), or bound */
+static inline int64_t cal_next_open(const Cal *c, int64_t b, int64_t bound) {
+    while (b < bound) {
+        uint32_t p = (uint32_t)(b & (CAL_N - 1));
+        uint64_t open = ~c->full[p >> 6] >> (p & 63); /* from slot p to the end of its word */
+        if (open) {
+            b += __builtin_ctzll(open);
+            return b < bound ? b : bound;
+        }
+        b += 64 - (p & 63);
+    }
+    return bound;
+}
+
+/* set (or clear) the bits of bins [b, b + n), n <= CAL_N, a word at a time */
+static void cal_mark_range(Cal *c, int64_t b, int64_t n, int set) {
+    for (int64_t end = b + n; b < end;) {
+        uint32_t p = (uint32_t)(b & (CAL_N - 1)), k = 64 - (p & 63);
+        if (k > end - b) k = (uint32_t)(end - b);
+        uint64_t mask = k == 64 ? ~0ULL : ((1ULL << k) - 1) << (p & 63);
+        if (set) c->full[p >> 6] |= mask;
+        else c->full[p >> 6] &= ~mask;
+        b += k;
+    }
+}
+
+/* clear the bits of the bins that fell behind the live window since the last call */
+static inline void cal_forget(Cal *c, int64_t now) {
+    int64_t dead_to = (now >> CAL_SHIFT) - 64;
+    if (dead_to <= c->dead_upto) return;
+    if (dead_to - c->dead_upto >= CAL_N) memset(c->full, 0, sizeof(c->full));
+    else cal_mark_range(c, c->dead_upto, dead_to - c->dead_upto, 0);
+    c->dead_upto = dead_to;
+}
 
 /* the general booking from bin b on (cal_book has made the checks and adjusted b) */
 static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t end, int64_t limit) {
     int64_t left = dur;
+    int use_bits = now >= c->hw_now;
+    if (use_bits) {
+        c->hw_now = now;
+        cal_forget(c, now);
+    }
     /* bins [run_start, run_end) are full afterwards: every bin the booking passes is full, or is filled up,
      * except the one it ends in */
     int64_t run_start = b, run_end = b;
     for (; b < limit; b++) {
+        if (use_bits && b <= c->top && cal_is_full(c, b)) { /* a run of full bins: passed as the step below would */
+            int64_t top1 = c->top + 1;
+            b = cal_next_open(c, b, limit < top1 ? limit : top1);
+            run_end = b;
+            if (b >= limit) break;
+        }
         CalBin *x = &c->bin[b & (CAL_N - 1)];
         if (b > c->top) {
             /* every bin from here on is empty (GC's program units mostly book there, a dozen bins each): fill
@@ -138,6 +201,7 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
                     for (int64_t q = 0; q < run; q++) y[q] = (CalBin){(uint32_t)(b + k + q), (int32_t)CAL_W};
                     k += run;
                 }
+                cal_mark_range(c, b, nfull, 1);
                 b += nfull;
                 left -= nfull << CAL_SHIFT;
                 if (nfull > 0) run_end = b;
@@ -146,7 +210,10 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
                 x->used = (int32_t)left;
                 int64_t fin = (b << CAL_SHIFT) + left;
                 if (fin > end) end = fin;
-                if (left >= CAL_W) run_end = b + 1;
+                if (left >= CAL_W) {
+                    run_end = b + 1;
+                    cal_mark_full(c, b);
+                }
                 left = 0;
                 break;
             }
@@ -161,13 +228,17 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
             x->used = (int32_t)used;
             int64_t fin = (b << CAL_SHIFT) + used;
             if (fin > end) end = fin;
-            if (used >= CAL_W) run_end = b + 1;
+            if (used >= CAL_W) {
+                run_end = b + 1;
+                cal_mark_full(c, b);
+            }
             break;
         }
         if (cap > 0) { /* fill it up and go on */
             x->id = (uint32_t)b;
             x->used = (int32_t)CAL_W;
             left -= cap;
+            cal_mark_full(c, b);
         }
         run_end = b + 1;
     }
@@ -882,6 +953,9 @@ static void cal_clear(Dev *d) {
         for (int k = 0; k < CAL_N; k++) c->bin[k].id = UINT32_MAX;
         c->full_lo = c->full_hi = 0;
         c->top = -1;
+        memset(c->full, 0, sizeof(c->full));
+        c->dead_upto = -64;
+        c->hw_now = 0;
     }
 }
 
