@@ -203,6 +203,10 @@ def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     assert len(samples) >= 2
     assert [s.elapsed_s for s in samples] == sorted(s.elapsed_s for s in samples)
     assert all(s.read_iops > 0 and s.write_iops == 0 for s in samples)
-    assert all(s.read_mbps == pytest.approx(s.read_iops * 4096 / 1e6, rel=0.05) for s in samples)
+    # MB/s from the bytes counter, IOPS from the I/O counter: 4 KiB per I/O. fio reads the two counters of a
+    # status document at slightly different moments (on a loaded host, one interval may gain what the next
+    # loses), so the check is over the whole run, where those skews cancel
+    assert sum(s.read_mbps for s in samples) == pytest.approx(sum(s.read_iops for s in samples) * 4096 / 1e6,
+                                                              rel=0.02)
     # interval rates are of the same order as the final average
     assert max(s.read_iops for s in samples) > 0.3 * m.directions["read"].iops
