@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from pts_points import pts_context, pts_result
 from ssdlab.eta import SIM_RATE_PRIOR, Estimator, Eta, Outlook, shape
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
 from ssdlab.sim.bounds import iops_bound
 from ssdlab.sim.presets import resolve
 from ssdlab.suites import get_suite
-from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts.tests import IOPS
 
@@ -100,32 +100,13 @@ def test_shape_ignores_the_point_id_but_not_the_workload() -> None:
 # ---------------------------------------------------------------- adaptive suites
 
 
-def _ctx(**options: Any) -> PlanContext:
-    opts: dict[str, Any] = {o.key: o.default for o in common.pts_options()}
-    opts.update({"pts_block_sizes": "1024,64,4", "pts_mixes": "100/0,65/35,0/100"} | options)
-    return PlanContext(capacity=256 * MiB, logical_block_size=512, target_kind="file", runtime_s=1.0,
-                       options=opts)
-
-
-def _result(p: TestPoint, value: float) -> PointResult:
-    if p.phase == "purge":
-        return PointResult(point=p, status="ok", started="", finished="", reason="purge")
-    w = p.workload
-    lat = LatencyStats(kind="clat", n=int(value), min_ns=1.0, max_ns=4e9 / value, mean_ns=1e9 / value,
-                       stddev_ns=1.0, percentiles_ns={})
-    d = DirectionStats(iops=value, bw_bytes=value * w.bs, io_bytes=int(value * w.bs), total_ios=int(value),
-                       runtime_ms=1000, clat=lat)
-    return PointResult(point=p, status="ok", started="", finished="",
-                       measurement=Measurement(engine="test", engine_version="0", directions={"write": d}))
-
-
 @pytest.mark.parametrize("settles_at", [5, 9])
 def test_pts_outlook_matches_what_runs_and_learns_the_rounds(settles_at: int) -> None:
     """Drive `pts` with synthetic results that settle from round `settles_at` on (steady state 4 rounds later)
     in every test. At every step the outlook's next point is the suite's next point and its worst case counts
     exactly the worst-case remaining points; the expectation starts at 5 rounds per test and, once the first
     test has finished, is exactly what remains."""
-    suite, c = get_suite("pts"), _ctx(max_rounds=15, wsat_hours=0.05)  # WSAT: 3 samples at most
+    suite, c = get_suite("pts"), pts_context(max_rounds=15, wsat_hours=0.05)  # WSAT: 3 samples at most
     run = Run(schema_version=2, ssdlab_version="t", run_id="t", suite="pts", status="running", created="",
               options={}, target={"kind": "file", "capacity_bytes": c.capacity}, host={})
     iops = IOPS
@@ -143,7 +124,7 @@ def test_pts_outlook_matches_what_runs_and_learns_the_rounds(settles_at: int) ->
             break
         p = pending[0]
         r = int(p.tags.get("round", 0))
-        run = run.with_point(_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
+        run = run.with_point(pts_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
     total = len(steps) - 1
     # before anything ran: set-up + 5 rounds of each test (IOPS 9 points a round, TP 2, LAT 9 and its two
     # histogram captures), WSAT's 1+3

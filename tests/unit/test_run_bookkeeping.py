@@ -14,39 +14,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pts_points import pts_context, pts_result
 from ssdlab import atomic
 from ssdlab.errors import UsageError
 from ssdlab.eta import Estimator, Outlook
 from ssdlab.fio import hist
 from ssdlab.fio.job import build_job, workload_options
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts.tests import IOPS, LAT, TP128
 
-MiB = 1024 * 1024
-
 
 def _ctx(**options: Any) -> PlanContext:
-    opts: dict[str, Any] = {o.key: o.default for o in common.pts_options()}
-    opts.update({"pts_block_sizes": "1024,64,4", "pts_mixes": "100/0,65/35,0/100", "max_rounds": 8,
-                 "wsat_hours": 0.05} | options)
-    return PlanContext(capacity=256 * MiB, logical_block_size=512, target_kind="file", runtime_s=1.0,
-                       options=opts)
-
-
-def _result(p: TestPoint, value: float, status: str = "ok") -> PointResult:
-    if p.phase == "purge":
-        return PointResult(point=p, status="ok", started="", finished="", reason="purge")
-    w = p.workload
-    lat = LatencyStats(kind="clat", n=int(value), min_ns=1.0, max_ns=4e9 / value, mean_ns=1e9 / value,
-                       stddev_ns=1.0, percentiles_ns={})
-    d = DirectionStats(iops=value, bw_bytes=value * w.bs, io_bytes=int(value * w.bs), total_ios=int(value),
-                       runtime_ms=1000, clat=lat)
-    return PointResult(point=p, status=status,  # type: ignore[arg-type]
-                       started="", finished="",
-                       measurement=Measurement(engine="test", engine_version="0", directions={"write": d}))
+    """A short PTS plan: at most 8 rounds, WSAT of 3 minutes."""
+    return pts_context(**({"max_rounds": 8, "wsat_hours": 0.05} | options))
 
 
 def _empty_run(c: PlanContext) -> Run:
@@ -75,7 +58,7 @@ def test_kept_pts_analyses_equal_fresh_ones_at_every_step(settles_at: int) -> No
             break
         p = pending[0]
         r = int(p.tags.get("round", 0))
-        run = run.with_point(_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
+        run = run.with_point(pts_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
         steps += 1
     assert steps > 50
     assert common.analyse(IOPS, s, run).steady
@@ -88,16 +71,16 @@ def test_a_changed_result_of_a_complete_round_is_analysed_again() -> None:
     s = common.settings(c)
     run = _empty_run(c)
     for p in common.setup_points(IOPS, s) + common.round_points(IOPS, s, 1) + common.round_points(IOPS, s, 2):
-        run = run.with_point(_result(p, 1000.0))
+        run = run.with_point(pts_result(p, 1000.0))
     before = common.analyse(IOPS, s, run)
     assert before.rounds_done == 2
     tracked = common.round_points(IOPS, s, 1)[-1]  # RND 4 KiB 0/100 is a tracking point
     assert tracked.tags["key"] == "rnd4k-0-100"
-    changed = run.with_point(_result(tracked, 5000.0))
+    changed = run.with_point(pts_result(tracked, 5000.0))
     after = common.analyse(IOPS, s, changed)
     assert after == _fresh(IOPS, s, changed)
     assert after.tracking != before.tracking
-    invalid = changed.with_point(_result(common.round_points(IOPS, s, 2)[0], 1000.0, status="invalid"))
+    invalid = changed.with_point(pts_result(common.round_points(IOPS, s, 2)[0], 1000.0, status="invalid"))
     state = common.analyse(IOPS, s, invalid)
     assert state == _fresh(IOPS, s, invalid)
     assert state.finished
@@ -137,8 +120,8 @@ def _sim_target() -> dict[str, Any]:
                                "fw_us": 8.0, "host_mbps": 7000.0, "ch_mbps": 1200.0, "ctrl_kiops": 1500.0}}}
 
 
-def _sim_result(p: TestPoint, ios: int, rate: float) -> PointResult:
-    r = _result(p, 1000.0)
+def _simpts_result(p: TestPoint, ios: int, rate: float) -> PointResult:
+    r = pts_result(p, 1000.0)
     if r.measurement is None:  # a purge
         return r
     m = dataclasses.replace(r.measurement, extra={"sim": {"simulated_ios": ios, "simulated_ios_per_wall_s": rate}})
@@ -158,7 +141,7 @@ def test_sim_predictions_kept_between_points_equal_those_of_a_fresh_estimator() 
             fresh.observe(result, wall)
         assert kept.estimate(outlook) == fresh.estimate(outlook)
         assert kept.estimate(outlook) == fresh.estimate(outlook)  # asked again: the same
-        result = _sim_result(p, 100_000 * (i + 1), 2e6 + 1e5 * i)
+        result = _simpts_result(p, 100_000 * (i + 1), 2e6 + 1e5 * i)
         kept.observe(result, 0.05 + 0.01 * i)
         seen.append((result, 0.05 + 0.01 * i))
     assert kept.estimate(outlook) != Estimator(_sim_target()).estimate(outlook)
