@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import json
 import os
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ssdlab import atomic
-from ssdlab.errors import FioFailedError, FioMissingError
+from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
 from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
@@ -120,12 +121,8 @@ def _version_cache() -> dict[str, Any]:
 
 def _save_version_cache(data: dict[str, Any]) -> None:
     """Best effort: a cache that cannot be written is asked for again next time."""
-    with contextlib.suppress(OSError, RuntimeError):
-        path = version_cache_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(path)
+    with contextlib.suppress(ResultsDirError, OSError, RuntimeError):  # OSError: its directory cannot be made
+        atomic.write_text(version_cache_path(), json.dumps(data, indent=1), durable=False)
 
 
 def engine_available(engine: str, binary: str | None = None) -> bool:
@@ -257,15 +254,12 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     return final
 
 
+@functools.cache
 def _load_parser() -> None:
     """Import fio's output parser (and numpy with it, the largest part of a command's start-up) on a thread while
     fio runs, so that it is ready when fio ends instead of delaying fio's start. Once per process."""
-    if "ssdlab.fio.parse" not in sys.modules and not _parser_loading:
-        _parser_loading.append(True)
+    if "ssdlab.fio.parse" not in sys.modules:
         threading.Thread(target=_import_parser, daemon=True).start()
-
-
-_parser_loading: list[bool] = []
 
 
 def _import_parser() -> None:
