@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssdlab.devices import device_parts
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import client_hosts, run_clients
+from ssdlab.fio.client import client_hosts, missing_hosts, run_clients
 from ssdlab.fio.runner import JobGate
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
@@ -68,14 +68,8 @@ class HostGroupExecutor:
         res = run_clients(assignments, point_dir, gate=self.gate, binary=self.binary, local_version=self.version())
         doc: dict[str, Any] | None = json.loads(res.text) if res.text else None
         present = client_hosts(doc) if doc is not None else set()
-        missing: dict[str, str] = {}
-        for host, _ in pairs:
-            ep = host.spec.endpoint
-            if ep.label in res.lost:
-                missing[host.name] = res.lost[ep.label]
-            elif not any(ep.matches(h, p) for h, p in present):
-                err = res.first_error()
-                missing[host.name] = f"no result from the agent at {ep.label}" + (f" ({err})" if err else "")
+        gone = missing_hosts(res, present, [host.spec.endpoint for host, _ in pairs])
+        missing = {host.name: gone[host.spec.endpoint.label] for host, _ in pairs if host.spec.endpoint.label in gone}
         if doc is None or not present:
             why = "; ".join(f"host {h}: {r}" for h, r in missing.items()) or f"fio exit status {res.returncode}"
             raise FioFailedError(f"no host returned a result for point {point.id}: {why}", cmd=list(res.argv),

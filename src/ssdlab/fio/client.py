@@ -217,6 +217,19 @@ def client_hosts(doc: Mapping[str, Any]) -> set[tuple[str, int]]:
     return out
 
 
+def missing_hosts(res: ClientRun, present: set[tuple[str, int]], endpoints: Sequence[Endpoint]) -> dict[str, str]:
+    """Endpoint label -> why that agent has no result in the client's run: lost (unreachable, disconnected), or
+    absent from the document's hosts `present` (client_hosts())."""
+    out: dict[str, str] = {}
+    for ep in endpoints:
+        if ep.label in res.lost:
+            out[ep.label] = res.lost[ep.label]
+        elif not any(ep.matches(h, p) for h, p in present):
+            why = res.first_error()
+            out[ep.label] = f"no result from the agent at {ep.label}" + (f" ({why})" if why else "")
+    return out
+
+
 # ------------------------------------------------------------------ agent probes
 
 PROBE_CHUNK = 200  # fio keeps 255 characters of a job's description (FIO_JOBDESC_SIZE) in its results
@@ -376,11 +389,9 @@ def purge_problem(res: ClientRun, endpoints: Sequence[Endpoint]) -> str:
         first = next((ln for ln in res.stderr.splitlines() if ln.strip()), f"exit status {res.returncode}")
         return f"fio returned no result ({first})"
     doc = json.loads(res.text)
-    present = client_hosts(doc)
-    for ep in endpoints:
-        if not any(ep.matches(h, p) for h, p in present):
-            why = res.first_error()
-            return f"no result from the agent at {ep.label}" + (f" ({why})" if why else "")
+    gone = missing_hosts(res, client_hosts(doc), endpoints)
+    if gone:
+        return next(iter(gone.values()))
     for j in doc.get("client_stats", []):
         if j.get("jobname") != "All clients" and int(j.get("error", 0) or 0):
             err = int(j["error"])
