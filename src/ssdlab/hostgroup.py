@@ -55,6 +55,7 @@ class HostGroupExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
         from ssdlab.fio.job import build_device_job
+        from ssdlab.fio.logs import with_logs
         from ssdlab.fio.parse import measurement_from_document
 
         group = self.group
@@ -78,17 +79,9 @@ class HostGroupExecutor:
         w = point.workload
         parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir, log_interval_ms=w.log_interval_ms,
                              missing=missing)
-        extra = dict(m.extra)
-        extra["hosts"] = {h.name: h.spec.endpoint.label for h, _ in pairs}
-        if w.log_interval_ms:
-            from ssdlab.fio.logs import read_series
-
-            m = dataclasses.replace(m, series=read_series(point_dir, w.log_interval_ms))
-        if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
-            from ssdlab.fio.logs import hist_log_files
-
-            extra["hist_logs"] = hist_log_files(point_dir)
-        m = dataclasses.replace(m, parts=parts, extra=extra)
+        m = with_logs(m, point, point_dir)
+        m = dataclasses.replace(m, parts=parts,
+                                extra={**m.extra, "hosts": {h.name: h.spec.endpoint.label for h, _ in pairs}})
         failed = [p for p in parts if p.status != "ok"]
         if not failed:
             return m
