@@ -117,18 +117,13 @@ class FioExecutor:
                 job: FioJob, target: Target) -> Measurement:
         """Series, histogram-log files, per-stream results (with each paced section's lag) and per-device
         results added to the measurement."""
-        from ssdlab.fio.logs import hist_log_files, read_series
+        from ssdlab.fio.logs import with_logs
         from ssdlab.fio.parse import measurements_by_job
         from ssdlab.model import to_dict
 
         w = point.workload
+        m = with_logs(m, point, point_dir)
         extra = dict(m.extra)
-        if w.log_interval_ms:
-            m = dataclasses.replace(m, series=read_series(point_dir, w.log_interval_ms))
-        if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
-            extra["hist_logs"] = hist_log_files(point_dir)
-        if w.hist_log_ms:
-            extra["hist_log_ms"] = w.hist_log_ms
         if point.streams:  # per-stream results (one reporting group per stream and device)
             from ssdlab.fio.pacing import section_pacing
 

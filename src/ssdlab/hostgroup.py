@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ssdlab.devices import device_parts
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import client_hosts, run_clients
+from ssdlab.fio.client import client_hosts, missing_hosts, run_clients
 from ssdlab.fio.runner import JobGate
 from ssdlab.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
@@ -55,6 +55,7 @@ class HostGroupExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
         from ssdlab.fio.job import build_device_job
+        from ssdlab.fio.logs import with_logs
         from ssdlab.fio.parse import measurement_from_document
 
         group = self.group
@@ -68,14 +69,8 @@ class HostGroupExecutor:
         res = run_clients(assignments, point_dir, gate=self.gate, binary=self.binary, local_version=self.version())
         doc: dict[str, Any] | None = json.loads(res.text) if res.text else None
         present = client_hosts(doc) if doc is not None else set()
-        missing: dict[str, str] = {}
-        for host, _ in pairs:
-            ep = host.spec.endpoint
-            if ep.label in res.lost:
-                missing[host.name] = res.lost[ep.label]
-            elif not any(ep.matches(h, p) for h, p in present):
-                err = res.first_error()
-                missing[host.name] = f"no result from the agent at {ep.label}" + (f" ({err})" if err else "")
+        gone = missing_hosts(res, present, [host.spec.endpoint for host, _ in pairs])
+        missing = {host.name: gone[host.spec.endpoint.label] for host, _ in pairs if host.spec.endpoint.label in gone}
         if doc is None or not present:
             why = "; ".join(f"host {h}: {r}" for h, r in missing.items()) or f"fio exit status {res.returncode}"
             raise FioFailedError(f"no host returned a result for point {point.id}: {why}", cmd=list(res.argv),
@@ -84,17 +79,9 @@ class HostGroupExecutor:
         w = point.workload
         parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir, log_interval_ms=w.log_interval_ms,
                              missing=missing)
-        extra = dict(m.extra)
-        extra["hosts"] = {h.name: h.spec.endpoint.label for h, _ in pairs}
-        if w.log_interval_ms:
-            from ssdlab.fio.logs import read_series
-
-            m = dataclasses.replace(m, series=read_series(point_dir, w.log_interval_ms))
-        if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
-            from ssdlab.fio.logs import hist_log_files
-
-            extra["hist_logs"] = hist_log_files(point_dir)
-        m = dataclasses.replace(m, parts=parts, extra=extra)
+        m = with_logs(m, point, point_dir)
+        m = dataclasses.replace(m, parts=parts,
+                                extra={**m.extra, "hosts": {h.name: h.spec.endpoint.label for h, _ in pairs}})
         failed = [p for p in parts if p.status != "ok"]
         if not failed:
             return m

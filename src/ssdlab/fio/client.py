@@ -141,26 +141,28 @@ def run_clients(assignments: Sequence[tuple[Endpoint, FioJob]], point_dir: Path,
                 binary: str | None = None, local_version: str = "") -> ClientRun:
     """Run one job per agent with one fio client; keep job-<n>-<host>.fio, cmd.txt, fio.json and the client's
     text output (client.txt) in `point_dir`. Every job passes `gate` (the run's write gate, as runner.run_job's
-    jobs do) before anything is written or started."""
+    jobs do) before anything is written or started. As runner.run_job's, the files are flushed to disk once,
+    after the client ends, so the client's start does not wait for the disk."""
     for _, job in assignments:
         gate.check_job(job)
     exe = binary or runner.fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     argv = [exe, "--output-format=json+"]
+    kept: list[Path] = []
     for i, (ep, job) in enumerate(assignments):
-        path = point_dir / _job_file_name(i, ep.label)
-        atomic.write_text(path, job.render())
-        argv += [f"--client={ep.client_arg()}", str(path.resolve())]
-    atomic.write_text(point_dir / "cmd.txt", shlex.join(argv) + "\n")
+        kept.append(point_dir / _job_file_name(i, ep.label))
+        atomic.write_text(kept[-1], job.render(), durable=False)
+        argv += [f"--client={ep.client_arg()}", str(kept[-1].resolve())]
+    kept.append(point_dir / "cmd.txt")
+    atomic.write_text(kept[-1], shlex.join(argv) + "\n", durable=False)
     code, out, err = _run(argv, point_dir)
     text = _final_document(out)
     banner = "".join(ln for ln in out.splitlines(keepends=True) if not ln.startswith((" ", "{", "}", "\t")))
-    if banner.strip():
-        atomic.write_text(point_dir / "client.txt", banner)
-    if err.strip():
-        atomic.write_text(point_dir / "stderr.txt", err)
-    if text:
-        atomic.write_text(point_dir / "fio.json", text)
+    for name, content in (("client.txt", banner), ("stderr.txt", err), ("fio.json", text)):
+        if content.strip():  # fio.json: '' or a whole document
+            kept.append(point_dir / name)
+            atomic.write_text(kept[-1], content, durable=False)
+    atomic.make_durable(kept)
     mismatch = version_mismatch(out + err, local_version)
     if mismatch:
         raise FioFailedError(mismatch, cmd=argv, returncode=code, stderr=err)
@@ -212,6 +214,19 @@ def client_hosts(doc: Mapping[str, Any]) -> set[tuple[str, int]]:
     for j in doc.get("client_stats", []):
         if j.get("jobname") != "All clients":
             out.add((str(j.get("hostname", "")), int(j.get("port", 0) or 0)))
+    return out
+
+
+def missing_hosts(res: ClientRun, present: set[tuple[str, int]], endpoints: Sequence[Endpoint]) -> dict[str, str]:
+    """Endpoint label -> why that agent has no result in the client's run: lost (unreachable, disconnected), or
+    absent from the document's hosts `present` (client_hosts())."""
+    out: dict[str, str] = {}
+    for ep in endpoints:
+        if ep.label in res.lost:
+            out[ep.label] = res.lost[ep.label]
+        elif not any(ep.matches(h, p) for h, p in present):
+            why = res.first_error()
+            out[ep.label] = f"no result from the agent at {ep.label}" + (f" ({why})" if why else "")
     return out
 
 
@@ -374,11 +389,9 @@ def purge_problem(res: ClientRun, endpoints: Sequence[Endpoint]) -> str:
         first = next((ln for ln in res.stderr.splitlines() if ln.strip()), f"exit status {res.returncode}")
         return f"fio returned no result ({first})"
     doc = json.loads(res.text)
-    present = client_hosts(doc)
-    for ep in endpoints:
-        if not any(ep.matches(h, p) for h, p in present):
-            why = res.first_error()
-            return f"no result from the agent at {ep.label}" + (f" ({why})" if why else "")
+    gone = missing_hosts(res, client_hosts(doc), endpoints)
+    if gone:
+        return next(iter(gone.values()))
     for j in doc.get("client_stats", []):
         if j.get("jobname") != "All clients" and int(j.get("error", 0) or 0):
             err = int(j["error"])

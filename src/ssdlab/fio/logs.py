@@ -7,8 +7,11 @@ values are summed (IOPS, bandwidth) or averaged (latency) per interval.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from pathlib import Path
+
+from ssdlab.model import Measurement, TestPoint
 
 LOG_PREFIX = "series"
 HIST_PREFIX = "hist"
@@ -82,3 +85,16 @@ def hist_log_files(point_dir: Path) -> list[str]:
     `hist_<stream>-d<device>_clat_hist.N.log` (fio's client names logs shipped back from agents
     `<log>.<host address>`)."""
     return sorted(p.name for p in point_dir.glob(f"{HIST_PREFIX}*_clat_hist.*log*"))
+
+
+def with_logs(m: Measurement, point: TestPoint, point_dir: Path) -> Measurement:
+    """`m` with what fio logged during the point in `point_dir`: its interval series (log_interval_ms) and its
+    histogram-log files (hist_log_ms of the workload or of a stream, with the workload's interval)."""
+    w = point.workload
+    extra = dict(m.extra)
+    if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
+        extra["hist_logs"] = hist_log_files(point_dir)
+    if w.hist_log_ms:
+        extra["hist_log_ms"] = w.hist_log_ms
+    series = read_series(point_dir, w.log_interval_ms) if w.log_interval_ms else m.series
+    return dataclasses.replace(m, series=series, extra=extra)

@@ -164,7 +164,7 @@ def ceiling_use(run: Run) -> list[tuple[str, float, float, str]]:
     found = tests(run)
     out = []
     shares = host_measurements(c.measurement)
-    scopes = [("", c.measurement)] + ([(h, m) for h, m in shares.items()] if len(shares) > 1 else [])
+    scopes = [("", c.measurement)] + (list(shares.items()) if len(shares) > 1 else [])
     per_test = [(label, r.measurement, host_measurements(r.measurement) if len(scopes) > 1 else {})
                 for label, r in found if r.measurement is not None]
     for host, cm in scopes:
@@ -248,8 +248,8 @@ def _results_html(run: Run) -> str:
              f"▼ marks a straggler: more than {margin(run):g}% below the median device of that test.</p>")
     parts_html = [intro]
     metrics: list[tuple[str, str, Metric]] = [
-        ("IOPS", "IOPS (reads + writes)", lambda m: m.total_iops),
-        ("MB/s", "Throughput, MB/s (decimal)", lambda m: m.total_bw_bytes / 1e6),
+        ("IOPS", "IOPS (reads + writes)", aggregate.total_iops),
+        ("MB/s", "Throughput, MB/s (decimal)", aggregate.total_mbps),
         ("p99 µs", "p99 completion latency, µs", lambda m: _p(_lat(m), 99.0)),
         ("p99.9 µs", "p99.9 completion latency, µs", lambda m: _p(_lat(m), 99.9)),
     ]

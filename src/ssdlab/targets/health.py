@@ -341,23 +341,23 @@ class Monitor:
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
     _started: float = 0.0
+    _interval: float = field(init=False)  # the sampling interval now (interval_s, doubled at every thinning)
+
+    def __post_init__(self) -> None:
+        self._interval = self.interval_s
 
     def start(self) -> None:
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="ssdlab-health-monitor", daemon=True)
         self._thread.start()
 
-    _interval: float = 0.0  # the sampling interval now (interval_s, doubled at every thinning)
-
     def _loop(self) -> None:
-        self._interval = self.interval_s
         while not self._stop.wait(self._interval):
             self.sample_round()
 
     def sample_round(self) -> None:
         """One sample of every device. A device past MAX_SAMPLES keeps every other sample, and the interval
         doubles once for the round, however many devices were thinned in it."""
-        self._interval = self._interval or self.interval_s
         thinned = False
         for dev in self.devices:
             sample = self.snapshotter.sample(dev, self._started)

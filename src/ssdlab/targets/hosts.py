@@ -316,8 +316,7 @@ class HostGroupTarget(Target):
                     dropped: dict[str, str] | None = None) -> HostGroupTarget:
         """The group of a stored run, from its target record (info(): the inventory's hosts as they were read),
         so `ssdlab resume` drives the same hosts and devices even if the inventory file changed since."""
-        keys = ("name", "address", "port", "targets", "labels")
-        tables = [{k: h[k] for k in keys if k in h} for h in stored.get("hosts") or []]
+        tables = [{k: h[k] for k in HOST_KEYS if k in h} for h in stored.get("hosts") or []]
         hosts = parse_inventory({"host": tables}, "the stored run's inventory")
         return cls.from_inventory(Path(str(stored.get("inventory") or "hosts")), opts, hosts=hosts,
                                   on_error=on_error, dropped=dropped)
