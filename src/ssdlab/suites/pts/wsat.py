@@ -158,9 +158,7 @@ def _outlook(s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
 
     writes = None
     key = stimulus("RND", WSAT_BS, 0).key
-    purge = run.finished_by_id().get(f"{IOPS.name}-0-purge")  # mostly there: no need to look through the run
-    if (purge is not None and purge.point.tags.get("test") == IOPS.name) or \
-            any(p.point.tags.get("test") == IOPS.name for p in run.points):
+    if f"{IOPS.name}-0-purge" in run.done_ids():  # (before it, the IOPS test has no round to go on)
         iops = analyse_rounds(IOPS, s, run)
         writes = window_average(IOPS, iops, run, key, "iops") if iops.finished else \
             next((v for v in reversed(per_round(IOPS, run, key, "iops", iops.rounds_done)) if v is not None), None)
