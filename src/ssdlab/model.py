@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -299,8 +299,10 @@ class Run:
             return 0  # the common case, without a scan
         return sum(1 for p in self.points if p.point.id == point_id)
 
-    def done_ids(self) -> set[str]:
-        return set(self.finished_by_id())
+    def done_ids(self) -> KeysView[str]:
+        """Ids of the finished points, set-like: a view of finished_by_id's index (no copy; the run loop's
+        suites test membership after every point)."""
+        return self.finished_by_id().keys()
 
     def result(self, point_id: str) -> PointResult | None:
         for p in self.points:

@@ -647,7 +647,7 @@ def _analyse(test: RoundTest, s: PtsSettings, res: dict[str, PointResult]) -> Te
 
 def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[TestPoint]:
     """Points still to run for one test: the unfinished round first, then the worst case after it."""
-    done = run.finished_by_id()  # membership only: no copy
+    done = run.done_ids()
     setup = [p for p in setup_points(test, s) if p.id not in done]
     if setup:
         return setup + [p for r in range(1, s.max_rounds + 1) for p in round_points(test, s, r)] + \
@@ -667,7 +667,7 @@ def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds:
     """What one test has left, as (worst, expected) runs of points (see eta.Outlook), and its analysed state
     (None before its set-up is done). Expected: the test stops at round `expect_rounds`, or at the next round
     when it has run that many without steady state (any round from the fifth on may be the steady one)."""
-    done = run.finished_by_id()  # membership only: no copy
+    done = run.done_ids()
     setup = [(p, 1) for p in setup_points(test, s) if p.id not in done]
 
     def cap(rounds: int) -> int:  # --until-steady runs past max-rounds

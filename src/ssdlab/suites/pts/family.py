@@ -182,6 +182,9 @@ class FamilySuite(Suite):
         self.name = name
         self.summary = summary
         self.fixed = fixed  # None: selected by --pts-tests
+        # selected()'s last answer: (context, its options as they were, the family, settings, tests)
+        self._selected_memo: tuple[PlanContext, dict[str, Any], tuple[PtsTest, ...], PtsSettings,
+                                   tuple[PtsTest, ...]] | None = None
 
     def _candidates(self) -> list[PtsTest]:
         keys = self.fixed if self.fixed is not None else tuple(_TESTS)
@@ -203,13 +206,12 @@ class FamilySuite(Suite):
         """Validated settings and the selected tests; options of tests not selected are a usage error.
         A pure function of the context: the run loop asks after every point, so the last answer is kept
         for as long as it is asked about the same context with the same options."""
-        memo = self.__dict__.get("_selected_memo")
+        memo = self._selected_memo
         if memo is not None and memo[0] is ctx and memo[1] == ctx.options \
                 and memo[2] == tuple(_TESTS.values()):
             return memo[3], list(memo[4])
         s, tests = self._selected(ctx)
-        self.__dict__["_selected_memo"] = (ctx, copy.deepcopy(ctx.options), tuple(_TESTS.values()), s,
-                                     tuple(tests))
+        self._selected_memo = (ctx, copy.deepcopy(ctx.options), tuple(_TESTS.values()), s, tuple(tests))
         return s, tests
 
     def _selected(self, ctx: PlanContext) -> tuple[PtsSettings, list[PtsTest]]:

@@ -80,7 +80,7 @@ def wsat_plan(s: PtsSettings) -> list[TestPoint]:
 
 def wsat_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
     """What WSAT still has to run, given the stored samples and the stop rules."""
-    if purge_point(TEST, s).id not in run.finished_by_id():
+    if purge_point(TEST, s).id not in run.done_ids():
         return wsat_plan(s)
     state = analyse(s, run)
     if state.finished:
@@ -92,7 +92,7 @@ def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = Non
     """What WSAT has left. Worst case: samples up to the time cap. Expected: samples until the write goal,
     at the bytes per sample the last sample wrote, or at `steady_write_iops` (RND 4 KiB writes at steady
     state, when an earlier test measured them) when that is lower: WSAT falls from FOB to that level."""
-    if purge_point(TEST, s).id not in run.finished_by_id():
+    if purge_point(TEST, s).id not in run.done_ids():
         first, done_n, written = [(purge_point(TEST, s), 1)], 0, 0
     else:
         state = analyse(s, run)
@@ -158,9 +158,7 @@ def _outlook(s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
 
     writes = None
     key = stimulus("RND", WSAT_BS, 0).key
-    purge = run.finished_by_id().get(f"{IOPS.name}-0-purge")  # mostly there: no need to look through the run
-    if (purge is not None and purge.point.tags.get("test") == IOPS.name) or \
-            any(p.point.tags.get("test") == IOPS.name for p in run.points):
+    if f"{IOPS.name}-0-purge" in run.done_ids():  # (before it, the IOPS test has no round to go on)
         iops = analyse_rounds(IOPS, s, run)
         writes = window_average(IOPS, iops, run, key, "iops") if iops.finished else \
             next((v for v in reversed(per_round(IOPS, run, key, "iops", iops.rounds_done)) if v is not None), None)
