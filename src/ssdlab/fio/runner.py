@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ssdlab import atomic
-from ssdlab.errors import FioFailedError, FioMissingError
+from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
 from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
@@ -120,12 +120,8 @@ def _version_cache() -> dict[str, Any]:
 
 def _save_version_cache(data: dict[str, Any]) -> None:
     """Best effort: a cache that cannot be written is asked for again next time."""
-    with contextlib.suppress(OSError, RuntimeError):
-        path = version_cache_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(path)
+    with contextlib.suppress(OSError, ResultsDirError, RuntimeError):  # (RuntimeError: no home directory)
+        atomic.write_text(version_cache_path(), json.dumps(data, indent=1), durable=False)
 
 
 def engine_available(engine: str, binary: str | None = None) -> bool:
