@@ -84,7 +84,8 @@ class Eta:
 
 
 def shape(point: TestPoint) -> tuple[Any, ...]:
-    """What makes two points take the same time on the same target: phase, workload and streams (not the id)."""
+    """What makes two points take the same time on the same target: phase, workload, streams and the host idle
+    before the point (not the id)."""
     known: tuple[Any, ...] | None = point.__dict__.get("_shape")
     if known is None:
         known = _shape(point)
@@ -96,7 +97,7 @@ def _shape(point: TestPoint) -> tuple[Any, ...]:
     w = point.workload
     return (point.phase, w.rw, w.bs, w.bssplit, w.iodepth, w.numjobs, w.rwmixread, w.runtime_s, w.ramp_s,
             w.io_bytes, w.size, w.rate_iops, tuple(sorted((k, str(v)) for k, v in w.options.items())),
-            len(point.streams))
+            len(point.streams), point.idle_before_s)
 
 
 def _rate_limit(point: TestPoint) -> float | None:
@@ -126,8 +127,8 @@ class Estimator:
         self._bandwidth: dict[str, float] = {}
         self._sim_ios = 0.0
         self._sim_core_s = 0.0
-        # simulator: predicted seconds by point shape, until the next observe() (a sim point's prediction is a
-        # function of its shape and of what was observed; fio's depend on the point's idle too)
+        # predicted seconds by point shape, until the next observe() (a prediction is a function of the point's
+        # shape and of what was observed)
         self._seconds: dict[tuple[Any, ...], float] = {}
         self._ios: dict[tuple[Any, ...], float] = {}  # simulated_ios by shape (a function of the shape alone)
         self._overhead: float | None = None  # overhead_s, until the next observe()
@@ -213,7 +214,7 @@ class Estimator:
 
     def estimate(self, outlook: Outlook) -> Eta:
         """The ETA of an outlook (each point shape is predicted once)."""
-        cache: dict[tuple[Any, ...], float] = self._seconds if self.engine == "sim" else {}
+        cache = self._seconds
 
         def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int]:
             secs, n = 0.0, 0
