@@ -3,6 +3,7 @@ worst-case outlook of adaptive suites (PTS rounds and WSAT), checked against wha
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -95,6 +96,19 @@ def test_shape_ignores_the_point_id_but_not_the_workload() -> None:
     assert shape(pt("iops-r01-x")) == shape(pt("iops-r02-x"))
     assert shape(pt("a")) != shape(pt("a", bs=8192))
     assert shape(pt("a")) != shape(pt("a", phase="precondition"))
+
+
+def test_a_point_after_longer_host_idle_is_predicted_longer() -> None:
+    """PTS HIR: the same workload after 5 s and after 15 s of idle are two shapes (the idle is part of the time)."""
+    est = Estimator({"kind": "file"}, overhead_s=0.0)
+    after5 = dataclasses.replace(pt("h5"), idle_before_s=5.0)
+    after15 = dataclasses.replace(pt("h15"), idle_before_s=15.0)
+    assert shape(after5) != shape(after15)
+    est.observe(done(after5), 10.5)
+    assert est.seconds(after5) == 10.5
+    assert est.seconds(after15) == pytest.approx(20.5)
+    eta = est.estimate(Outlook.of([after5, after15]))
+    assert eta.expected_s == pytest.approx(31.0)
 
 
 # ---------------------------------------------------------------- adaptive suites
