@@ -160,13 +160,7 @@ def _ticks_once(fig: Any) -> Iterator[None]:
 
 def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[Callable[[], Any],
                                                                                 Callable[[Any, Any], Any]]:
-    ticks: list[Any] = []
-    measured: dict[tuple[int, ...], Any] = {}
-
-    def update_once() -> Any:
-        if not ticks:
-            ticks.append(update())
-        return ticks[0]
+    measured: dict[tuple[int, ...], Any] = {}  # (the ticks drawn are a list: not a key for functools.cache)
 
     def boxes_once(drawn: Any, renderer: Any) -> Any:
         key = (id(renderer), *map(id, drawn))
@@ -174,7 +168,7 @@ def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[
             measured[key] = boxes(drawn, renderer)
         return measured[key]
 
-    return update_once, boxes_once
+    return functools.cache(update), boxes_once
 
 
 def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
