@@ -42,7 +42,7 @@ def latency_outliers(m: Measurement) -> list[Outlier]:
         median = lat.percentile(50)
         if median is None or median <= 0:
             continue
-        if lat.max_ns >= STALL_MIN_NS and lat.max_ns >= STALL_RATIO * median:
+        if lat.max_ns >= STALL_RATIO * median:
             out.append(Outlier(direction=name, max_ns=lat.max_ns, median_ns=median))
     return out
 

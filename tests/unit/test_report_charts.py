@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 from typing import Any
@@ -156,7 +157,7 @@ def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPa
     """Ticks laid out once per drawing and text extents measured once per process: the same bytes as
     matplotlib's own repeated layout and measurement."""
     fast = _varied()
-    monkeypatch.setattr(charts, "MEMO_TICKS", False)
+    monkeypatch.setattr(charts, "_ticks_once", lambda fig: contextlib.nullcontext())
     monkeypatch.setattr(charts, "_SVGRenderer", backend_svg.RendererSVG)
     assert _varied() == fast
 

@@ -137,16 +137,13 @@ class _SVGRenderer(backend_svg.RendererSVG):
         return extent
 
 
-MEMO_TICKS = True  # (False: matplotlib's own repeated tick layout, for tests that compare the two)
-
-
 @contextlib.contextmanager
 def _ticks_once(fig: Any) -> Iterator[None]:
     """Each 2D axis works out its ticks and measures their labels once while the figure is drawn and its tight
     box measured, instead of four times (matplotlib repeats both for the axis label's position, the spines and
     the tight box). Nothing about the axes changes in between, so the answers are the same."""
     patched = []
-    for ax in fig.axes if MEMO_TICKS else ():
+    for ax in fig.axes:
         if ax.name != "rectilinear":
             continue
         for axis in (ax.xaxis, ax.yaxis):
@@ -163,13 +160,7 @@ def _ticks_once(fig: Any) -> Iterator[None]:
 
 def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[Callable[[], Any],
                                                                                 Callable[[Any, Any], Any]]:
-    ticks: list[Any] = []
-    measured: dict[tuple[int, ...], Any] = {}
-
-    def update_once() -> Any:
-        if not ticks:
-            ticks.append(update())
-        return ticks[0]
+    measured: dict[tuple[int, ...], Any] = {}  # (the ticks drawn are a list: not a key for functools.cache)
 
     def boxes_once(drawn: Any, renderer: Any) -> Any:
         key = (id(renderer), *map(id, drawn))
@@ -177,7 +168,7 @@ def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[
             measured[key] = boxes(drawn, renderer)
         return measured[key]
 
-    return update_once, boxes_once
+    return functools.cache(update), boxes_once
 
 
 def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
@@ -279,9 +270,6 @@ MAX_WORKERS = 4
 CHARTS_PER_WORKER = 12  # a worker's start costs about as much as drawing a few charts
 
 
-PAUSE_GC = True
-
-
 def _collected_once(draw: Callable[P, str]) -> Callable[P, str]:
     """`draw` with Python's cycle collector paused while it runs.
 
@@ -294,7 +282,7 @@ def _collected_once(draw: Callable[P, str]) -> Callable[P, str]:
 
     @functools.wraps(draw)
     def paused(*args: P.args, **kwargs: P.kwargs) -> str:
-        if not PAUSE_GC or not gc.isenabled():
+        if not gc.isenabled():  # paused by the caller (or a chart drawn inside another): leave it so
             return draw(*args, **kwargs)
         gc.disable()
         try:
