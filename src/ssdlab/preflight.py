@@ -84,8 +84,13 @@ def check_workload(w: Workload, where: str, capacity: int | None = None) -> None
 
 
 def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint]:
-    """The suite's worst-case plan with --footprint/--misalign applied, every point validated and its fio job
-    (executor.point_job) rendered once. Raises UsageError/TargetError (one line) on the first problem."""
+    """The suite's worst-case plan with --footprint/--misalign applied, every point validated and the fio job
+    (executor.point_job) of every distinct workload rendered once. Raises UsageError/TargetError (one line) on
+    the first problem.
+
+    A plain point's job and its simulated workload depend on its workload only (the point's id names the
+    section), and adaptive suites repeat the same few workloads over many rounds (PTS on the simulator: 3,176 points,
+    73 workloads), so each workload is rendered (and translated for the simulator) once."""
     from ssdlab.executor import job_on
     from ssdlab.suites.base import apply_common
 
@@ -95,12 +100,18 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
     points = [apply_common(ctx, p) for p in points]
     sim = target.engine() == "sim"
     options, devices = target.fio_options(), target.device_fio_options()  # asked once: a device's reads sysfs
+    rendered: set[str] = set()
     for p in points:
         where = f"point {p.id}"
         for w in (p.workload, *p.streams):
             check_workload(w, where, ctx.capacity if p.phase != "purge" else None)
         if p.phase == "purge":
             continue
+        if not p.streams:  # (a point of streams also reads its tags: rendered every time)
+            key = repr(p.workload)  # (a Workload holds a dict: not hashable itself)
+            if key in rendered:
+                continue
+            rendered.add(key)
         job_on(p, options, devices).render()  # the job the executor and the write gate build (point_job)
         if sim and not p.streams:
             from ssdlab.sim.executor import translate

@@ -3,6 +3,7 @@ before any results directory exists."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,33 @@ def test_check_plan_renders_every_point_once() -> None:
         preflight.check_workload(Workload(rw="read", bs=4096, rate_iops=0), "w")
     with pytest.raises(UsageError, match="runtime nan is not a finite number"):
         preflight.check_workload(Workload(rw="read", bs=4096, runtime_s=float("nan")), "w")
+
+
+
+def test_check_plan_renders_each_distinct_workload_once_and_still_refuses_a_bad_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from ssdlab.fio.job import FioJob
+    from ssdlab.suites import get_suite
+
+    target = parse_target(SIM)
+    ctx = PlanContext(capacity=target.capacity(), target_kind="sim", runtime_s=0.1)
+    suite = get_suite("pts-iops")
+    rendered: list[str] = []
+    real_render = FioJob.render
+
+    def render(job: FioJob) -> str:
+        rendered.append(real_render(job))
+        return rendered[-1]
+
+    monkeypatch.setattr(FioJob, "render", render)
+    points = preflight.check_plan(suite, ctx, target)
+    distinct = {repr(p.workload) for p in points if p.phase != "purge"}
+    assert len(points) > 2 * len(distinct)  # the rounds repeat the workloads
+    assert len(rendered) == len(distinct)
+
+    real_plan = suite.plan
+    last = real_plan(ctx)[-1]
+    late = dataclasses.replace(last, id="late", workload=dataclasses.replace(last.workload, options={"rate_iops": "x"}))
+    monkeypatch.setattr(suite, "plan", lambda c: [*real_plan(c), late])  # a workload seen only at the plan's end
+    with pytest.raises(UsageError, match="bad rate_iops"):
+        preflight.check_plan(suite, ctx, target)
