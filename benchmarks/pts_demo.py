@@ -5,6 +5,8 @@ Targets: the run (report included) within 25 s wall clock and 12 CPU-seconds, th
 half of those CPU-seconds; `ssdlab report DIR` of the full PTS run within 10 s. The two commands alternate,
 each run a fresh process in a fresh results directory, timed from outside (wall clock; CPU of the process and
 of the chart workers it waits for). The simulator's own CPU time comes from its points' sim.json (cpu_s).
+A third command, the same run with --no-report, alternates with them and splits the figure: the run's own
+bookkeeping against the simulator, and what rendering the report adds (not a target; for the reader).
 
     .venv/bin/python benchmarks/pts_demo.py [--rounds 3] [--preset tlc-4k] [--runtime 0.5]
 """
@@ -40,6 +42,7 @@ def main() -> int:
         base = Path(tmp)
         dirs: list[Path] = []
         sims: list[float] = []
+        bares: list[float] = []
 
         def demo() -> Sample:
             out = base / f"run-{len(dirs)}"
@@ -49,6 +52,13 @@ def main() -> int:
             sims.append(sim_cpu(out))
             return s
 
+        def bare() -> Sample:
+            out = base / f"bare-{len(bares)}"
+            s = run([exe, "run", "pts", "--target", f"sim:{args.preset}", "--runtime", str(args.runtime),
+                     "--out", out, "-q", "--no-report"])
+            bares.append(sim_cpu(out))
+            return s
+
         def report() -> Sample:
             if not dirs:
                 demo()  # a stored run to render (not counted)
@@ -56,7 +66,8 @@ def main() -> int:
             return run([exe, "report", dirs[-1]])
 
         print(f"ssdlab run pts --target sim:{args.preset} --runtime {args.runtime:g}; {load()}")
-        samples = alternate({"run (report included)": demo, "report DIR": report}, args.rounds, warm=False)
+        samples = alternate({"run (report included)": demo, "report DIR": report, "run --no-report": bare},
+                            args.rounds, warm=False)
         print(load())
         points = len(json.loads((dirs[-1] / "run.json").read_text(encoding="utf-8"))["points"])
     runs, reports = samples["run (report included)"], samples["report DIR"]
@@ -65,6 +76,11 @@ def main() -> int:
     print(f"  simulator core CPU: {spread(sims[-len(runs):])}; share of the run's CPU "
           f"{spread(shares, unit='', digits=2)}")
     print(f"report DIR:          wall {spread([r.wall for r in reports])}; CPU {spread([r.cpu for r in reports])}")
+    nores = samples["run --no-report"]
+    print(f"run --no-report:     wall {spread([r.wall for r in nores])}; CPU {spread([r.cpu for r in nores])}; "
+          f"simulator share {spread([s / r.cpu for s, r in zip(bares, nores, strict=True)], unit='', digits=2)}")
+    added = statistics.median(r.cpu for r in runs) - statistics.median(r.cpu for r in nores)
+    print(f"  so rendering the report adds about {added:.1f} CPU-s to the run")
     checks = [("run wall", statistics.median(r.wall for r in runs), WALL_S, "<="),
               ("run CPU", statistics.median(r.cpu for r in runs), CPU_S, "<="),
               ("simulator share", statistics.median(shares), SIM_SHARE, ">="),
