@@ -15,7 +15,6 @@ from typing import Any
 
 from ssdlab import hostload
 from ssdlab.model import Measurement, Run
-from ssdlab.report import charts
 from ssdlab.report.sections import Section, figure, table
 from ssdlab.targets import health, link
 from ssdlab.units import format_bytes
@@ -357,6 +356,8 @@ def _temperature_chart(entry: Mapping[str, Any], before: Mapping[str, Any] | Non
             throttle.append((t, float(thermal["tmt1_transitions"]) + float(thermal.get("tmt2_transitions") or 0)))
     if len(temps) < 3:
         return ""
+    from ssdlab.report import charts  # (here: the terminal summary reads this module without drawing a chart)
+
     scale, xlabel = _time_axis([t for t, _ in temps])
     out = [figure(charts.line_chart([charts.Series("temperature (°C)", [t / scale for t, _ in temps],
                                                    [v for _, v in temps], style="-o")],
