@@ -14,6 +14,7 @@ giving each chart's SVG element ids a prefix of their own (ids must be unique in
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import gc
 import html
@@ -33,9 +34,12 @@ from typing import Any, ParamSpec
 import matplotlib
 
 matplotlib.use("Agg")  # (pyplot is not imported: every figure is made with its own canvas, see new_figure)
+from matplotlib import cbook
+from matplotlib.axis import XAxis, YAxis
 from matplotlib.backends import backend_mixed, backend_svg
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
@@ -171,6 +175,58 @@ def _once(update: Callable[[], Any], boxes: Callable[[Any, Any], Any]) -> tuple[
     return functools.cache(update), boxes_once
 
 
+_TICK_PARTS = ("tick1line", "tick2line", "gridline", "label1", "label2")
+
+
+def copied_ticks(ax: Any) -> None:
+    """Give a 2D axes' x and y axis cheaper ticks: each tick after an axis's first is a copy of the first.
+
+    matplotlib builds every further tick of an axis in full (two tick marks, a gridline and two labels, each
+    with its properties looked up in rcParams and checked) and then copies the first tick's properties onto
+    it: about 1.3 ms a tick, some 800 ticks a PTS report (a quarter of its charts' CPU). A copy of the first
+    tick is the same tick for ~0.1 ms, except where its parts are (the first tick's place until the axis moves
+    it, as it does every tick before drawing or measuring it). The tests compare every other attribute of such
+    a copy with the tick matplotlib makes, and the SVG of charts drawn either way.
+    """
+    if ax.name != "rectilinear":
+        return
+    for axis in (ax.xaxis, ax.yaxis):
+        if type(axis) in (XAxis, YAxis):  # (not a subclass with ticks of its own)
+            axis.get_major_ticks = functools.partial(_copied_ticks, axis, True)
+            axis.get_minor_ticks = functools.partial(_copied_ticks, axis, False)
+
+
+def _copied_ticks(axis: Any, major: bool, numticks: int | None = None) -> list[Any]:
+    """Axis.get_major_ticks / get_minor_ticks, making ticks by copying the axis's first tick."""
+    if numticks is None:
+        numticks = len(axis.get_majorticklocs() if major else axis.get_minorticklocs())
+    ticks = axis.majorTicks if major else axis.minorTicks  # (the first tick is made by matplotlib)
+    while len(ticks) < numticks:
+        ticks.append(_tick_copy(ticks[0]))
+    return list(ticks[:numticks])
+
+
+def _tick_copy(first: Any) -> Any:
+    tick = _artist_copy(first)
+    for name in _TICK_PARTS:
+        setattr(tick, name, _artist_copy(getattr(first, name)))
+    tick.label1._text = tick.label2._text = ""  # (the first tick's label, until the axis sets this tick's)
+    return tick
+
+
+def _artist_copy(artist: Any) -> Any:
+    """A copy of a tick or one of its parts: its own callbacks, sticky edges and (a label) font properties;
+    what matplotlib's tick copy shares with the first tick (transforms, clip path, marker) is shared."""
+    new = copy.copy(artist)
+    new._callbacks = cbook.CallbackRegistry(signals=["pchanged"])
+    if artist._sticky_edges is not None:  # (made on first use since matplotlib 3.10)
+        new._sticky_edges = type(artist._sticky_edges)(list(artist._sticky_edges.x), list(artist._sticky_edges.y))
+    if isinstance(artist, Text):
+        new._fontproperties = artist._fontproperties.copy()
+    new._stale = True
+    return new
+
+
 def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
     """The <svg> element showing only the region (x, y, w, h) of its drawing, in points from the top left."""
     head_end = svg.find(">")
@@ -214,6 +270,7 @@ def new_figure(size: tuple[float, float]) -> Any:
 def _axes(title: str, size: tuple[float, float] = (7.5, 3.6)) -> tuple[Any, Any]:
     fig = new_figure(size)
     ax = fig.add_subplot()
+    copied_ticks(ax)
     if title:
         _title(ax, title)
     return fig, ax

@@ -177,6 +177,8 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
     panel_h = 2.6
     fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
     axes = fig.subplots(1, 3)
+    for ax in axes:
+        charts.copied_ticks(ax)
     ax_h, ax_c, ax_e = axes
     lowest_tail = 1.0
     pct_range: list[float] = []
