@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import math
 import re
 from typing import Any
 
+import numpy as np
 import pytest
 from matplotlib.backends import backend_svg
 
-from ssdlab.report import charts
+from ssdlab.fio import hist
+from ssdlab.report import charts, latency
 
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 
@@ -159,7 +163,91 @@ def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPa
     fast = _varied()
     monkeypatch.setattr(charts, "_ticks_once", lambda fig: contextlib.nullcontext())
     monkeypatch.setattr(charts, "_SVGRenderer", backend_svg.RendererSVG)
+    monkeypatch.setattr(charts, "copied_ticks", lambda ax: None)
     assert _varied() == fast
+
+
+# where a copied tick's parts are and what its labels say: set by the axis before it draws or measures a tick
+_PLACE = {"_x", "_y", "_xorig", "_yorig", "_xy", "_path", "_invalidx", "_invalidy", "_transformed_path",
+          "_subslice", "_x_filled"}
+
+
+def _differences(a: Any, b: Any, path: str, depth: int = 0) -> list[str]:
+    """Where two objects' attributes differ (recursively; callbacks and identical objects skipped)."""
+    if a is b:
+        return []
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):  # (a tick's data: [0] or (0,))
+        if len(a) != len(b):
+            return [f"{path}: {a!r} != {b!r}"]
+        return [d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _differences(x, y, f"{path}[{i}]",
+                                                                                            depth + 1)]
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return [] if np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True) else [f"{path}: {a!r} != {b!r}"]
+    if type(a) is not type(b):
+        return [f"{path}: {type(a).__name__} != {type(b).__name__}"]
+    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
+        return []
+    if isinstance(a, dict):
+        if a.keys() != b.keys():
+            return [f"{path}: keys {sorted(a.keys() ^ b.keys())}"]
+        return [d for k in a for d in _differences(a[k], b[k], f"{path}.{k}", depth + 1)]
+    if hasattr(a, "__dict__") and depth < 4:
+        out = []
+        for k in sorted(set(vars(a)) | set(vars(b))):
+            if k in ("_callbacks", "_parents", "stale_callback") or (depth == 1 and k in _PLACE):
+                continue
+            out += _differences(vars(a).get(k, "<missing>"), vars(b).get(k, "<missing>"), f"{path}.{k}", depth + 1)
+        return out
+    return [] if bool(np.all(a == b)) else [f"{path}: {a!r} != {b!r}"]
+
+
+def test_copied_ticks_are_matplotlibs_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every tick copied while drawing varied charts has, part by part and attribute by attribute (except where
+    its parts are placed), what the tick matplotlib makes for the same axis has."""
+    copy_tick = charts._tick_copy
+    compared: list[str] = []
+    differences: list[str] = []
+
+    def checked(first: Any) -> Any:
+        tick = copy_tick(first)
+        axis = first.axes.xaxis if first.__name__ == "xtick" else first.axes.yaxis
+        made = axis._get_tick(major=first._major)  # what matplotlib's get_major_ticks/get_minor_ticks do
+        axis._copy_tick_props(first, made)
+        compared.append(f"{first.__name__}:{'major' if first._major else 'minor'}")
+        differences.extend(_differences(tick, made, first.__name__))
+        return tick
+
+    monkeypatch.setattr(charts, "_tick_copy", checked)
+    _varied()
+    fig = charts.line_figure([charts.Series("s", [0, 1], [0.0, 1.0])], legend=False)
+    charts.fig_to_svg(fig)
+    fig.axes[0].set_yticks([i / 20 for i in range(21)])  # copies of a first tick that has its label by now
+    charts.fig_to_svg(fig)
+    counts = np.zeros(hist.PLAT_NR, dtype=np.int64)
+    for ns, n in {1_000: 500, 2_000: 300, 50_000: 90, 4_000_000: 1}.items():
+        counts[hist.value_to_idx(ns)] += n
+    latency.distribution_chart([latency.Distribution("d", counts)])
+    assert {"xtick:major", "ytick:major", "ytick:minor"} <= set(compared)
+    assert differences == []
+
+
+def test_an_axis_builds_only_its_first_tick() -> None:
+    fig, ax = charts._axes("t")  # (matplotlib builds each axis's first tick with the axes)
+    built: list[Any] = []
+
+    def build(make: Any, major: bool) -> Any:
+        built.append(make(major))
+        return built[-1]
+
+    for axis in (ax.xaxis, ax.yaxis):
+        axis._get_tick = functools.partial(build, axis._get_tick)
+    ax.set_ylim(0, 1)
+    ax.set_yticks([i / 10 for i in range(11)])
+    ticks = ax.yaxis.get_major_ticks()
+    assert len({id(t) for t in ticks}) == 11
+    assert built == []  # the other ten are copies of the first
+    assert all(t.gridline.get_clip_path() is ticks[0].gridline.get_clip_path() for t in ticks)
+    assert charts.fig_to_svg(fig).count('id="ytick_') == 11
 
 
 def test_remembered_text_extents_are_what_matplotlib_measures() -> None:

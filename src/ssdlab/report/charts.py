@@ -222,7 +222,7 @@ def _artist_copy(artist: Any) -> Any:
     if artist._sticky_edges is not None:  # (made on first use since matplotlib 3.10)
         new._sticky_edges = type(artist._sticky_edges)(list(artist._sticky_edges.x), list(artist._sticky_edges.y))
     if isinstance(artist, Text):
-        new._fontproperties = artist._fontproperties.copy()
+        new._fontproperties = artist.get_fontproperties().copy()
     new._stale = True
     return new
 
