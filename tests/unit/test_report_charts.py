@@ -164,7 +164,27 @@ def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(charts, "_ticks_once", lambda fig: contextlib.nullcontext())
     monkeypatch.setattr(charts, "_SVGRenderer", backend_svg.RendererSVG)
     monkeypatch.setattr(charts, "copied_ticks", lambda ax: None)
+    monkeypatch.setattr(charts, "_layouts_once", contextlib.nullcontext)
     assert _varied() == fast
+
+
+def test_a_remembered_layout_is_used_only_for_the_same_text_font_and_alignment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same words in another size, rotation or alignment, one chart after the other, are laid out anew."""
+
+    def variants() -> list[str]:
+        out = []
+        for kwargs in ({}, {"fontsize": 14}, {"rotation": 90}, {"ha": "left"}, {"va": "top"}, {"linespacing": 3}):
+            fig, ax = charts._axes("same words")
+            ax.text(0.5, 0.5, "same words\non two lines", **kwargs)
+            ax.set_xlabel("same words", **kwargs)
+            out.append(charts.fig_to_svg(fig))
+        return out
+
+    remembered = variants()
+    assert len(set(remembered)) == len(remembered)
+    monkeypatch.setattr(charts, "_layouts_once", contextlib.nullcontext)
+    assert variants() == remembered
 
 
 # where a copied tick's parts are and what its labels say: set by the axis before it draws or measures a tick
