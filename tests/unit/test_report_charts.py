@@ -168,6 +168,20 @@ def test_drawing_shortcuts_give_matplotlibs_own_svg(monkeypatch: pytest.MonkeyPa
     assert _varied() == fast
 
 
+_CHECKED = pytest.mark.skipif(not charts.SHORTCUTS, reason="matplotlib release not in charts.CHECKED_RELEASES: "
+                              "run these tests with SHORTCUTS forced on, then add the release")
+
+
+def test_the_shortcuts_are_on_only_for_checked_matplotlib_releases(monkeypatch: pytest.MonkeyPatch) -> None:
+    for on in (True, False):
+        monkeypatch.setattr(charts, "SHORTCUTS", on)
+        ax = charts._axes("t")[1]
+        assert ("get_major_ticks" in vars(ax.yaxis)) is on  # copied ticks, or matplotlib's own tick making
+        with charts._layouts_once():
+            assert (charts.Text._get_layout is charts._LAYOUT) is not on
+
+
+@_CHECKED
 def test_a_remembered_layout_is_used_only_for_the_same_text_font_and_alignment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The same words in another size, rotation or alignment, one chart after the other, are laid out anew."""
@@ -221,6 +235,7 @@ def _differences(a: Any, b: Any, path: str, depth: int = 0) -> list[str]:
     return [] if bool(np.all(a == b)) else [f"{path}: {a!r} != {b!r}"]
 
 
+@_CHECKED
 def test_copied_ticks_are_matplotlibs_ticks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every tick copied while drawing varied charts has, part by part and attribute by attribute (except where
     its parts are placed), what the tick matplotlib makes for the same axis has."""
@@ -251,6 +266,7 @@ def test_copied_ticks_are_matplotlibs_ticks(monkeypatch: pytest.MonkeyPatch) -> 
     assert differences == []
 
 
+@_CHECKED
 def test_an_axis_builds_only_its_first_tick() -> None:
     fig, ax = charts._axes("t")  # (matplotlib builds each axis's first tick with the axes)
     built: list[Any] = []
