@@ -285,6 +285,7 @@ typedef struct {
     int64_t iu_bytes, page_bytes;
     /* timing (ns) */
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
+    int64_t host_xfer_iu; /* host link time of one IU, as do_write computes it for len = iu_bytes */
     double host_ns_per_byte, ch_ns_per_byte;
     int gc_policy; /* 0 greedy, 1 fifo */
     Div32 dv_spb, dv_spu, dv_dies, dv_ch, dv_depth; /* divisions by geometry constants */
@@ -313,7 +314,7 @@ typedef struct {
     int64_t gc_min_hint;
     /* write buffer */
     uint32_t *ring;
-    int64_t ring_cap, ring_head, ring_cnt, pend_live;
+    int64_t ring_cap, ring_head, ring_cnt, pend_live, ring_lim;
     int64_t *infl_t, *infl_n, infl_cap, infl_head, infl_cnt, infl_occ, infl_last;
     int64_t rmw_ready;
     int64_t space_t; /* buffer space handed out so far is free from this time on */
@@ -693,23 +694,50 @@ HOT_INLINE int host_place(Dev *d, uint32_t lpn, int64_t t) {
 static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     /* take up to spu live entries from the ring head and program them as one unit */
     uint32_t die = 0;
-    int first = 1;
     int64_t n = 0;
-    while (n < (int64_t)d->spu && d->ring_cnt > 0) {
-        uint32_t lpn = d->ring[d->ring_head];
+    const int64_t spu = d->spu;
+    while (d->ring_cnt > 0 && d->ring[d->ring_head] == UNMAPPED) { /* trimmed while pending */
         d->ring_head = ring_add(d->ring_head, 1, d->ring_cap);
         d->ring_cnt--;
-        if (lpn == UNMAPPED) continue; /* trimmed while pending */
-        if (first) {
-            if (host_ready(d, t) < 0) return -1;
-            die = die_of_slot(d, d->host_blk * d->spb + d->host_slot);
-            first = 0;
-        }
-        if (host_place(d, lpn, t) < 0) return -1;
-        d->pend_live--;
-        n++;
     }
-    if (n == 0) return t;
+    if (d->ring_cnt == 0) return t;
+    if (host_ready(d, t) < 0) return -1;
+    die = die_of_slot(d, d->host_blk * d->spb + d->host_slot);
+    if (d->host_slot + (uint32_t)spu <= d->spb) {
+        /* the unit fits in the open block (units are aligned in it, so it always does): the live entries go to
+         * its slots in one loop, the block's counters once */
+        uint32_t *ring = d->ring, *p2l = d->p2l, *l2p = d->l2p;
+        const uint32_t blk = d->host_blk, slot0 = blk * d->spb + d->host_slot;
+        int64_t head = d->ring_head, cnt = d->ring_cnt;
+        const int64_t cap = d->ring_cap;
+        while (n < spu && cnt > 0) {
+            uint32_t lpn = ring[head];
+            head = head + 1 == cap ? 0 : head + 1;
+            cnt--;
+            if (lpn == UNMAPPED) continue;
+            uint32_t slot = slot0 + (uint32_t)n;
+            p2l[slot] = lpn;
+            l2p[lpn] = slot;
+            n++;
+        }
+        d->ring_head = head;
+        d->ring_cnt = cnt;
+        d->valid[blk] += (uint32_t)n;
+        d->host_slot += (uint32_t)n;
+        d->c_nand_w_slots += (uint64_t)n;
+        d->c_host_w_slots += (uint64_t)n;
+        d->pend_live -= n;
+    } else {
+        while (n < spu && d->ring_cnt > 0) {
+            uint32_t lpn = d->ring[d->ring_head];
+            d->ring_head = ring_add(d->ring_head, 1, d->ring_cap);
+            d->ring_cnt--;
+            if (lpn == UNMAPPED) continue;
+            if (host_place(d, lpn, t) < 0) return -1;
+            d->pend_live--;
+            n++;
+        }
+    }
     if (partial && n < (int64_t)d->spu) {
         /* pad the program unit: the remaining slots stay empty */
         d->host_slot += (uint32_t)(d->spu - n);
@@ -850,7 +878,53 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
     return s + d->fw_ns;
 }
 
+/* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
+ * first == last, aligned, in the same order, without its loops */
+HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
+    int64_t s = max64(t, d->ctrl_free);
+    d->ctrl_free = s + d->ctrl_ns;
+    int64_t ready = s + d->fw_ns;
+    int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
+    uint32_t m = d->l2p[lpn];
+    int buffered = m != UNMAPPED && (m & BUFBIT);
+    int64_t n_new = !buffered;
+    while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
+        if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
+        d->infl_occ -= d->infl_n[d->infl_head];
+        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
+        d->infl_cnt--;
+    }
+    if (n_new > 0 && d->space_t > done) done = d->space_t;
+    while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
+        d->infl_occ -= d->infl_n[d->infl_head];
+        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
+        d->infl_cnt--;
+    }
+    map_lookup(d, lpn, ready, 1);
+    if (buffered) {
+        d->c_merges++;
+    } else {
+        if (m != UNMAPPED) invalidate(d, m);
+        else d->n_mapped++;
+        int64_t pos = ring_add(d->ring_head, d->ring_cnt, d->ring_cap);
+        d->ring[pos] = lpn;
+        d->ring_cnt++;
+        d->pend_live++;
+        d->l2p[lpn] = BUFBIT | (uint32_t)pos;
+    }
+    while (d->pend_live >= d->flush_thr || d->ring_cnt >= d->ring_lim) {
+        if (d->pend_live == 0) {
+            d->ring_cnt = 0;
+            break;
+        }
+        if (dispatch_unit(d, done, d->pend_live < (int64_t)d->spu) < 0) return -1;
+    }
+    d->c_host_w_bytes += (uint64_t)len;
+    return done;
+}
+
 static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
+    if (len == d->iu_bytes && iu_mod(d, off) == 0) return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
@@ -1113,6 +1187,12 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (d->flush_thr > d->buf_slots / 2) d->flush_thr = d->buf_slots / 2;
     d->ring_cap = d->buf_slots * 2 + 2 * (int64_t)d->spu + 8;
     d->infl_cap = d->buf_slots + 8;
+    {
+        int64_t chunk_max = d->buf_slots - d->flush_thr;
+        if (chunk_max < 1) chunk_max = 1;
+        d->ring_lim = d->ring_cap - d->spu - chunk_max; /* do_write flushes while the ring holds this many */
+    }
+    d->host_xfer_iu = (int64_t)((double)d->iu_bytes * d->host_ns_per_byte + 0.5);
     d->map_entries = 4096;
     d->n_mp = (d->n_lpn + d->map_entries - 1) / d->map_entries;
     d->mc_cap = map_cache >= 1.0 ? d->n_mp : (int64_t)ceil(map_cache * (double)d->n_mp);
