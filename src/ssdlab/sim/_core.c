@@ -147,15 +147,30 @@ static inline int64_t cal_next_open(const Cal *c, int64_t b, int64_t bound) {
 }
 
 /* set (or clear) the bits of bins [b, b + n), n <= CAL_N, a word at a time */
-static void cal_mark_range(Cal *c, int64_t b, int64_t n, int set) {
-    for (int64_t end = b + n; b < end;) {
-        uint32_t p = (uint32_t)(b & (CAL_N - 1)), k = 64 - (p & 63);
-        if (k > end - b) k = (uint32_t)(end - b);
-        uint64_t mask = k == 64 ? ~0ULL : ((1ULL << k) - 1) << (p & 63);
+static inline void cal_mark_range(Cal *c, int64_t b, int64_t n, int set) {
+    while (n > 0) {
+        uint32_t p = (uint32_t)(b & (CAL_N - 1)), sh = p & 63, k = 64 - sh;
+        if (k > n) k = (uint32_t)n;
+        uint64_t mask = (~0ULL >> (64 - k)) << sh; /* k bits from bit sh (1 <= k <= 64 - sh) */
         if (set) c->full[p >> 6] |= mask;
         else c->full[p >> 6] &= ~mask;
         b += k;
+        n -= k;
     }
+}
+
+/* bins y[0..n) (contiguous in the ring) booked full, the first one being bin `id`: two bins per 16-byte store
+ * (the ids are 32-bit, so they wrap as the scalar store's cast does) */
+typedef uint32_t U32x4 __attribute__((vector_size(16)));
+static inline void cal_fill_full(CalBin *y, uint32_t id, int64_t n) {
+    U32x4 v = {id, (uint32_t)CAL_W, id + 1, (uint32_t)CAL_W};
+    const U32x4 step = {2, 0, 2, 0};
+    int64_t q = 0;
+    for (; q + 2 <= n; q += 2) {
+        memcpy(&y[q], &v, sizeof(v));
+        v += step;
+    }
+    if (q < n) y[q] = (CalBin){id + (uint32_t)q, (int32_t)CAL_W};
 }
 
 /* clear the bits of the bins that fell behind the live window since the last call */
@@ -198,7 +213,7 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
                     CalBin *y = &c->bin[(b + k) & (CAL_N - 1)];
                     int64_t run = CAL_N - ((b + k) & (CAL_N - 1));
                     if (run > nfull - k) run = nfull - k;
-                    for (int64_t q = 0; q < run; q++) y[q] = (CalBin){(uint32_t)(b + k + q), (int32_t)CAL_W};
+                    cal_fill_full(y, (uint32_t)(b + k), run);
                     k += run;
                 }
                 cal_mark_range(c, b, nfull, 1);
