@@ -603,23 +603,28 @@ static int64_t select_victim(Dev *d) {
 
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
  * valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
-HOT_INLINE uint32_t gc_scan_n(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *lpns) {
-    const uint32_t *in = d->p2l + s0, *l2p = d->l2p;
+HOT_INLINE uint32_t gc_scan_n(const uint32_t *restrict in, const uint32_t *restrict l2p, uint32_t spu,
+                              uint32_t *restrict lpns) {
     uint32_t n = 0;
 #pragma GCC unroll 16
     for (uint32_t k = 0; k < spu; k++) {
         uint32_t lpn = in[k];
-        uint32_t keep = 0u - (uint32_t)(lpn != UNMAPPED); /* all ones for a valid slot */
-        __builtin_prefetch(&l2p[lpn & keep], 1, 1);        /* an empty slot fetches entry 0 */
+        uint32_t gone = (uint32_t)((int32_t)lpn >> 31); /* all ones for an empty slot (LPNs are < 2^31) */
+        __builtin_prefetch(&l2p[lpn & ~gone], 1, 1);     /* an empty slot fetches entry 0 */
         lpns[n] = lpn;
-        n -= keep;
+        n += 1 + gone;
     }
     return n;
 }
 
+/* 16 slots per unit (4 planes x 16 KiB pages / 4 KiB IU, every 4K preset) unrolled: a fixed-count loop, in a
+ * function of its own (inlined in gc_one's loop, the count lived on the stack for want of registers) */
+static __attribute__((noinline)) uint32_t gc_scan16(const uint32_t *in, const uint32_t *l2p, uint32_t *lpns) {
+    return gc_scan_n(in, l2p, 16, lpns);
+}
+
 static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t *lpns) {
-    /* 16 slots per unit (4 planes x 16 KiB pages / 4 KiB IU, every 4K preset) unrolled: a fixed-count loop */
-    return spu == 16 ? gc_scan_n(d, s0, 16, lpns) : gc_scan_n(d, s0, spu, lpns);
+    return spu == 16 ? gc_scan16(d->p2l + s0, d->l2p, lpns) : gc_scan_n(d->p2l + s0, d->l2p, spu, lpns);
 }
 
 /* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
