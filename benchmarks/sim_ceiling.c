@@ -7,7 +7,9 @@
  *
  *     cc -O2 -o /tmp/sim_ceiling benchmarks/sim_ceiling.c && /tmp/sim_ceiling [phases]
  *
- * Compare with benchmarks/sim_speed.py run right before or after it: on a shared host both move with the load.
+ * With `-` for phases it times one phase per line read on its standard input, until end of input (flushing its
+ * output after each): benchmarks/sim_speed.py drives it so, alternating its phases with the core's, so both see
+ * the same load.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -154,10 +156,13 @@ int main(int argc, char **argv) {
     for (uint32_t v = 0; v <= spb; v++) bhead[v] = -1;
     for (uint32_t b = 0; b < n_blk; b++) push_free(b);
     for (uint32_t lpn = 0; lpn < n_lpn; lpn++) place(&host_blk, &host_slot, lpn); /* laid out sequentially */
-    int phases = argc > 1 ? atoi(argv[1]) : 5;
+    int on_request = argc > 1 && strcmp(argv[1], "-") == 0;
+    int phases = on_request ? 0 : argc > 1 ? atoi(argv[1]) : 5;
     uint32_t next[AHEAD];
     for (int k = 0; k < AHEAD; k++) next[k] = random_lpn();
-    for (int phase = -1; phase < phases; phase++) { /* phase -1 (2 capacities) reaches steady state, untimed */
+    char line[64];
+    /* phase -1 (2 capacities) reaches steady state, untimed */
+    for (int phase = -1; phase < phases || (on_request && fgets(line, sizeof(line), stdin)); phase++) {
         uint64_t n = 2ULL * n_lpn, moved0 = moved;
         struct timespec a, z;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
@@ -178,6 +183,9 @@ int main(int argc, char **argv) {
             printf("bare greedy-GC FTL, tlc-4k geometry: %llu 4K random writes in %.3f CPU-s = %.2f M per CPU second "
                    "(WA %.2f)\n", (unsigned long long)n, cpu, (double)n / cpu / 1e6,
                    1.0 + (double)(moved - moved0) / (double)n);
+        else if (on_request)
+            printf("ready: steady state after %llu 4K random writes\n", (unsigned long long)n);
+        fflush(stdout);
     }
     return 0;
 }

@@ -3,23 +3,78 @@
 The drive (default tlc-4k, 7% OP) is laid out, then written randomly for 2x its capacity so GC runs at its
 steady-state write amplification; each timed phase writes --capacity-x capacities more. CPU time is what
 counts (target >= 10 M simulated I/Os per CPU second): on a shared host, wall-clock time mostly measures the
-other processes. Wall-clock rates are printed too, with the host's load. For a figure no other process can
-move, count the core's instructions with callgrind (docs/sim.md).
+other processes. Wall-clock rates are printed too, with the host's load.
 
-    .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 5]
+The host's speed of the day is printed next to the figure: when a C compiler is found (cc, or $CC), the bare
+greedy-GC loop benchmarks/sim_ceiling.c (same geometry, nothing but the FTL) is built into a temporary
+directory and its phases alternate with the core's (two capacities of writes each, as the core's by default;
+its CPU time measured by itself), so both sides see the same load; the core/bare ratio of the medians is the figure the host's speed
+does not move much. That loop has the tlc-4k geometry only, so it is left out for other presets. For a
+figure no other process can move, count the core's instructions with callgrind (docs/sim.md).
+
+    .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 7] [--no-bare]
+
+Exit code 0 when the core's median meets the target, 1 below it (the bare loop's figures never change it).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from timing import load, spread
 
 from ssdlab.sim.validate import Bench
 
 TARGET = 10e6
+CEILING_C = Path(__file__).with_name("sim_ceiling.c")
+_RATE = re.compile(r"in ([0-9.]+) CPU-s = ([0-9.]+) M per CPU second")
+
+
+class BareLoop:
+    """benchmarks/sim_ceiling.c built in a temporary directory and kept running: one timed phase (two
+    capacities of 4K random writes, at steady state) per request."""
+
+    def __init__(self, workdir: Path, cc: str) -> None:
+        exe = workdir / "sim_ceiling"
+        subprocess.run([cc, "-O2", "-o", str(exe), str(CEILING_C)], check=True, capture_output=True)
+        self.proc = subprocess.Popen([str(exe), "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._line()  # "ready": laid out and at steady state
+
+    def _line(self) -> str:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"{CEILING_C.name} stopped (exit {self.proc.wait()})")
+        return line
+
+    def phase(self) -> tuple[float, float]:
+        """(simulated writes per CPU second, the line it printed)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        line = self._line()
+        m = _RATE.search(line)
+        if not m:
+            raise SystemExit(f"unexpected output from {CEILING_C.name}: {line.strip()}")
+        return float(m.group(2)) * 1e6, float(m.group(1))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+def compiler() -> str | None:
+    """The C compiler to build the bare loop with ($CC or cc), or None."""
+    return shutil.which(os.environ.get("CC", "cc"))
 
 
 def main() -> int:
@@ -27,31 +82,54 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--preset", default="tlc-4k")
     ap.add_argument("--capacity-x", type=float, default=2.0, help="measured writes per phase, in user capacities")
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--no-bare", action="store_true", help="do not build and time the bare loop")
     args = ap.parse_args()
     bench = Bench(args.preset)
     bench.fill()
     bench.run(io_bytes=2 * bench.user)  # reach steady state (not timed)
-    print(load())
-    per_cpu, per_wall = [], []
-    for _ in range(args.repeat):
-        before = bench.dev.counters()
-        t0, c0 = time.perf_counter(), time.process_time()
-        _, s = bench.run(io_bytes=int(args.capacity_x * bench.user))
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        after = bench.dev.counters()
-        ios = (after["host_write_bytes"] - before["host_write_bytes"]) / 4096
-        gc = after["gc_runs"] - before["gc_runs"]
-        per_cpu.append(ios / cpu)
-        per_wall.append(ios / wall)
-        print(f"{args.preset}: {ios:,.0f} 4K random writes in {cpu:.3f} CPU-s ({wall:.3f} s wall) = "
-              f"{ios / cpu / 1e6:.2f} M simulated I/O per CPU second ({ios / wall / 1e6:.2f} M per wall second; "
-              f"WA {s['wa_gc']:.2f}, {gc:,} GC runs, simulated {s['iops']:,.0f} IOPS)")
+    cc = None if args.no_bare or args.preset != "tlc-4k" else compiler()
+    with tempfile.TemporaryDirectory(prefix="ssdlab-ceiling-") as tmp:
+        bare = BareLoop(Path(tmp), cc) if cc else None
+        try:
+            print(load())
+            per_cpu, per_wall, per_bare = [], [], []
+            for k in range(args.repeat):
+                # alternate which side goes first, so drift on a shared host hits both alike
+                if bare is not None and k % 2 == 1:
+                    per_bare.append(bare.phase()[0])
+                before = bench.dev.counters()
+                t0, c0 = time.perf_counter(), time.process_time()
+                _, s = bench.run(io_bytes=int(args.capacity_x * bench.user))
+                wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                after = bench.dev.counters()
+                ios = (after["host_write_bytes"] - before["host_write_bytes"]) / 4096
+                gc = after["gc_runs"] - before["gc_runs"]
+                per_cpu.append(ios / cpu)
+                per_wall.append(ios / wall)
+                line = (f"{args.preset}: {ios:,.0f} 4K random writes in {cpu:.3f} CPU-s ({wall:.3f} s wall) = "
+                        f"{ios / cpu / 1e6:.2f} M simulated I/O per CPU second ({ios / wall / 1e6:.2f} M per wall "
+                        f"second; WA {s['wa_gc']:.2f}, {gc:,} GC runs, simulated {s['iops']:,.0f} IOPS)")
+                if bare is not None and k % 2 == 0:
+                    per_bare.append(bare.phase()[0])
+                if bare is not None:
+                    line += f"; bare loop {per_bare[-1] / 1e6:.2f} M per CPU second"
+                print(line)
+        finally:
+            if bare is not None:
+                bare.close()
     print(f"{load()} afterwards")
     med = statistics.median(per_cpu)
     verdict = "meets" if med >= TARGET else "BELOW"
     print(f"simulated I/Os per CPU second: {spread([v / 1e6 for v in per_cpu], unit='M', digits=2)} ({verdict} "
           f"the {TARGET / 1e6:g} M target); per wall second: {spread([v / 1e6 for v in per_wall], unit='M', digits=2)}")
+    if per_bare:
+        bmed = statistics.median(per_bare)
+        print(f"bare greedy-GC loop (benchmarks/sim_ceiling.c, alternated): "
+              f"{spread([v / 1e6 for v in per_bare], unit='M', digits=2)} per CPU second; "
+              f"core/bare {med / bmed:.2f}")
+    elif args.preset == "tlc-4k" and not args.no_bare:
+        print("bare loop not timed: no C compiler (cc, or $CC) found")
     return 0 if med >= TARGET else 1
 
 
