@@ -39,7 +39,17 @@
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
 #define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
-#define NX_AHEAD 3 /* I/Os drawn ahead, so their mapping entries are fetched from memory before they are needed */
+/* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
+ * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
+ * NX_AHEAD - P2L_AHEAD I/Os ago). Measured on tlc-4k 4K random writes (A/B of builds, alternated phases): 16/4
+ * is ~10 % faster than 3/1, 8/2 or 8/3; 16/6, 16/8, 32/8, 32/12 no faster. The draws are the same whatever the
+ * distances (the results too). */
+#ifndef NX_AHEAD
+#define NX_AHEAD 16
+#endif
+#ifndef P2L_AHEAD
+#define P2L_AHEAD 4
+#endif
 
 /* Inlined into the per-I/O loop whatever the compiler's size heuristics say: a call there costs a spill of the
  * loop's registers, and GCC drops the call of a function it did not inline that only prefetches (a prefetch has no
@@ -1637,8 +1647,8 @@ HOT_INLINE void draw_io(Dev *d, Draw *x) {
 }
 
 /* Memory the next I/Os will touch, fetched while this one is simulated: the mapping entry of the I/O drawn last
- * (NX_AHEAD I/Os ahead), and the reverse-map entry of the next one's current location (its mapping entry was
- * fetched NX_AHEAD - 1 I/Os ago), which a write or trim invalidates. */
+ * (NX_AHEAD I/Os ahead), and the reverse-map entry of a later one's current location (P2L_AHEAD I/Os ahead; its
+ * mapping entry was fetched NX_AHEAD - P2L_AHEAD I/Os ago), which a write or trim invalidates. */
 HOT_INLINE void prefetch_mapping(Dev *d, const Draw *last, const Draw *next) {
     __builtin_prefetch(&d->l2p[iu_div(d, last->off)], 1, 1);
     uint32_t m = d->l2p[iu_div(d, next->off)];
@@ -1903,9 +1913,8 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
         Draw io = d->nx[d->nx_head];
         draw_io(d, &d->nx[d->nx_head]); /* its place in the ring: the I/O NX_AHEAD after this one */
-        int next = d->nx_head + 1 < NX_AHEAD ? d->nx_head + 1 : 0;
-        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[next]);
-        d->nx_head = next;
+        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[(d->nx_head + P2L_AHEAD) & (NX_AHEAD - 1)]);
+        d->nx_head = (d->nx_head + 1) & (NX_AHEAD - 1);
         if (d->rate_ns > 0) {
             /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
                full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
