@@ -637,6 +637,12 @@ static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t
     return spu == 16 ? gc_scan16(d->p2l + s0, d->l2p, lpns) : gc_scan_n(d->p2l + s0, d->l2p, spu, lpns);
 }
 
+/* program units GC scans ahead of the one it moves (A/B on tlc-4k random writes: 2 or 3 are no faster than 1) */
+#ifndef GC_AHEAD
+#define GC_AHEAD 1
+#endif
+#define GC_RING (GC_AHEAD < 2 ? 2 : 4) /* a power of 2 above GC_AHEAD */
+
 /* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
 static int gc_one(Dev *d, int64_t t) {
     int64_t vb = select_victim(d);
@@ -654,15 +660,19 @@ static int gc_one(Dev *d, int64_t t) {
     uint32_t *p2l = d->p2l;
     uint64_t moved = 0;
     for (uint32_t k = 0; k < 4 * spu && k < d->spb; k += 16) __builtin_prefetch(&p2l[base + k], 0, 1);
-    /* one program unit is scanned ahead of the one being moved, so the mapping entries the move rewrites (random
-     * lines of l2p) are on their way a unit's worth of work before they are written */
-    uint32_t lpns[2][SPU_MAX], cnt[2];
-    cnt[0] = gc_scan(d, base, spu, lpns[0]);
+    /* program units are scanned GC_AHEAD ahead of the one being moved, so the mapping entries the move rewrites
+     * (random lines of l2p) are on their way a few units' worth of work before they are written (the move changes
+     * no victim slot of a later unit, so what the scan read stays as it was) */
+    uint32_t lpns[GC_RING][SPU_MAX], cnt[GC_RING];
+    for (uint32_t a = 0; a < GC_AHEAD && a < d->pu_per_sb; a++) cnt[a] = gc_scan(d, base + a * spu, spu, lpns[a]);
     for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
-        const uint32_t cur = pu & 1, n = cnt[cur], s0 = base + pu * spu;
-        if (pu + 1 < d->pu_per_sb) cnt[cur ^ 1] = gc_scan(d, s0 + spu, spu, lpns[cur ^ 1]);
-        if (pu + 4 < d->pu_per_sb) /* the victim's reverse map, a few units ahead of the scan */
-            for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + 4 * spu + k], 0, 1);
+        const uint32_t cur = pu & (GC_RING - 1), n = cnt[cur], s0 = base + pu * spu;
+        if (pu + GC_AHEAD < d->pu_per_sb) {
+            const uint32_t ahead = (pu + GC_AHEAD) & (GC_RING - 1);
+            cnt[ahead] = gc_scan(d, s0 + GC_AHEAD * spu, spu, lpns[ahead]);
+        }
+        if (pu + GC_AHEAD + 3 < d->pu_per_sb) /* the victim's reverse map, a few units ahead of the scan */
+            for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + (GC_AHEAD + 3) * spu + k], 0, 1);
         if (n == 0) continue; /* nothing valid in this program unit: no read */
         die_op(d, mod32(&d->dv_dies, pu), t, d->t_r); /* the die of unit pu of every superblock */
         d->c_nand_reads++;
