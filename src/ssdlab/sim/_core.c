@@ -381,6 +381,7 @@ typedef struct {
     uint32_t ev_head, ev_mask;
     uint32_t ev_inserts, ev_shifts; /* the ring's insertions and the entries they shifted, this window */
     Draw nx[NX_AHEAD]; /* the next I/Os' draws, a ring from nx_head */
+    int plain; /* PLAIN_WRITE, PLAIN_READ: this point is only that (advance_loop), else 0 */
     int nx_head;
     int64_t t_now, t_last_done;
     /* stats */
@@ -399,6 +400,8 @@ typedef struct {
 } Dev;
 
 #define HL_RING 64
+#define PLAIN_WRITE 1
+#define PLAIN_READ 2
 #define SPU_MAX 128 /* slots per program unit at most: 8 planes x 64 KiB pages / 4 KiB IU */
 
 /* ------------------------------------------------------------------ helpers */
@@ -1635,7 +1638,14 @@ HOT_INLINE void heap_replace_top(Dev *d, int64_t key) {
 /* The random draws of one I/O, in the order the model makes them: the Poisson gap of a paced job, the block
  * size of a bssplit, the direction of a mix, the offset. Drawing them NX_AHEAD I/Os ahead gives the same sequence
  * and lets the next I/Os fetch their mapping entries from memory while this one is simulated. */
-HOT_INLINE void draw_io(Dev *d, Draw *x) {
+HOT_INLINE void draw_io(Dev *d, Draw *x, const int plain) {
+    if (plain) { /* the same draws as below, for a plain point (PLAIN_WRITE, PLAIN_READ): the offset only */
+        x->gap = 0;
+        x->bi = 0;
+        x->dir = plain == PLAIN_WRITE ? 1 : 0;
+        x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[0]) * d->align;
+        return;
+    }
     x->gap = d->rate_ns;
     if (d->rate_ns > 0 && d->poisson) { /* exponential inter-arrival times, same mean (fio rate_process=poisson) */
         double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
@@ -1814,8 +1824,14 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->rate_ns = rate > 0 ? (int64_t)(1e9 / (double)rate) : 0;
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
+    d->plain = 0;
+    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->trim_mode && !d->hl &&
+        d->interval_ns <= 0 && (d->rmix >= 100 || d->rmix <= 0)) {
+        int dir = d->rmix >= 100 ? 0 : 1; /* as draw_io decides */
+        if (d->nzones[dir] == 0) d->plain = dir ? PLAIN_WRITE : PLAIN_READ;
+    }
     d->nx_head = 0;
-    for (int k = 0; k < NX_AHEAD; k++) draw_io(d, &d->nx[k]);
+    for (int k = 0; k < NX_AHEAD; k++) draw_io(d, &d->nx[k], 0);
     d->t_meas = ramp;
     d->t_end = d->time_based ? ramp + runtime : INT64_MAX;
     d->heap_n = 0;
@@ -1837,7 +1853,9 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_done) {
+/* the statistics of one completion; `plain` (a constant where it is inlined): the point keeps no histogram or
+ * interval log */
+HOT_INLINE int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_done, const int plain) {
     int64_t lat = t_done - t_issue;
     d->all_ios[dir]++;
     d->all_bytes[dir] += (uint64_t)bytes;
@@ -1854,6 +1872,7 @@ static int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_don
     if (lat > d->st_max[dir]) d->st_max[dir] = lat;
     int bucket = plat_idx(lat);
     d->hist[dir * PLAT_NR + bucket]++;
+    if (plain) return 0;
     if (d->hl) {
         int64_t k = (t_done - d->t_meas) / d->hl_ns;
         if (k < d->hl_base) k = d->hl_base;
@@ -1879,14 +1898,11 @@ static int record(Dev *d, int dir, int64_t bytes, int64_t t_issue, int64_t t_don
     return 0;
 }
 
-/* process pops until virtual time `until` (ns); returns True when the point is finished */
-static PyObject *Dev_advance(Dev *d, PyObject *args) {
-    long long until;
-    if (!PyArg_ParseTuple(args, "L", &until)) return NULL;
-    if (!d->running) {
-        PyErr_SetString(PyExc_RuntimeError, "advance() without begin()");
-        return NULL;
-    }
+/* The closed loop up to virtual time `until`: 0, or -1 with an exception set. `plain` is a constant in each of
+ * the copies Dev_advance calls: 0 for any point, PLAIN_WRITE / PLAIN_READ for a point that is only that (random
+ * offsets, one block size, no rate_iops, power cap, zones or logs; the benchmark's and most of PTS's), whose copy
+ * has none of the branches for what such a point never does. Both do the same steps in the same order. */
+HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
     while (d->heap_n > 0 && EV_KEY(ev_top(d)) < until) {
         /* the slot whose event comes first: it is retired (pop) or rescheduled (its key replaced) */
         int32_t slot = EV_SLOT(ev_top(d));
@@ -1898,42 +1914,48 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
             heap_pop(d); /* time-based point over, or the job's bytes are done: retire the slot */
             continue;
         }
-        if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
-        d->slot_gated[slot] = 0;
-        if (d->rate_ns > 0 && t < d->job_next[job]) {
-            /* rate_iops: fio holds the submission until the job's next slot */
-            d->slot_issue[slot] = d->job_next[job];
-            d->slot_gated[slot] = 1;
-            heap_replace_top(d, d->job_next[job]);
-            continue;
-        }
-        if (d->p_cap > 0) {
-            d->pw_level += d->pw_rate * (double)(t - d->pw_t);
-            if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
-            d->pw_t = t;
-            if (d->pw_level < 0) {
-                /* power cap: the controller holds the command until the energy budget recovers */
-                int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
-                if (wait < 1) wait = 1;
+        /* a plain point never holds a submission back, so every one is fresh: issued now */
+        int64_t t0 = t;
+        if (!plain) {
+            if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
+            d->slot_gated[slot] = 0;
+            if (d->rate_ns > 0 && t < d->job_next[job]) {
+                /* rate_iops: fio holds the submission until the job's next slot */
+                d->slot_issue[slot] = d->job_next[job];
                 d->slot_gated[slot] = 1;
-                heap_replace_top(d, t + wait);
+                heap_replace_top(d, d->job_next[job]);
                 continue;
             }
+            if (d->p_cap > 0) {
+                d->pw_level += d->pw_rate * (double)(t - d->pw_t);
+                if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
+                d->pw_t = t;
+                if (d->pw_level < 0) {
+                    /* power cap: the controller holds the command until the energy budget recovers */
+                    int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
+                    if (wait < 1) wait = 1;
+                    d->slot_gated[slot] = 1;
+                    heap_replace_top(d, t + wait);
+                    continue;
+                }
+            }
+            t0 = d->slot_issue[slot];
         }
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
         Draw io = d->nx[d->nx_head];
-        draw_io(d, &d->nx[d->nx_head]); /* its place in the ring: the I/O NX_AHEAD after this one */
-        if (d->random) prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[(d->nx_head + P2L_AHEAD) & (NX_AHEAD - 1)]);
+        draw_io(d, &d->nx[d->nx_head], plain); /* its place in the ring: the I/O NX_AHEAD after this one */
+        if (plain || d->random)
+            prefetch_mapping(d, &d->nx[d->nx_head], &d->nx[(d->nx_head + P2L_AHEAD) & (NX_AHEAD - 1)]);
         d->nx_head = (d->nx_head + 1) & (NX_AHEAD - 1);
-        if (d->rate_ns > 0) {
+        if (!plain && d->rate_ns > 0) {
             /* the schedule runs on from the ideal time, as fio does: an issue that was late (the queue was
                full) is made up by the next ones, so a curve point reaches its rate whenever the drive can */
             d->job_next[job] += io.gap;
         }
-        int64_t bs = d->bs_val[io.bi];
-        int dir = io.dir;
+        int64_t bs = d->bs_val[plain ? 0 : io.bi];
+        int dir = plain == PLAIN_WRITE ? 1 : plain == PLAIN_READ ? 0 : io.dir;
         int64_t off;
-        if (d->random) {
+        if (plain || d->random) {
             off = io.off;
         } else {
             off = d->job_pos[job];
@@ -1941,7 +1963,6 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
             d->job_pos[job] = off + bs;
         }
         d->job_issued[job] += bs;
-        int64_t t0 = d->slot_issue[slot];
         double e0 = d->c_energy;
         int64_t done;
         if (dir == 0) done = do_read(d, t, off, bs);
@@ -1951,16 +1972,32 @@ static PyObject *Dev_advance(Dev *d, PyObject *args) {
             heap_pop(d);
             d->running = 0;
             PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
-            return NULL;
+            return -1;
         }
         d->c_energy += d->e_io;
-        if (d->p_cap > 0) d->pw_level -= d->c_energy - e0;
-        if (record(d, dir, bs, t0, done) < 0) {
+        if (!plain && d->p_cap > 0) d->pw_level -= d->c_energy - e0;
+        if (record(d, dir, bs, t0, done, plain) < 0) {
             heap_pop(d);
-            return PyErr_NoMemory();
+            PyErr_NoMemory();
+            return -1;
         }
         heap_replace_top(d, done);
     }
+    return 0;
+}
+
+/* process pops until virtual time `until` (ns); returns True when the point is finished */
+static PyObject *Dev_advance(Dev *d, PyObject *args) {
+    long long until;
+    if (!PyArg_ParseTuple(args, "L", &until)) return NULL;
+    if (!d->running) {
+        PyErr_SetString(PyExc_RuntimeError, "advance() without begin()");
+        return NULL;
+    }
+    int r = d->plain == PLAIN_WRITE ? advance_loop(d, until, PLAIN_WRITE)
+            : d->plain == PLAIN_READ ? advance_loop(d, until, PLAIN_READ)
+                                     : advance_loop(d, until, 0);
+    if (r < 0) return NULL;
     if (d->heap_n == 0) Py_RETURN_TRUE;
     Py_RETURN_FALSE;
 }
