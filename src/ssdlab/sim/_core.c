@@ -587,6 +587,7 @@ static uint32_t gc_move(Dev *d, uint32_t b, const uint32_t *lpns, uint32_t n, in
         uint32_t take = n - i < spb - from ? n - i : spb - from;
         uint32_t dst = blk * spb + from;
         memcpy(&p2l[dst], &lpns[i], sizeof(uint32_t) * take);
+#pragma GCC unroll 4
         for (uint32_t j = 0; j < take; j++) l2p[lpns[i + j]] = dst + j;
         d->valid[b] -= take;
         d->valid[blk] += take;
@@ -966,8 +967,15 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     return done;
 }
 
-static int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
+static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len);
+
+/* a host write: one whole IU inlined where it is called, any other in do_write_any */
+HOT_INLINE int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
     if (len == d->iu_bytes && iu_mod(d, off) == 0) return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
+    return do_write_any(d, t, off, len);
+}
+
+static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
