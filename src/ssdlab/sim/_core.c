@@ -334,7 +334,7 @@ typedef struct {
     uint32_t *l2p, *p2l, *valid;
     int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
     uint8_t *bstate;
-    int32_t *bprev, *bnext, *bhead;
+    int32_t *bprev, *bnext; /* the lists of closed blocks per valid count (bucket_insert) */
     uint32_t *freeq, free_head, free_cnt;
     uint32_t *fifoq, fifo_head, fifo_cnt;
     uint32_t host_blk, host_slot, gc_blk, gc_slot;
@@ -493,20 +493,27 @@ static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
 
 /* ------------------------------------------------------------------ block lists */
 
+/* Closed blocks per valid count (greedy GC takes the newest of the fewest valid), as doubly linked lists whose
+ * nodes are the blocks (0 .. n_blk - 1), a head node per count (n_blk + v) and one end node (LIST_END) that every
+ * list ends at: taking a block out or putting one in takes no branch on where in its list it is (a block's place
+ * in its list is a coin toss, which cost a mispredicted branch or two per host write). */
+#define LIST_HEAD(d, v) ((int32_t)((d)->n_blk + (v)))
+#define LIST_END(d) ((int32_t)((d)->n_blk + (d)->spb + 1))
+
 HOT_INLINE void bucket_insert(Dev *d, uint32_t b) {
     uint32_t v = d->valid[b];
-    d->bprev[b] = -1;
-    d->bnext[b] = d->bhead[v];
-    if (d->bhead[v] >= 0) d->bprev[d->bhead[v]] = (int32_t)b;
-    d->bhead[v] = (int32_t)b;
+    int32_t h = LIST_HEAD(d, v), first = d->bnext[h];
+    d->bnext[b] = first;
+    d->bprev[b] = h;
+    d->bprev[first] = (int32_t)b; /* the end node's is never read */
+    d->bnext[h] = (int32_t)b;
     if ((int64_t)v < d->gc_min_hint) d->gc_min_hint = v;
 }
 
 HOT_INLINE void bucket_remove(Dev *d, uint32_t b) {
-    uint32_t v = d->valid[b];
-    if (d->bprev[b] >= 0) d->bnext[d->bprev[b]] = d->bnext[b];
-    else d->bhead[v] = d->bnext[b];
-    if (d->bnext[b] >= 0) d->bprev[d->bnext[b]] = d->bprev[b];
+    int32_t p = d->bprev[b], n = d->bnext[b];
+    d->bnext[p] = n;
+    d->bprev[n] = p;
 }
 
 static inline void invalidate(Dev *d, uint32_t slot) {
@@ -605,9 +612,10 @@ static int64_t select_victim(Dev *d) {
     if (d->gc_policy == 0) {
         int64_t v = d->gc_min_hint < 0 ? 0 : d->gc_min_hint;
         for (; v <= (int64_t)d->spb; v++) {
-            if (d->bhead[v] >= 0) {
+            int32_t first = d->bnext[LIST_HEAD(d, v)];
+            if (first != LIST_END(d)) {
                 d->gc_min_hint = v;
-                return d->bhead[v];
+                return first;
             }
         }
         d->gc_min_hint = d->spb + 1;
@@ -1060,13 +1068,13 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
 
 static void dev_free_all(Dev *d) {
     free(d->l2p); free(d->p2l); free(d->valid); free(d->bstate); free(d->bprev); free(d->bnext);
-    free(d->bhead); free(d->freeq); free(d->fifoq); free(d->ring); free(d->infl_t); free(d->infl_n);
+    free(d->freeq); free(d->fifoq); free(d->ring); free(d->infl_t); free(d->infl_n);
     free(d->die_free); free(d->ch_free); free(d->cal_ch); free(d->cal_host);
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->hist); free(d->iv); free(d->hl);
     d->hl = NULL;
-    d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = d->bhead = NULL;
+    d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
     d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
     d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = NULL;
     d->slot_issue = NULL; d->slot_gated = NULL; d->heap = NULL; d->hist = NULL; d->iv = NULL;
@@ -1118,7 +1126,7 @@ static void rebase(Dev *d) {
 }
 
 static void rebuild_lists(Dev *d) {
-    for (uint32_t v = 0; v <= d->spb; v++) d->bhead[v] = -1;
+    for (uint32_t v = 0; v <= d->spb; v++) d->bnext[LIST_HEAD(d, v)] = LIST_END(d);
     d->gc_min_hint = 0;
     if (d->gc_policy == 0) {
         for (uint32_t b = 0; b < d->n_blk; b++)
@@ -1262,9 +1270,8 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->p2l = big_alloc(sizeof(uint32_t) * nslot);
     d->valid = calloc(d->n_blk, sizeof(uint32_t));
     d->bstate = calloc(d->n_blk, 1);
-    d->bprev = malloc(sizeof(int32_t) * d->n_blk);
-    d->bnext = malloc(sizeof(int32_t) * d->n_blk);
-    d->bhead = malloc(sizeof(int32_t) * (d->spb + 2));
+    d->bprev = malloc(sizeof(int32_t) * ((size_t)d->n_blk + d->spb + 2)); /* blocks, heads, the end node */
+    d->bnext = malloc(sizeof(int32_t) * ((size_t)d->n_blk + d->spb + 2));
     /* zeroed: save() writes these rings whole, and a greedy drive never fills the FIFO one (the state file would
      * carry whatever the memory held) */
     d->freeq = calloc(d->n_blk, sizeof(uint32_t));
@@ -1279,7 +1286,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_flags = d->mc_cap < d->n_mp ? calloc((size_t)d->n_mp, 1) : NULL;
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
-    if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->bhead || !d->freeq ||
+    if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free || !d->cal_ch || !d->cal_host || !d->hist ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
