@@ -703,7 +703,9 @@ static int gc_one(Dev *d, int64_t t) {
             d->c_gc_slots += moved;
             return -1;
         }
-        memset(&p2l[s0], 0xFF, sizeof(uint32_t) * spu); /* every slot of the unit is unmapped now (UNMAPPED) */
+        /* every slot of the unit is unmapped now (UNMAPPED); 16 slots (every 4K preset) in a fixed-size store */
+        if (spu == 16) memset(&p2l[s0], 0xFF, sizeof(uint32_t) * 16);
+        else memset(&p2l[s0], 0xFF, sizeof(uint32_t) * spu);
     }
     d->c_nand_w_slots += moved;
     d->c_gc_slots += moved;
