@@ -8,9 +8,10 @@ other processes. Wall-clock rates are printed too, with the host's load.
 The host's speed of the day is printed next to the figure: when a C compiler is found (cc, or $CC), the bare
 greedy-GC loop benchmarks/sim_ceiling.c (same geometry, nothing but the FTL) is built into a temporary
 directory and its phases alternate with the core's (two capacities of writes each, as the core's by default;
-its CPU time measured by itself), so both sides see the same load; the core/bare ratio of the medians is the figure the host's speed
-does not move much. That loop has the tlc-4k geometry only, so it is left out for other presets. For a
-figure no other process can move, count the core's instructions with callgrind (docs/sim.md).
+its CPU time measured by itself), so both sides see the same load. The core/bare ratio (of the medians, and the
+median of each core phase over the bare phase next to it) moves less with the host's speed than either figure.
+That loop has the tlc-4k geometry only, so it is left out for other presets. For a figure no other process can
+move, count the core's instructions with callgrind (docs/sim.md).
 
     .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 7] [--no-bare]
 
@@ -125,9 +126,11 @@ def main() -> int:
           f"the {TARGET / 1e6:g} M target); per wall second: {spread([v / 1e6 for v in per_wall], unit='M', digits=2)}")
     if per_bare:
         bmed = statistics.median(per_bare)
+        pairs = [c / b for c, b in zip(per_cpu, per_bare, strict=True)]  # each core phase over the bare one next to it
         print(f"bare greedy-GC loop (benchmarks/sim_ceiling.c, alternated): "
               f"{spread([v / 1e6 for v in per_bare], unit='M', digits=2)} per CPU second; "
-              f"core/bare {med / bmed:.2f}")
+              f"core/bare {med / bmed:.2f} (medians), {statistics.median(pairs):.2f} (median of adjacent pairs, "
+              f"min {min(pairs):.2f}, max {max(pairs):.2f})")
     elif args.preset == "tlc-4k" and not args.no_bare:
         print("bare loop not timed: no C compiler (cc, or $CC) found")
     return 0 if med >= TARGET else 1
