@@ -1,5 +1,6 @@
-/* The ceiling for the simulator core's speed: a bare page-mapped FTL with greedy GC and nothing else (no timing
- * model, no write buffer, no host queue, no statistics), on tlc-4k's geometry: 2 GiB user capacity, 7 % OP,
+/* A yardstick for the simulator core's speed (once its ceiling; the core now beats it: docs/sim.md): a bare
+ * page-mapped FTL with greedy GC and nothing else (no timing model, no write buffer, no host queue, no
+ * statistics), on tlc-4k's geometry: 2 GiB user capacity, 7 % OP,
  * 4 KiB mapping unit, 16 dies x 4 pages x (4 planes x 16 KiB) per superblock = 1024 slots, GC while at most 2
  * superblocks are free. It writes 4K random at steady state and prints simulated writes per CPU second, with the
  * same prefetches the core makes (mapping entry of a write a few ahead, its old slot's reverse-map entry, the

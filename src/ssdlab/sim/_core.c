@@ -41,9 +41,9 @@
 #define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
 /* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
  * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
- * NX_AHEAD - P2L_AHEAD I/Os ago). Measured on tlc-4k 4K random writes (A/B of builds, alternated phases): 16/4
- * is ~10 % faster than 3/1, 8/2 or 8/3; 16/6, 16/8, 32/8, 32/12 no faster. The draws are the same whatever the
- * distances (the results too). */
+ * NX_AHEAD - P2L_AHEAD I/Os ago). On tlc-4k's 4K random writes (benchmarks/sim_ab.py) 16/4 is ~5 % faster
+ * than 4/1 (~10 % than the 3/1 of before), 8/2 and 8/3 slower, 16/6 .. 32/12 within the noise. The draws are
+ * the same whatever the distances (the results too). */
 #ifndef NX_AHEAD
 #define NX_AHEAD 16
 #endif
@@ -651,12 +651,12 @@ static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t
     return spu == 16 ? gc_scan16(d->p2l + s0, d->l2p, lpns) : gc_scan_n(d->p2l + s0, d->l2p, spu, lpns);
 }
 
-/* program units GC scans ahead of the one it moves (A/B on tlc-4k random writes: 2 or 3 are no faster than 1) */
+/* program units GC scans ahead of the one it moves (2 or 3: within the noise of benchmarks/sim_ab.py) */
 #ifndef GC_AHEAD
 #define GC_AHEAD 1
 #endif
 #define GC_RING (GC_AHEAD < 2 ? 2 : 4) /* a power of 2 above GC_AHEAD */
-/* the victim's reverse map is fetched this many units ahead of the scan (7 or 15 measured no faster) */
+/* the victim's reverse map is fetched this many units ahead of the scan (7 or 15: within the noise) */
 #ifndef VP_AHEAD
 #define VP_AHEAD 3
 #endif
