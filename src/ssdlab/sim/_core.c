@@ -940,16 +940,11 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
     return s + d->fw_ns;
 }
 
-/* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
- * first == last, aligned, in the same order, without its loops */
-HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t ready = s + d->fw_ns;
-    int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
-    uint32_t m = d->l2p[lpn];
-    int buffered = m != UNMAPPED && (m & BUFBIT);
-    int64_t n_new = !buffered;
+/* a write of n_new more units into the write buffer, which completes at `done`: wait for buffer space (units
+ * in flight release it when their program completes; space freed by a unit whose program ends in the future is
+ * only usable from then on: space_t), then retire the units already programmed by the time the write completes
+ * (they no longer hold space); returns when it completes */
+HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
     while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
         if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
         d->infl_occ -= d->infl_n[d->infl_head];
@@ -962,6 +957,20 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
         d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
         d->infl_cnt--;
     }
+    return done;
+}
+
+/* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
+ * first == last, aligned, in the same order, without its loops */
+HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
+    int64_t s = max64(t, d->ctrl_free);
+    d->ctrl_free = s + d->ctrl_ns;
+    int64_t ready = s + d->fw_ns;
+    int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
+    uint32_t m = d->l2p[lpn];
+    int buffered = m != UNMAPPED && (m & BUFBIT);
+    int64_t n_new = !buffered;
+    done = buffer_room(d, n_new, done);
     map_lookup(d, lpn, ready, 1);
     if (buffered) {
         d->c_merges++;
@@ -1026,21 +1035,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         for (int64_t x = lpn; x <= chunk_end; x++) {
             if (!(d->l2p[x] != UNMAPPED && (d->l2p[x] & BUFBIT))) n_new++;
         }
-        /* wait for buffer space: units in flight release it when their program completes; space freed
-         * by a unit whose program ends in the future is only usable from then on (space_t) */
-        while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
-            if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
-            d->infl_occ -= d->infl_n[d->infl_head];
-            d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-            d->infl_cnt--;
-        }
-        if (n_new > 0 && d->space_t > done) done = d->space_t;
-        /* retire units already programmed by now (they no longer hold space) */
-        while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
-            d->infl_occ -= d->infl_n[d->infl_head];
-            d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-            d->infl_cnt--;
-        }
+        done = buffer_room(d, n_new, done);
         for (int64_t x = lpn; x <= chunk_end; x++) {
             uint32_t m = d->l2p[x];
             map_lookup(d, (uint32_t)x, ready, 1);
