@@ -6,7 +6,7 @@ difference explained).
     # simulator, several devices, a file target) and render the reference outputs from them
     .venv/bin/python scripts/golden.py capture /work/golden
     # after each step: re-render (never re-run) the same stored runs and compare byte for byte
-    .venv/bin/python scripts/golden.py check /work/golden
+    .venv/bin/python scripts/golden.py check /work/golden [--as new-mybranch]
 
 What is rendered for every stored run: report.html (`ssdlab report`, with --junit), the CSV and JSON exports,
 the terminal summary (`report`'s stdout and exit code), `latency` of the first point with bins, and for chosen
@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,13 +45,21 @@ SIM_RUNS: dict[str, list[str]] = {
     "iorate-curve": ["iorate-curve", "--runtime", "0.5"],
     "app-oracle": ["app-oracle", "--runtime", "0.5"],
     "iometer-database": ["iometer-database", "--runtime", "0.5"],
-    "act": ["act", "--duration", "60", "--slice", "10", "--load", "3x"],
-    "integrity": ["integrity", "--capacity", "64MiB"],
-    "quick-2dev": ["quick", "--runtime", "0.5", "--target", "sim:tlc-4k", "--target", "sim:qlc-4k"],
 }
+# fio targets (real time: kept short); FILES is replaced by the directory of the golden set's files
 OTHER_RUNS: dict[str, list[str]] = {
     "quick-null": ["quick", "--runtime", "0.3", "--target", "null"],
+    "quick-file": ["quick", "--runtime", "0.3", "--target", "file:FILES/q.dat?size=64MiB"],
+    "quick-2file": ["quick", "--runtime", "0.3", "--target", "file:FILES/a.dat?size=64MiB",
+                    "--target", "file:FILES/b.dat?size=64MiB"],
+    "sweep-qd-2file": ["sweep-qd", "--runtime", "0.3", "--target", "file:FILES/c.dat?size=64MiB",
+                       "--target", "file:FILES/d.dat?size=64MiB"],
+    "act-file": ["act", "--target", "file:FILES/act.dat?size=256MiB", "--duration", "12", "--slice", "4",
+                 "--load", "3x"],
+    "integrity-file": ["integrity", "--target", "file:FILES/int.dat?size=32MiB"],
+    "stability-file": ["stability", "--target", "file:FILES/st.dat?size=64MiB", "--runtime", "6"],
 }
+HOSTS_RUN = ["quick", "--runtime", "0.3"]  # on a group of two local agents (127.0.0.2, 127.0.0.3), two devices
 # compare pairs (names of stored runs) and a gate for one of them
 COMPARES: list[tuple[str, ...]] = [
     ("fixture-schema1-pts-iops-op7", "fixture-schema1-pts-iops-op28"),
@@ -58,6 +67,8 @@ COMPARES: list[tuple[str, ...]] = [
     ("pts", "pts-iops-op28"),
     ("quick", "quick-null"),
     ("sweep-qd", "sweep-qd"),
+    ("quick-file", "quick-2file"),
+    ("stability", "stability-file"),
 ]
 GATE = ["--fail-on", "iops:-5%"]
 
@@ -78,9 +89,12 @@ def capture(base: Path, only: set[str] | None) -> int:
         name = f"fixture-{fixture.parent.parent.name}-{fixture.parent.name}"
         if not (runs / name).exists():
             shutil.copytree(fixture.parent, runs / name)
+    files = base / "files"
+    files.mkdir(exist_ok=True)
     for name, argv in {**SIM_RUNS, **OTHER_RUNS}.items():
         if (runs / name).exists() or (only and name not in only):
             continue
+        argv = [a.replace("FILES", str(files)) for a in argv]
         full = [*_ssdlab(), "run", *argv, "--out", str(runs / name), "--yes"]
         if "--target" not in argv:
             full += ["--target", "sim:tlc-4k"]
@@ -88,7 +102,36 @@ def capture(base: Path, only: set[str] | None) -> int:
         done = _run(full, base)
         if not (runs / name / "run.json").exists():
             print(f"  failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}", flush=True)
+    if not (runs / "quick-hosts").exists() and (not only or "quick-hosts" in only):
+        _hosts_run(base, runs / "quick-hosts", files)
     return render(base, "ref")
+
+
+def _hosts_run(base: Path, out: Path, files: Path) -> None:
+    """A host-group run: two agents on loopback addresses of this machine, two file devices each."""
+    agents = []
+    try:
+        lines = []
+        for i, addr in enumerate(("127.0.0.2", "127.0.0.3")):
+            work = base / f"agent{i}"
+            work.mkdir(exist_ok=True)
+            agents.append(subprocess.Popen([*_ssdlab(), "agent", "--bind", addr, "--port", "18765", "--dir",
+                                            str(work)], cwd=work, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL))
+            lines += ["[[host]]", f'name = "node{i}"', f'address = "{addr}"', "port = 18765",
+                      f'targets = ["file:{files}/h{i}a.dat?size=64MiB", "file:{files}/h{i}b.dat?size=64MiB"]', ""]
+        inv = base / "lab.toml"
+        inv.write_text("\n".join(lines), encoding="utf-8")
+        time.sleep(3)
+        full = [*_ssdlab(), "run", *HOSTS_RUN, "--hosts", str(inv), "--out", str(out), "--yes"]
+        print("run:", " ".join(full[1:]), flush=True)
+        done = _run(full, base)
+        if not (out / "run.json").exists():
+            print(f"  failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}", flush=True)
+    finally:
+        for a in agents:
+            a.terminate()
+            a.wait()
 
 
 def _outputs(run: Path, out: Path, cwd: Path) -> None:
@@ -150,13 +193,18 @@ def render(base: Path, which: str) -> int:
             (out / "compare.stdout").write_text(text.replace(str(out), "OUT"), encoding="utf-8")
             for w in work:
                 shutil.rmtree(w)
+    for path in out_root.rglob("*"):  # where each set was rendered is not part of the output
+        if path.is_file():
+            data = path.read_bytes()
+            if str(out_root).encode() in data:
+                path.write_bytes(data.replace(str(out_root).encode(), b"OUT"))
     print(f"rendered {sum(1 for _ in out_root.iterdir())} sets into {out_root}")
     return 0
 
 
-def check(base: Path) -> int:
-    render(base, "new")
-    ref, new = base / "ref", base / "new"
+def check(base: Path, name: str) -> int:
+    render(base, name)
+    ref, new = base / "ref", base / name
     differ = 0
 
     def walk(cmp: filecmp.dircmp[str], rel: Path) -> None:
@@ -184,13 +232,15 @@ def main() -> int:
     ap.add_argument("mode", choices=["capture", "check", "render"])
     ap.add_argument("dir", type=Path)
     ap.add_argument("--only", nargs="*", help="capture: run only these named runs")
+    ap.add_argument("--as", dest="name", default="new",
+                    help="check: render into DIR/NAME (default new), so several checkouts can check at once")
     a = ap.parse_args()
     base = a.dir.resolve()
     if a.mode == "capture":
         return capture(base, set(a.only) if a.only else None)
     if a.mode == "render":
         return render(base, "ref")
-    return check(base)
+    return check(base, a.name)
 
 
 if __name__ == "__main__":
