@@ -9,7 +9,7 @@ import pytest
 
 from ssdlab.fio import hist
 from ssdlab.sim import core
-from ssdlab.sim.validate import Bench, desnoyers_wa
+from ssdlab.sim.validate import Bench, desnoyers_wa, qd1_read_us
 
 SMALL = "256MiB"
 
@@ -112,15 +112,13 @@ def test_qd1_read_is_firmware_plus_tr_plus_transfers() -> None:
     b = small()
     b.fill()
     _, s = b.run(rmix=100, qd=1, runtime_s=0.1)
-    v = b.values
-    expected = v["fw_us"] + v["tr"] + 4096 / v["ch_mbps"] + 4096 / v["host_mbps"]
-    assert s["mean_lat_s"] * 1e6 == pytest.approx(expected, rel=0.01)
+    assert s["mean_lat_s"] * 1e6 == pytest.approx(qd1_read_us(b.values), rel=0.01)
 
 
 def test_unmapped_reads_skip_nand() -> None:
     b = small()  # fresh out of box: nothing mapped
     _, s = b.run(rmix=100, qd=1, runtime_s=0.05)
-    assert s["mean_lat_s"] * 1e6 < b.values["tr"]
+    assert s["mean_lat_s"] * 1e6 < min(b.values["tr"])
 
 
 def test_partial_map_cache_costs_reads() -> None:

@@ -34,7 +34,8 @@ def test_overrides_apply_with_units() -> None:
 
 def test_cell_sets_timings_unless_given() -> None:
     assert resolve("tlc-4k", {"cell": "qlc"})["tprog"] == CELL_DEFAULTS["qlc"]["tprog"]
-    assert resolve("tlc-4k", {"cell": "qlc", "tprog": "1500"})["tprog"] == 1500.0
+    assert resolve("tlc-4k", {"cell": "qlc", "tprog": "1500"})["tprog"] == (1500.0,)
+    assert resolve("tlc-4k", {"tr": "40/60/80"})["tr"] == (40.0, 60.0, 80.0)
     assert resolve("slc-4k", {})["tr"] == CELL_DEFAULTS["slc"]["tr"]
 
 

@@ -21,7 +21,7 @@ class Param:
     """One model parameter: key, unit/kind, meaning, allowed range."""
 
     key: str
-    kind: str  # "size" | "float" | "int" | "choice"
+    kind: str  # "size" | "float" | "int" | "choice" | "times" (µs per page type: one value, or a/b/c...)
     help: str
     lo: float = 0.0
     hi: float = float("inf")
@@ -37,19 +37,38 @@ PARAMS: tuple[Param, ...] = (
     Param("pages", "int", "pages per erase block (scaled down: a superblock spans all dies)", 1, 4096),
     Param("channels", "int", "channels", 1, 64),
     Param("dies", "int", "dies per channel", 1, 64),
-    Param("cell", "choice", "cell type: sets default timings and energies", choices=("slc", "tlc", "qlc")),
-    Param("tr", "float", "page read time tR, µs", 1.0, 10000.0),
-    Param("tprog", "float", "page program time tPROG (multi-plane), µs", 10.0, 100000.0),
+    Param("cell", "choice", "cell type: sets the page types and default timings and energies",
+          choices=("slc", "mlc", "tlc", "qlc")),
+    Param("tr", "times", "page read time tR per page type (LSB/CSB/MSB/TSB), µs", 1.0, 10000.0),
+    Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
+    Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
     Param("block_pages", "int", "pages per real NAND block: erase time/energy are charged pro rata per "
                                 "model block (pages/block_pages)", 1, 65536),
     Param("ch_mbps", "float", "channel transfer rate, MB/s", 50.0, 100000.0),
     Param("host_mbps", "float", "host interface (PCIe) rate, MB/s", 50.0, 100000.0),
-    Param("fw_us", "float", "firmware latency per command, µs", 0.0, 10000.0),
+    Param("fw_us", "float", "firmware latency per command (mean), µs", 0.0, 10000.0),
+    Param("fw_cv", "float", "firmware latency's coefficient of variation (log-normal), %", 0.0, 300.0),
+    Param("cmd_us", "float", "per-command protocol latency (submission, completion, interrupt), µs", 0.0, 1000.0),
+    Param("cmd_bytes", "int", "host-link bytes per command besides its data (queue entries, packet headers)",
+          0, 65536),
+    Param("retry", "float", "reads that need read retry on a fresh drive, %", 0.0, 100.0),
+    Param("retry_steps", "float", "extra sensing steps (each one more tR) of a retried read, mean", 1.0, 32.0),
+    Param("wear", "float", "P/E cycles used, fraction of the rated endurance (read retry grows with it)", 0.0, 1.0),
+    Param("age", "float", "retention age of the data, days (read retry grows with it)", 0.0, 3650.0),
+    Param("suspend", "int", "1: a read suspends the program/erase in progress on its die; 0: it waits for it", 0, 1),
+    Param("susp_us", "float", "program/erase suspend latency: the longest a read waits for P/E work, µs",
+          0.0, 10000.0),
+    Param("resume_us", "float", "time a suspended program/erase loses when it resumes, µs", 0.0, 10000.0),
+    Param("susp_max", "int", "suspensions of one program/erase at most (then reads wait for it; 0: no limit)",
+          0, 1000),
     Param("ctrl_kiops", "float", "controller command ceiling, thousand commands/s (0: none)", 0.0, 100000.0),
     Param("slowpath_us", "float", "firmware slow path per IU-unaligned write, µs (S3500-style)", 0.0, 100000.0),
     Param("gc", "choice", "GC victim policy", choices=("greedy", "fifo")),
-    Param("gc_free", "int", "GC runs while at most this many superblocks are free", 1, 64),
+    Param("gc_free", "int", "GC runs whole victims before host writes while at most this many superblocks are free",
+          1, 64),
+    Param("gc_band", "int", "GC runs in steps between host writes while fewer than gc_free + 1 + gc_band "
+                            "superblocks are free", 0, 64),
     Param("idle_gc", "float", "background GC while the host is idle: data relocated per second, MB/s (0: none)",
           0.0, 100000.0),
     Param("idle_gc_ms", "float", "host idle time before background GC starts, ms", 0.0, 600000.0),
@@ -71,19 +90,26 @@ PARAMS: tuple[Param, ...] = (
 PARAM_KEYS: tuple[str, ...] = tuple(p.key for p in PARAMS)
 _BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
 
-# per cell type: tR, tPROG, tBERS (µs) and energies (µJ per page read / page program / plane-block erase)
-CELL_DEFAULTS: dict[str, dict[str, float]] = {
-    "slc": {"tr": 25.0, "tprog": 200.0, "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
+BITS: dict[str, int] = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}  # page types per word line
+
+# per cell type: tR per page type, tPROG (one value: every page type alike), tBERS (µs) and energies (µJ per page
+# read / page program / plane-block erase); docs/sim.md gives the sources
+CELL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
             "e_erase_uj": 400.0},
-    "tlc": {"tr": 60.0, "tprog": 600.0, "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
+    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 30.0, "e_prog_uj": 150.0,
+            "e_erase_uj": 1000.0},
+    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
             "e_erase_uj": 1500.0},
-    "qlc": {"tr": 120.0, "tprog": 2000.0, "tbers": 12000.0, "e_read_uj": 55.0, "e_prog_uj": 320.0,
-            "e_erase_uj": 2500.0},
+    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 55.0,
+            "e_prog_uj": 320.0, "e_erase_uj": 2500.0},
 }
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
-    "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "idle_gc": 50.0,
+    "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
+    "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
+    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
@@ -116,8 +142,22 @@ PRESETS: dict[str, Preset] = _presets(
 )
 
 
+def _times(param: Param, text: str) -> tuple[float, ...]:
+    """'60' or '42/58/80': µs per page type, each within the parameter's range."""
+    try:
+        values = tuple(float(v) for v in text.split("/"))
+    except ValueError:
+        raise UsageError(f"sim parameter {param.key}={text!r}: give µs per page type, e.g. 60 or 42/58/80") from None
+    if not 1 <= len(values) <= 4 or not all(param.lo <= v <= param.hi for v in values):
+        raise UsageError(f"sim parameter {param.key}={text!r}: 1 to 4 values (one per page type), each within "
+                         f"{param.lo:g}..{param.hi:g} µs")
+    return values
+
+
 def _convert(param: Param, text: str) -> Any:
     key = param.key
+    if param.kind == "times":
+        return _times(param, text)
     if param.kind == "choice":
         value = text.strip().lower()
         if value not in param.choices:
@@ -137,7 +177,9 @@ def _convert(param: Param, text: str) -> Any:
     return number
 
 
-def _shown(param: Param, value: float) -> str:
+def _shown(param: Param, value: Any) -> str:
+    if param.kind == "times":
+        return "/".join(f"{v:g}" for v in value)
     return format_bytes(value) if param.kind == "size" else f"{value:g}"
 
 
@@ -172,12 +214,42 @@ def check(values: Mapping[str, Any]) -> None:
         raise UsageError("sim capacity must be a multiple of the indirection unit")
     if float(values["power"]) and float(values["power"]) <= float(values["idle_w"]):
         raise UsageError(f"sim power cap {values['power']} W must exceed idle power {values['idle_w']} W")
+    bits = BITS[str(values["cell"])]
+    for key in ("tr", "tprog"):
+        if len(values[key]) not in (1, bits):
+            raise UsageError(f"sim {key} gives {len(values[key])} page types; {values['cell']} has {bits}: give one "
+                             f"value or {bits}")
+
+
+def per_type(values: Mapping[str, Any], key: str) -> tuple[float, ...]:
+    """tr or tprog per page type of the cell (one given value stands for every type)."""
+    given = tuple(float(v) for v in values[key]) if isinstance(values[key], (tuple, list)) else (float(values[key]),)
+    bits = BITS.get(str(values.get("cell", "tlc")), 1)
+    return given * bits if len(given) == 1 else given
+
+
+def mean_time(values: Mapping[str, Any], key: str) -> float:
+    """The mean of tr or tprog over the page types, µs (old stored runs hold one number)."""
+    v = values.get(key, 60.0 if key == "tr" else 600.0)
+    return sum(v) / len(v) if isinstance(v, (tuple, list)) and v else float(v)  # type: ignore[arg-type]
+
+
+def retry_share(values: Mapping[str, Any]) -> float:
+    """The share of reads that need read retry (0..1): `retry` on a fresh drive, x (1 + 9 wear) (ten times at the
+    end of the rated endurance), x (1 + age / 30 days) (data written long ago drifts)."""
+    share = float(values["retry"]) / 100.0 * (1.0 + 9.0 * float(values["wear"])) * (1.0 + float(values["age"]) / 30.0)
+    return min(1.0, share)
 
 
 def core_params(values: Mapping[str, Any]) -> dict[str, float]:
-    """Numeric dict the native core reads (choices mapped to codes)."""
-    out = {k: float(v) for k, v in values.items() if k not in ("cell", "gc")}
+    """Numeric dict the native core reads (choices mapped to codes, times per page type spread out)."""
+    out = {k: float(v) for k, v in values.items() if k not in ("cell", "gc", "tr", "tprog")}
     out["gc_policy"] = 0.0 if values["gc"] == "greedy" else 1.0
+    out["bits"] = float(BITS[str(values["cell"])])
+    for key in ("tr", "tprog"):
+        for k, v in enumerate(per_type(values, key)):
+            out[f"{key}{k}"] = v
+    out["retry_p"] = retry_share(values)
     return out
 
 
@@ -186,7 +258,7 @@ def describe(values: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     rows = []
     for p in PARAMS:
         v = values[p.key]
-        text = format_bytes(v) if p.kind == "size" else (f"{v:g}" if isinstance(v, float) else str(v))
+        text = _shown(p, v) if p.kind in ("size", "times") else (f"{v:g}" if isinstance(v, float) else str(v))
         rows.append((p.key, text, p.help))
     return rows
 
