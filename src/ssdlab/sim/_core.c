@@ -317,8 +317,6 @@ typedef struct {
     int64_t tr_pt[4], tprog_pt[4];
     int bits;
     Div32 dv_bits;
-    int64_t bers_full; /* a whole real block's erase, ns (a share pages/block_pages of the model's erases take it) */
-    uint32_t bers_p32; /* that share, out of 2^32 */
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
     /* variation: multipliers in 1/1024 (256 quantiles) of NAND op times and of firmware time */
     int32_t var_tab[256], fw_tab[256];
@@ -372,7 +370,8 @@ typedef struct {
     int64_t *rd_push;  /* reads up to this time have already delayed the die's P/E work */
     int64_t *susp_op;  /* end of the op the last suspension interrupted (identifies it) */
     int64_t *susp_cnt; /* suspensions of that op */
-    int64_t *rd_plane; /* end of the last read per plane (die x planes): planes read independently */
+    int64_t *rd_plane; /* end of the last read per read unit (die x read_units): they read independently */
+    uint32_t read_units; /* planes of a die that read independently (1: the die reads one page at a time) */
     /* GC in steps: the victim being cleaned, its next program unit, relocation owed (slots x 256) and owed per host
      * slot while GC runs (x 256, set when the victim is chosen) */
     uint32_t gc_vb, gc_vpu;
@@ -780,14 +779,10 @@ static int gc_pick(Dev *d) {
     return 1;
 }
 
-/* the victim is empty: erase it (one multi-plane erase per die) and return it to the free pool. The model's blocks
- * hold `pages` pages of a real block's block_pages: a share pages/block_pages of its erases take a real block's
- * tBERS, the others none (the same time on average, each erase as long as on the NAND) */
+/* the victim is empty: erase it (one multi-plane erase per die, charged pro rata: the model's blocks hold `pages`
+ * pages of a real block's block_pages) and return it to the free pool */
 static void gc_erase(Dev *d, uint32_t b, int64_t t) {
-    for (uint32_t die = 0; die < d->n_dies; die++) {
-        uint64_t r = trng_next(d);
-        if ((uint32_t)r < d->bers_p32 || d->bers_p32 == UINT32_MAX) die_op(d, die, t, vary(d, d->bers_full, r >> 32));
-    }
+    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)));
     d->c_erases++;
     d->c_energy += d->e_erase_sb;
     push_free(d, b);
@@ -901,6 +896,41 @@ HOT_INLINE int host_place(Dev *d, uint32_t lpn, int64_t t) {
 
 /* ------------------------------------------------------------------ write buffer */
 
+/* The units in flight (programs whose data still hold buffer space) as a binary heap by completion time
+ * (infl_t/infl_n[0 .. infl_cnt)): space is freed as each program completes, in any order. */
+static void infl_push(Dev *d, int64_t t, int64_t n) {
+    int64_t i = d->infl_cnt++;
+    while (i > 0) {
+        int64_t pa = (i - 1) / 2;
+        if (d->infl_t[pa] <= t) break;
+        d->infl_t[i] = d->infl_t[pa];
+        d->infl_n[i] = d->infl_n[pa];
+        i = pa;
+    }
+    d->infl_t[i] = t;
+    d->infl_n[i] = n;
+    d->infl_occ += n;
+}
+
+/* the unit that completes first frees its space */
+static void infl_pop(Dev *d) {
+    d->infl_occ -= d->infl_n[0];
+    int64_t n = --d->infl_cnt, i = 0;
+    if (n == 0) return;
+    int64_t t = d->infl_t[n], c = d->infl_n[n];
+    for (;;) {
+        int64_t k = 2 * i + 1;
+        if (k >= n) break;
+        if (k + 1 < n && d->infl_t[k + 1] < d->infl_t[k]) k++;
+        if (d->infl_t[k] >= t) break;
+        d->infl_t[i] = d->infl_t[k];
+        d->infl_n[i] = d->infl_n[k];
+        i = k;
+    }
+    d->infl_t[i] = t;
+    d->infl_n[i] = c;
+}
+
 static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     /* take up to spu live entries from the ring head and program them as one unit */
     uint32_t die = 0;
@@ -958,14 +988,7 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     int64_t done = die_op(d, die, ce, prog_time(d, gpu));
     d->c_energy += d->e_prog_pu;
     if (gc_pace(d, t, n) < 0) return -1;
-    /* ring-buffer release order: a unit frees its space no earlier than the previous one */
-    if (done < d->infl_last) done = d->infl_last;
-    d->infl_last = done;
-    int64_t pos = ring_add(d->infl_head, d->infl_cnt, d->infl_cap);
-    d->infl_t[pos] = done;
-    d->infl_n[pos] = n;
-    d->infl_cnt++;
-    d->infl_occ += n;
+    infl_push(d, done, n); /* its buffer space is freed when its program completes, whatever the order */
     return done;
 }
 
@@ -1102,17 +1125,11 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
  * (they no longer hold space); returns when it completes */
 HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
     while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
-        if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
-        d->infl_occ -= d->infl_n[d->infl_head];
-        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-        d->infl_cnt--;
+        if (d->infl_t[0] > d->space_t) d->space_t = d->infl_t[0];
+        infl_pop(d);
     }
     if (n_new > 0 && d->space_t > done) done = d->space_t;
-    while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
-        d->infl_occ -= d->infl_n[d->infl_head];
-        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-        d->infl_cnt--;
-    }
+    while (d->infl_cnt > 0 && d->infl_t[0] <= done) infl_pop(d);
     return done;
 }
 
@@ -1431,11 +1448,6 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (nand_block_pages < pages) nand_block_pages = pages;
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
-    d->bers_full = (int64_t)(t_bers_us * 1000.0);
-    {
-        double share = (double)pages / nand_block_pages * 4294967296.0;
-        d->bers_p32 = share >= 4294967295.0 ? UINT32_MAX : (uint32_t)share;
-    }
     fill_tables(d, tvar / 100.0, fw_cv / 100.0);
     {
         double rp = retry_p * 4294967296.0;
@@ -1456,7 +1468,14 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     div32_init(&d->dv_spu, d->spu);
     div32_init(&d->dv_dies, d->n_dies);
     div32_init(&d->dv_ch, d->n_ch);
-    div32_init(&d->dv_spp, d->spu >= d->planes ? d->spu / d->planes : 1);
+    {   /* reads go to one of read_planes independent read units of a die (planes that read independently) */
+        uint32_t rp = (uint32_t)dget(p, "read_planes", &err);
+        if (rp < 1) rp = 1;
+        if (rp > d->planes) rp = d->planes;
+        d->read_units = rp;
+        uint32_t spp = d->spu / rp;
+        div32_init(&d->dv_spp, spp >= 1 ? spp : 1);
+    }
     if (d->n_lpn < 1 || d->n_lpn >= (int64_t)BUFBIT || d->spb < 2) {
         PyErr_SetString(PyExc_ValueError, "capacity / geometry out of range");
         return -1;

@@ -34,6 +34,7 @@ PARAMS: tuple[Param, ...] = (
     Param("iu", "size", "indirection (mapping) unit, 4-64 KiB", 4096, 65536),
     Param("page", "size", "NAND page size", 4096, 65536),
     Param("planes", "int", "planes per die (one multi-plane program writes planes x page)", 1, 8),
+    Param("read_planes", "int", "planes of a die that read independently (1: one read at a time per die)", 1, 8),
     Param("pages", "int", "pages per erase block (scaled down: a superblock spans all dies)", 1, 4096),
     Param("channels", "int", "channels", 1, 64),
     Param("dies", "int", "dies per channel", 1, 64),
@@ -109,7 +110,7 @@ _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
     "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
     "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
-    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0,
+    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 5, "read_planes": 4,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
@@ -139,6 +140,13 @@ PRESETS: dict[str, Preset] = _presets(
     ("qlc-64k", "qlc-4k", "QLC, 64 KiB IU, 14% OP (P5316-like), 4 GiB", {"iu": 65536}),
     ("slc-4k", "tlc-4k", "SLC, 4 KiB IU, 28% OP (write-intensive), 1 GiB",
      {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2}),
+    ("p5430", None, "Solidigm D5-P5430 15.36 TB (QLC, PCIe 4.0 x4, 4 KiB IU), scaled to 3 GiB (seed 000)",
+     {"cell": "qlc", "capacity": 3 * 1024**3, "op": 14.5, "iu": 4096, "pages": 2, "channels": 16, "dies": 6,
+      "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
+      "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
+      "susp_us": 60.0, "resume_us": 200.0}),
+    ("p5430-op", "p5430", "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP; seed 000)",
+     {"capacity": 2612 * 1024**2, "op": 37.9}),
 )
 
 
@@ -192,11 +200,11 @@ def resolve(preset: str, overrides: Mapping[str, str]) -> dict[str, Any]:
     if unknown:
         raise UsageError(f"unknown sim parameter {', '.join(sorted(unknown))}: valid keys are "
                          f"{', '.join(PARAM_KEYS)}")
-    values: dict[str, Any] = dict(_COMMON)
-    values.update(PRESETS[name].values)
+    own = PRESETS[name].values
+    values: dict[str, Any] = {**_COMMON, **CELL_DEFAULTS[str(own["cell"])], **own}  # a preset's timings win
     given = {k: _convert(_BY_KEY[k], v) for k, v in overrides.items()}
-    cell = str(given.get("cell", values["cell"]))
-    values.update(CELL_DEFAULTS[cell])
+    if given.get("cell", values["cell"]) != values["cell"]:  # another cell type: its default timings
+        values.update(CELL_DEFAULTS[str(given["cell"])])
     values.update(given)
     check(values)
     return values
