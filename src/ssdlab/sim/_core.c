@@ -389,11 +389,14 @@ typedef struct {
     int time_based, trim_mode, random;
     int rmix; /* percent reads (0..100) */
     int64_t range_start, range_len, align;
-    int nbs;
-    int64_t bs_val[MAX_BSSPLIT];
-    uint32_t bs_cum[MAX_BSSPLIT]; /* cumulative weight out of 2^32-1 scale via 1e6 */
-    uint32_t bs_total;
-    int64_t bs_nblk[MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
+    /* block sizes: table 0 for every I/O, or for reads when writes have a table of their own (table 1, bssplit_w);
+     * a table is entries [bs_first, bs_first + bs_n) with cumulative weights out of bs_total */
+    int nbs, bs_split;
+    int bs_first[2], bs_n[2];
+    int64_t bs_val[2 * MAX_BSSPLIT];
+    uint32_t bs_cum[2 * MAX_BSSPLIT];
+    uint32_t bs_total[2];
+    int64_t bs_nblk[2 * MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
     /* zoned random_distribution (fio zoned:A/R:...): per direction, a weighted choice of zone, then a uniform
        aligned offset inside it; nzones 0 = uniform over the range */
     int nzones[NDIR];
@@ -1969,16 +1972,17 @@ HOT_INLINE void draw_io(Dev *d, Draw *x, const int plain) {
         double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
         x->gap = (int64_t)(-log(u) * (double)d->rate_ns);
     }
-    int bi = 0;
-    if (d->nbs > 1) {
-        uint32_t r = (uint32_t)rng_below(d, d->bs_total);
-        while (r >= d->bs_cum[bi]) bi++;
-    }
-    x->bi = bi;
     if (d->trim_mode) x->dir = 2;
     else if (d->rmix >= 100) x->dir = 0;
     else if (d->rmix <= 0) x->dir = 1;
     else x->dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
+    const int tb = d->bs_split && x->dir != 0; /* the block-size table of this direction */
+    int bi = d->bs_first[tb];
+    if (d->bs_n[tb] > 1) {
+        uint32_t r = (uint32_t)rng_below(d, d->bs_total[tb]);
+        while (r >= d->bs_cum[bi]) bi++;
+    }
+    x->bi = bi;
     if (!d->random) x->off = 0;
     else if (d->nzones[x->dir] > 0) x->off = random_offset(d, x->dir, d->bs_val[bi]); /* zoned access */
     else x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align;
@@ -2036,6 +2040,31 @@ static int parse_zones(Dev *d, PyObject *w) {
     return 0;
 }
 
+/* a block-size table (a list of (bs, weight) pairs) appended as table tb */
+static int parse_bs_table(Dev *d, PyObject *bss, int tb) {
+    if (!bss || !PyList_Check(bss) || PyList_GET_SIZE(bss) < 1 || PyList_GET_SIZE(bss) > MAX_BSSPLIT) {
+        PyErr_SetString(PyExc_ValueError, "bssplit must be a list of 1..64 (bs, weight) pairs");
+        return -1;
+    }
+    int n = (int)PyList_GET_SIZE(bss);
+    uint32_t cum = 0;
+    d->bs_first[tb] = d->nbs;
+    d->bs_n[tb] = n;
+    for (int i = 0; i < n; i++) {
+        long long bs, wt;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(bss, i), "LL", &bs, &wt)) return -1;
+        d->bs_val[d->nbs] = bs;
+        cum += (uint32_t)wt;
+        d->bs_cum[d->nbs++] = cum;
+    }
+    d->bs_total[tb] = cum;
+    if (cum == 0) {
+        PyErr_SetString(PyExc_ValueError, "bssplit without any weight");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *w;
     if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &w)) return NULL;
@@ -2063,25 +2092,15 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
         return NULL;
     }
     uint64_t seed = (uint64_t)PyLong_AsUnsignedLongLongMask(seedobj);
-    PyObject *bss = PyDict_GetItemString(w, "bssplit");
     if (err || PyErr_Occurred()) return NULL;
-    if (!bss || !PyList_Check(bss) || PyList_GET_SIZE(bss) < 1 || PyList_GET_SIZE(bss) > MAX_BSSPLIT) {
-        PyErr_SetString(PyExc_ValueError, "bssplit must be a list of 1..64 (bs, weight) pairs");
-        return NULL;
-    }
-    d->nbs = (int)PyList_GET_SIZE(bss);
-    uint32_t cum = 0;
-    for (int i = 0; i < d->nbs; i++) {
-        long long bs, wt;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(bss, i), "LL", &bs, &wt)) return NULL;
-        d->bs_val[i] = bs;
-        cum += (uint32_t)wt;
-        d->bs_cum[i] = cum;
-    }
-    d->bs_total = cum;
+    d->nbs = 0;
+    if (parse_bs_table(d, PyDict_GetItemString(w, "bssplit"), 0) < 0) return NULL;
+    PyObject *bsw = PyDict_GetItemString(w, "bssplit_w");
+    d->bs_split = bsw && bsw != Py_None;
+    if (d->bs_split && parse_bs_table(d, bsw, 1) < 0) return NULL;
     int64_t user = d->n_lpn * d->iu_bytes;
     if (d->range_start < 0 || d->range_len <= 0 || d->range_start + d->range_len > user || d->iodepth < 1 ||
-        d->numjobs < 1 || d->align < 1 || cum == 0) {
+        d->numjobs < 1 || d->align < 1) {
         PyErr_SetString(PyExc_ValueError, "workload outside the drive (range, depth, jobs or block sizes)");
         return NULL;
     }
@@ -2143,7 +2162,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
     d->plain = 0;
-    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->trim_mode && !d->hl &&
+    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
         d->interval_ns <= 0 && (d->rmix >= 100 || d->rmix <= 0)) {
         int dir = d->rmix >= 100 ? 0 : 1; /* as draw_io decides */
         if (d->nzones[dir] == 0) d->plain = dir ? PLAIN_WRITE : PLAIN_READ;

@@ -145,8 +145,12 @@ PRESETS: dict[str, Preset] = _presets(
       "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
       "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
       "susp_us": 60.0, "resume_us": 200.0}),
-    ("p5430-op", "p5430", "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP; seed 000)",
+    ("p5430-op", "p5430", "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
      {"capacity": 2612 * 1024**2, "op": 37.9}),
+    ("pe321", None, "YMTC PE321 6.4 TB (TLC, 3 DWPD, PCIe 4.0 x4), scaled to 2 GiB (seed 003)",
+     {"cell": "tlc", "capacity": 2 * 1024**3, "op": 28.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
+      "read_planes": 4, "ch_mbps": 1600.0, "host_mbps": 7470.0, "ctrl_kiops": 2500.0, "tprog": (560.0,),
+      "idle_w": 5.0}),
 )
 
 
