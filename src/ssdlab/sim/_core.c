@@ -312,6 +312,7 @@ typedef struct {
     int64_t iu_bytes, page_bytes;
     /* timing (ns) */
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
+    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's share of it */
     /* NAND timing per page type (LSB, CSB, MSB, TSB: `bits` of them), ns; the page type of a program unit is its
      * word line's (block x pages + page) modulo bits */
     int64_t tr_pt[4], tprog_pt[4];
@@ -1140,7 +1141,7 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
+    d->ctrl_free = s + d->ctrl_w_ns;
     int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns;
     int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
     uint32_t m = d->l2p[lpn];
@@ -1183,7 +1184,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
     int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns + slow;
+    d->ctrl_free = s + d->ctrl_w_ns + (aligned ? 0 : d->slow_busy_ns);
     int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns + slow;
     int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
                             d->cal_now);
@@ -1501,6 +1502,13 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->ch_ns_per_byte = 1000.0 / ch_mbps;
     d->host_ns_per_byte = 1000.0 / host_mbps;
     d->ctrl_ns = ctrl_kiops > 0 ? (int64_t)(1e6 / ctrl_kiops) : 0;
+    {
+        double w_kiops = dget(p, "ctrl_w_kiops", &err), slow_kiops = dget(p, "slowpath_kiops", &err);
+        d->ctrl_w_ns = w_kiops > 0 ? (int64_t)(1e6 / w_kiops) : d->ctrl_ns;
+        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all */
+        int64_t busy = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->ctrl_w_ns + d->slow_ns;
+        d->slow_busy_ns = busy > d->ctrl_w_ns ? busy - d->ctrl_w_ns : 0;
+    }
     d->buf_slots = buf_bytes / d->iu_bytes;
     if (d->buf_slots < 4 * (int64_t)d->spu) d->buf_slots = 4 * (int64_t)d->spu;
     /* flush eagerly, keeping a 256 KiB coalescing window (sequential sub-IU writes merge in it) */

@@ -114,9 +114,9 @@ class Drive:
             "time_based": int(runtime_s > 0), "ramp_ns": int(ramp_s * 1e9), "runtime_ns": int(runtime_s * 1e9),
             "io_bytes": io_bytes, "rate_iops": rate_iops, "poisson": int(poisson),
             "interval_ns": interval_ms * 1_000_000, "seed": self.seed,
-            "bssplit": [list(x) for x in (bssplit or [(bs, 1)])]}
+            "bssplit": [tuple(x) for x in (bssplit or [(bs, 1)])]}
         if bssplit_w:
-            wl["bssplit_w"] = [list(x) for x in bssplit_w]
+            wl["bssplit_w"] = [tuple(x) for x in bssplit_w]
         before = self.dev.counters()
         self.dev.begin(wl)
         while not self.dev.advance(2**62):
