@@ -127,6 +127,29 @@ class Preset:
     values: Mapping[str, Any]
 
 
+# the review each calibrated preset reproduces, and the worst ratio (farthest from 1) of the model's value to a published
+# figure in its `ssdlab sim validate` table (tests/unit/test_sim_reviews.py recomputes it): what a sim: report names
+REVIEWS: dict[str, tuple[str, float]] = {
+    "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)", 1.19),
+    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.14),
+    "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)", 0.87),
+    "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
+    "s3500": ("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.27),
+    "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
+    "cd5": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.11),
+}
+
+
+def calibration(name: str) -> str:
+    """One sentence on what the preset was calibrated against (for reports and `ssdlab info`)."""
+    if name not in REVIEWS:
+        return (f"Preset {name} is a generic drive, not calibrated against a published review "
+                "(the calibrated presets: " + ", ".join(REVIEWS) + ").")
+    source, worst = REVIEWS[name]
+    return (f"Preset {name} is calibrated against {source}: every figure its `ssdlab sim validate` table checks is "
+            f"within 0.75-1.33 of the published one; the worst ratio of model to review is {worst:.2f}.")
+
+
 def _presets(*rows: tuple[str, str | None, str, dict[str, Any]]) -> dict[str, Preset]:
     """Presets as (name, base preset or None, summary, values that differ from the base)."""
     out: dict[str, Preset] = {}
@@ -140,15 +163,15 @@ PRESETS: dict[str, Preset] = _presets(
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 4, "channels": 4, "dies": 4}),
     ("tlc-4k-28", "tlc-4k", "TLC, 4 KiB IU, 28% OP (mixed-use drive), 2 GiB", {"op": 28.0}),
     ("qlc-4k", "tlc-4k", "QLC, 4 KiB IU, 14% OP (P5430-like), 4 GiB",
-     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "channels": 8}),
+     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "channels": 4}),
     ("qlc-64k", "qlc-4k", "QLC, 64 KiB IU, 14% OP (P5316-like), 4 GiB", {"iu": 65536}),
     ("slc-4k", "tlc-4k", "SLC, 4 KiB IU, 28% OP (write-intensive), 1 GiB",
-     {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2}),
+     {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2, "tvar": 10.0, "fw_cv": 80.0}),
     ("p5430", None, "Solidigm D5-P5430 15.36 TB (QLC, PCIe 4.0 x4, 4 KiB IU), scaled to 3 GiB (seed 000)",
      {"cell": "qlc", "capacity": 3 * 1024**3, "op": 14.5, "iu": 4096, "pages": 2, "channels": 16, "dies": 6,
       "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
       "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
-      "susp_us": 60.0, "resume_us": 200.0, "gc_band": 2, "window_s": 1.0}),
+      "susp_us": 60.0, "resume_us": 200.0, "gc_band": 2, "window_s": 1.0, "fw_cv": 80.0}),
     ("p5430-op", "p5430", "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
      {"capacity": 2612 * 1024**2, "op": 37.9}),
     ("pe321", None, "YMTC PE321 6.4 TB (TLC, 3 DWPD, PCIe 4.0 x4), scaled to 2 GiB (seed 003)",
@@ -163,7 +186,7 @@ PRESETS: dict[str, Preset] = _presets(
      {"cell": "mlc", "capacity": 1024**3, "op": 15.0, "iu": 4096, "pages": 4, "planes": 2, "read_planes": 1,
       "channels": 8, "dies": 4, "ch_mbps": 400.0, "host_mbps": 572.0, "cmd_us": 10.0, "cmd_bytes": 64,
       "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 180.0, "slowpath_kiops": 14.7,
-      "suspend": 0, "buffer": 4 * 1024**2,
+      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0,
       "idle_w": 0.6}),
     ("cm5-r", None, "Toshiba CM5-R 7.68 TB (TLC, 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
