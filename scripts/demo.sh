@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
-exec .venv/bin/ssdlab run pts --target sim:tlc-4k --runtime 0.5 "$@"
+exec .venv/bin/ssdlab run pts --target sim:p5430 --runtime 0.5 "$@"

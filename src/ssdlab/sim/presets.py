@@ -13,7 +13,7 @@ from typing import Any
 from ssdlab.errors import UsageError
 from ssdlab.units import format_bytes, parse_size
 
-DEFAULT_PRESET = "tlc-4k"
+DEFAULT_PRESET = "p5430"
 
 
 @dataclass(frozen=True)
