@@ -346,6 +346,8 @@ typedef struct {
     int64_t *mc_ring;
     /* power */
     double p_cap, p_idle, pw_depth, pw_rate, pw_level;
+    double pw_e_avg; /* running mean energy of a command (J), to space the commands held by the power cap */
+    int64_t pw_gate_t; /* the next command held by the power cap is released no earlier than this */
     double e_read, e_prog_pu, e_erase_sb, e_io;
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
@@ -407,6 +409,7 @@ typedef struct {
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
     int64_t *job_pos, *job_issued, *job_next;
+    int64_t *job_gate; /* rate_iops: the next time a held submission of the job is woken (one per rate gap) */
     int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
@@ -1199,8 +1202,10 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         if (m == UNMAPPED || (m & BUFBIT)) continue;
         int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
         uint32_t gpu = div32(&d->dv_spu, m);
-        nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), r,
-                  vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)));
+        /* the write completes once the old data is merged: the read holds it (and so the host's queue), which
+         * keeps a stream of sub-IU writes from booking reads without bound */
+        done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), r,
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d))));
         d->c_rmw_reads++;
         d->c_nand_reads++;
         d->c_energy += d->e_read;
@@ -1256,12 +1261,12 @@ static void dev_free_all(Dev *d) {
     free(d->op_len); free(d->rd_die); free(d->rd_push); free(d->susp_op); free(d->susp_cnt); free(d->rd_plane);
     d->op_len = d->rd_die = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
-    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap);
+    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->hist); free(d->iv); free(d->hl);
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
     d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
-    d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = NULL;
+    d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = d->job_gate = NULL;
     d->slot_issue = NULL; d->slot_gated = NULL; d->heap = NULL; d->hist = NULL; d->iv = NULL;
 }
 
@@ -1284,7 +1289,7 @@ static void reset_time(Dev *d) {
         d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
-    d->ctrl_free = d->host_free = d->pw_t = 0;
+    d->ctrl_free = d->host_free = d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
     d->rmw_ready = 0;
     d->carry_end = 0;
@@ -1313,7 +1318,7 @@ static void rebase(Dev *d) {
     }
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
-    d->pw_t = 0;
+    d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
     d->carry_end = 0;
 }
@@ -2129,10 +2134,11 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     int keep_pos = keep && PyObject_IsTrue(keep) && old_pos && d->pos_n == d->numjobs;
     d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
-    free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
+    d->job_gate = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->slot_issue = calloc((size_t)d->nslots, sizeof(int64_t));
     d->slot_gated = calloc((size_t)d->nslots, 1);
     d->ev_ring = d->nslots <= EV_RING_MAX;
@@ -2154,7 +2160,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
-    if (!d->job_pos || !d->job_issued || !d->job_next || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
         free(old_pos);
         d->pos_n = 0;
         PyErr_NoMemory();
@@ -2194,6 +2200,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->t_now = 0;
     d->t_last_done = 0;
     d->run_energy0 = d->c_energy;
+    d->pw_e_avg = d->e_io + d->e_read; /* a point starts from the same estimate, whatever ran before */
     d->running = 1;
     Py_RETURN_NONE;
 }
@@ -2265,10 +2272,13 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
             d->slot_gated[slot] = 0;
             if (d->rate_ns > 0 && t < d->job_next[job]) {
-                /* rate_iops: fio holds the submission until the job's next slot */
-                d->slot_issue[slot] = d->job_next[job];
+                /* rate_iops: fio holds the submission until the job's next slot; the held ones of a job wake one
+                 * rate gap apart, not all at that slot (a deep queue would wake whole for each submission) */
+                int64_t at = max64(d->job_next[job], d->job_gate[job]);
+                d->job_gate[job] = at + d->rate_ns;
+                d->slot_issue[slot] = at;
                 d->slot_gated[slot] = 1;
-                heap_replace_top(d, d->job_next[job]);
+                heap_replace_top(d, at);
                 continue;
             }
             if (d->p_cap > 0) {
@@ -2276,11 +2286,15 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
                 if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
                 d->pw_t = t;
                 if (d->pw_level < 0) {
-                    /* power cap: the controller holds the command until the energy budget recovers */
+                    /* power cap: the controller holds the command until the energy budget recovers; the commands
+                     * held queue up, each after the energy of a command more (its running mean), so a deep queue
+                     * does not wake all at once to find the budget empty again */
                     int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
                     if (wait < 1) wait = 1;
+                    int64_t at = max64(d->pw_gate_t, t + wait);
+                    d->pw_gate_t = at + (int64_t)(d->pw_e_avg / d->pw_rate);
                     d->slot_gated[slot] = 1;
-                    heap_replace_top(d, t + wait);
+                    heap_replace_top(d, at);
                     continue;
                 }
             }
@@ -2320,7 +2334,10 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             return -1;
         }
         d->c_energy += d->e_io;
-        if (!plain && d->p_cap > 0) d->pw_level -= d->c_energy - e0;
+        if (!plain && d->p_cap > 0) {
+            d->pw_level -= d->c_energy - e0;
+            d->pw_e_avg += (d->c_energy - e0 - d->pw_e_avg) * (1.0 / 64);
+        }
         if (record(d, dir, bs, t0, done, plain) < 0) {
             heap_pop(d);
             PyErr_NoMemory();

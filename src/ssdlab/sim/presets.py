@@ -185,7 +185,7 @@ PRESETS: dict[str, Preset] = _presets(
     ("s3500", None, "Intel DC S3500 480 GB (MLC, SATA 6 Gb/s, flat map in DRAM), scaled to 1 GiB (seed 002)",
      {"cell": "mlc", "capacity": 1024**3, "op": 15.0, "iu": 4096, "pages": 4, "planes": 2, "read_planes": 1,
       "channels": 8, "dies": 4, "ch_mbps": 400.0, "host_mbps": 572.0, "cmd_us": 10.0, "cmd_bytes": 64,
-      "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 180.0, "slowpath_kiops": 14.7,
+      "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 100.0, "slowpath_kiops": 14.7,
       "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0,
       "idle_w": 0.6}),
     ("cm5-r", None, "Toshiba CM5-R 7.68 TB (TLC, 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
@@ -269,6 +269,8 @@ def check(values: Mapping[str, Any]) -> None:
         raise UsageError("sim capacity must be a multiple of the indirection unit")
     if float(values["power"]) and float(values["power"]) <= float(values["idle_w"]):
         raise UsageError(f"sim power cap {values['power']} W must exceed idle power {values['idle_w']} W")
+    if int(values["read_planes"]) > planes:
+        raise UsageError(f"sim read_planes ({values['read_planes']}) cannot exceed planes ({planes})")
     bits = BITS[str(values["cell"])]
     for key in ("tr", "tprog"):
         if len(values[key]) not in (1, bits):

@@ -58,11 +58,9 @@ def judge(f: Figure, lab: Lab) -> Row:
         ok = got > f.value
         return Row(f, got, ratio, ok, "" if ok else f"the model's {got:,.3g} is not above {f.value:,.3g}")
     ok = ratio is not None and RATIO_LO <= ratio <= RATIO_HI
-    why = "" if ok else (f"the model is {'slower' if (ratio or 0) < 1 else 'faster'}: {got:,.4g} against "
+    why = "" if ok else (f"the model's value is {'lower' if (ratio or 0) < 1 else 'higher'}: {got:,.4g} against "
                          f"{f.value:,.4g} ({ratio:.2f}x, outside {RATIO_LO}..{RATIO_HI})"
                          if ratio is not None else "no published value to compare with")
-    if ok and f.unit in ("µs", "ms", "%"):
-        why = ""
     return Row(f, got, ratio, ok, why)
 
 
