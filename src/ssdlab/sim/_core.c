@@ -730,8 +730,14 @@ static int64_t select_victim(Dev *d) {
         d->gc_min_hint = d->spb + 1;
         return -1;
     }
-    if (d->fifo_cnt == 0) return -1;
-    return d->fifoq[d->fifo_head];
+    /* FIFO: the oldest closed block; one that holds nothing invalid (nothing to gain) goes to the back of the queue */
+    for (uint32_t k = 0; k < d->fifo_cnt; k++) {
+        uint32_t b = d->fifoq[d->fifo_head];
+        if (d->valid[b] < d->spb) return b;
+        d->fifo_head = (uint32_t)ring_add(d->fifo_head, 1, d->n_blk);
+        d->fifoq[ring_add(d->fifo_head, d->fifo_cnt - 1, d->n_blk)] = b;
+    }
+    return d->fifo_cnt ? (int64_t)d->fifoq[d->fifo_head] : -1;
 }
 
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
