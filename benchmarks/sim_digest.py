@@ -4,8 +4,10 @@ change to the core (a speed-up) leaves its results bit-for-bit as they were.
 Each case lays out a drive (several presets and variants: map cache misses, power cap, FIFO GC, a slow path),
 then runs a sequence of points on it (random/sequential read/write/mix, bssplit with unaligned sizes, queue
 depths 1/32/256 x numjobs 1/4, poisson rate_iops, zoned, trim, interval and histogram logs, idle-time GC,
-sizes per direction, save()/load()) on generic and calibrated presets (suspend on and off, a suspend limit, read
-retry of a worn drive, a power cap, a slow path) and writes every finish(), counters(), hist_drain(), idle(), valid_histogram() and state image
+sizes per direction, save()/load())
+on generic and calibrated presets (suspend on and off, a suspend limit, read
+retry of a worn drive, a power cap, a slow path) and writes every finish(), counters(), hist_drain(), idle(),
+valid_histogram() and state image
 digest to one line of text. Write the digest of the reference build, change the core, rebuild, compare:
 
     .venv/bin/python benchmarks/sim_digest.py --out /tmp/before.txt

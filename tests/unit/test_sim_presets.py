@@ -95,7 +95,7 @@ def test_times_per_page_type_must_fit_the_cell() -> None:
         resolve("p5430", {"tr": "60/70"})
     with pytest.raises(UsageError, match="1 to 4 values"):
         resolve("tlc-4k", {"tr": "1/2/3/4/5"})
-    with pytest.raises(UsageError, match="e.g. 60"):
+    with pytest.raises(UsageError, match=r"e\.g\. 60"):
         resolve("tlc-4k", {"tr": "fast"})
 
 
@@ -110,7 +110,8 @@ def test_retry_share_grows_with_wear_and_age() -> None:
     fresh = retry_share(resolve("tlc-4k", {}))
     worn = retry_share(resolve("tlc-4k", {"wear": "1"}))
     aged = retry_share(resolve("tlc-4k", {"age": "30"}))
-    assert worn == pytest.approx(10 * fresh) and aged == pytest.approx(2 * fresh)
+    assert worn == pytest.approx(10 * fresh)
+    assert aged == pytest.approx(2 * fresh)
     assert retry_share(resolve("tlc-4k", {"retry": "50", "wear": "1", "age": "365"})) == 1.0
 
 

@@ -112,7 +112,8 @@ CELL_DEFAULTS: dict[str, dict[str, Any]] = {
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
-    "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
+    "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy",
+    "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
     "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
     "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 5, "read_planes": 4,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
@@ -127,12 +128,15 @@ class Preset:
     values: Mapping[str, Any]
 
 
-# the review each calibrated preset reproduces, and the worst ratio (farthest from 1) of the model's value to a published
-# figure in its `ssdlab sim validate` table (tests/unit/test_sim_reviews.py recomputes it): what a sim: report names
+# the review each calibrated preset reproduces, and the worst ratio (farthest from 1) of the model's value to a
+# published figure in its `ssdlab sim validate` table (tests/unit/test_sim_reviews.py recomputes it): what a sim:
+# report names
 REVIEWS: dict[str, tuple[str, float]] = {
-    "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)", 1.19),
+    "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
+              1.19),
     "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.14),
-    "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)", 0.87),
+    "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
+              0.87),
     "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
     "s3500": ("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.27),
     "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
@@ -172,7 +176,8 @@ PRESETS: dict[str, Preset] = _presets(
       "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
       "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
       "susp_us": 60.0, "resume_us": 200.0, "gc_band": 2, "window_s": 1.0, "fw_cv": 80.0}),
-    ("p5430-op", "p5430", "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
+    ("p5430-op", "p5430",
+     "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
      {"capacity": 2612 * 1024**2, "op": 37.9}),
     ("pe321", None, "YMTC PE321 6.4 TB (TLC, 3 DWPD, PCIe 4.0 x4), scaled to 2 GiB (seed 003)",
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 28.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
@@ -288,7 +293,7 @@ def per_type(values: Mapping[str, Any], key: str) -> tuple[float, ...]:
 def mean_time(values: Mapping[str, Any], key: str) -> float:
     """The mean of tr or tprog over the page types, µs (old stored runs hold one number)."""
     v = values.get(key, 60.0 if key == "tr" else 600.0)
-    return sum(v) / len(v) if isinstance(v, (tuple, list)) and v else float(v)  # type: ignore[arg-type]
+    return sum(v) / len(v) if isinstance(v, (tuple, list)) and v else float(v)
 
 
 def retry_share(values: Mapping[str, Any]) -> float:

@@ -99,13 +99,13 @@ def qd1_read(lab: Lab, preset: str) -> Point:
 
 def closed(lab: Lab, preset: str, state: str, name: str, *, rmix: int, bs: int = 4096, qd: int = 32, jobs: int = 1,
            random: bool = True, runtime_s: float = 1.0, ramp_s: float = 0.3, interval_ms: int = 0,
-           span: float = 1.0, **overrides: str) -> Point:
+           span: float = 1.0, overrides: dict[str, str] | None = None) -> Point:
     """A closed-loop point after the previous ones of its state (a ramp lets the drive settle)."""
     def run(d: Drive) -> Point:
         d.idle(0.5)  # a pause between tests: the NAND work the previous one left completes
         return d.run(rmix=rmix, bs=bs, qd=qd, jobs=jobs, random=random, runtime_s=runtime_s, ramp_s=ramp_s,
                      interval_ms=interval_ms, span=span)
-    return point(lab, preset, state, name, run, **overrides)
+    return point(lab, preset, state, name, run, **(overrides or {}))
 
 
 def iops(p: Point) -> float:
@@ -126,17 +126,17 @@ def p5430_figures(op: bool) -> list[Figure]:
     def read(power: str = "") -> Measure:
         extra = {"power": power} if power else {}
         return lambda lab: closed(lab, pre, "laid", f"read-q32t8-{power}", rmix=100, qd=32, jobs=8,
-                                  runtime_s=2.0, ramp_s=3.0 if power else 0.3, **extra).iops
+                                  runtime_s=2.0, ramp_s=3.0 if power else 0.3, overrides=extra).iops
 
     def write(power: str = "") -> Measure:
         extra = {"power": power} if power else {}
         return lambda lab: closed(lab, pre, "steady", f"write-q32t8-{power}", rmix=0, qd=32, jobs=8,
-                                  runtime_s=2.0, ramp_s=1.0, **extra).iops
+                                  runtime_s=2.0, ramp_s=1.0, overrides=extra).iops
 
     def mix(power: str = "") -> Measure:
         extra = {"power": power} if power else {}
         return lambda lab: closed(lab, pre, "steady", f"mix-q32t8-{power}", rmix=70, qd=32, jobs=8,
-                                  runtime_s=2.0, ramp_s=1.0, **extra).iops
+                                  runtime_s=2.0, ramp_s=1.0, overrides=extra).iops
 
     def stability(lab: Lab) -> Point:
         return closed(lab, pre, "steady", "stability", rmix=70, qd=32, jobs=8, runtime_s=30.0, ramp_s=1.0,
@@ -298,7 +298,8 @@ def s3500_figures() -> list[Figure]:
         Figure("4K random read", 84.3e3, "IOPS", f"{src} l.155", run("read-4k", "laid", rmix=100)),
         Figure("4K sequential write (new drive)", 62.8e3, "IOPS", f"{src} l.157",
                run("seq-write-4k", "fob", rmix=0, random=False)),
-        Figure("4K random write, 4K-aligned (new drive)", 63.7e3, "IOPS", f"{src} l.166", run("write-4k", "fob", rmix=0)),
+        Figure("4K random write, 4K-aligned (new drive)", 63.7e3, "IOPS", f"{src} l.166",
+               run("write-4k", "fob", rmix=0)),
         Figure("4K random write, not 4K-aligned (new drive)", 14.7e3, "IOPS", f"{src} l.166",
                lambda lab: unaligned(lab, pre, 32).iops),
         Figure("4K random write latency at QD1, unaligned / aligned", 5.9, "x", f"{src} l.164",

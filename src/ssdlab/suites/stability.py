@@ -134,7 +134,7 @@ def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: flo
     if steady:
         facts.append("0.1st percentile of 1-s IOPS / mean: "
                      + ", ".join(f"{d} {v * 100:.1f}%" for d, v in steady.items()))
-    extra = {f"consistency_{d}": v for d, v in steady.items()}
+    extra: dict[str, Any] = {f"consistency_{d}": v for d, v in steady.items()}
     if p99 is not None:
         facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))
     if cov_limit_pct is None and p99_limit_us is None:
