@@ -64,7 +64,7 @@ def sweep_shape(preset: str, d: Drive) -> list[Shape]:
     points: list[Point] = []
     for qd in SWEEP_QD:
         d.idle(0.5)
-        points.append(d.run(rmix=70, qd=qd, runtime_s=48.0 if qd <= 2 else 4.0, ramp_s=0.2))
+        points.append(d.run(rmix=70, qd=qd, runtime_s=256.0 if qd <= 2 else 4.0, ramp_s=0.2))
     out = []
     for q in SWEEP_PCTS:
         values = [p.pct_us(q) for p in points]
