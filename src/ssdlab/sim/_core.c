@@ -457,15 +457,18 @@ static void *big_alloc(size_t bytes) {
     return p;
 }
 
-static inline uint64_t rng_next(Dev *d) {
-    /* xorshift64* */
-    uint64_t x = d->rng;
+/* xorshift64* */
+static inline uint64_t xorshift_next(uint64_t *state) {
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    d->rng = x;
+    *state = x;
     return x * 0x2545F4914F6CDD1DULL;
 }
+
+/* the workload's draws (offsets, sizes, directions, pacing) */
+static inline uint64_t rng_next(Dev *d) { return xorshift_next(&d->rng); }
 
 static inline uint64_t rng_below(Dev *d, uint64_t n) {
     return (uint64_t)(((__uint128_t)rng_next(d) * (__uint128_t)n) >> 64);
@@ -518,14 +521,7 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 }
 
 /* the timing draws (NAND op variation, firmware time, read retry, full erases): a generator of their own */
-static inline uint64_t trng_next(Dev *d) {
-    uint64_t x = d->trng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    d->trng = x;
-    return x * 0x2545F4914F6CDD1DULL;
-}
+static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
 /* t varied by the quantile `q` (0..255) of the op-time distribution (mean 1) */
 static inline int64_t vary(const Dev *d, int64_t t, uint64_t q) { return (t * d->var_tab[q & 255]) >> 10; }

@@ -117,12 +117,7 @@ class Drive:
             "bssplit": [tuple(x) for x in (bssplit or [(bs, 1)])]}
         if bssplit_w:
             wl["bssplit_w"] = [tuple(x) for x in bssplit_w]
-        before = self.dev.counters()
-        self.dev.begin(wl)
-        while not self.dev.advance(2**62):
-            pass
-        result: dict[str, Any] = self.dev.finish()
-        after = self.dev.counters()
+        result, before, after = execute(self.dev, wl)
         secs = (result["t_end_ns"] - result["t_meas_ns"]) / 1e9
         n = sum(d[0] for d in result["dirs"])
         host = after["host_write_slots"] - before["host_write_slots"]
@@ -132,6 +127,16 @@ class Drive:
                       wa_gc=nand / host if host else 0.0, power_w=power)
         point.interval_s = interval_ms / 1000.0
         return point
+
+
+def execute(dev: Any, wl: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Run one workload on a core Device to its end: (finish() result, counters before, counters after)."""
+    before = dev.counters()
+    dev.begin(wl)
+    while not dev.advance(2**62):
+        pass
+    result: dict[str, Any] = dev.finish()
+    return result, before, dev.counters()
 
 
 def cov_pct(values: Sequence[float]) -> float:

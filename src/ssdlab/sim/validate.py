@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.sim import core
+from ssdlab.sim.lab import execute
 from ssdlab.sim.presets import core_params, mean_time, resolve, retry_share
 
 
@@ -64,12 +65,7 @@ class Bench:
               "align": bs, "iodepth": qd, "numjobs": jobs, "time_based": int(runtime_s > 0),
               "ramp_ns": int(ramp_s * 1e9), "runtime_ns": int(runtime_s * 1e9), "io_bytes": io_bytes,
               "rate_iops": 0, "interval_ns": interval_ms * 1_000_000, "seed": self.seed, "bssplit": [(bs, 1)]}
-        before = self.dev.counters()
-        self.dev.begin(wl)
-        while not self.dev.advance(2**62):
-            pass
-        result: dict[str, Any] = self.dev.finish()
-        after = self.dev.counters()
+        result, before, after = execute(self.dev, wl)
         secs = (result["t_end_ns"] - result["t_meas_ns"]) / 1e9
         n = sum(d[0] for d in result["dirs"])
         lat = sum(d[2] for d in result["dirs"])
