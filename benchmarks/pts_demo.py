@@ -1,4 +1,4 @@
-"""The README's main job, `ssdlab run pts --target sim:tlc-4k --runtime 0.5` (what scripts/demo.sh runs), and
+"""The README's main job, `ssdlab run pts --target sim:p5430 --runtime 0.5` (what scripts/demo.sh runs), and
 `ssdlab report` of its result, timed as users run them.
 
 Targets: the run (report included) within 25 s wall clock and 12 CPU-seconds, the simulator's core at least
@@ -8,7 +8,7 @@ of the chart workers it waits for). The simulator's own CPU time comes from its 
 A third command, the same run with --no-report, alternates with them and splits the figure: the run's own
 bookkeeping against the simulator, and what rendering the report adds (not a target; for the reader).
 
-    .venv/bin/python benchmarks/pts_demo.py [--rounds 3] [--preset tlc-4k] [--runtime 0.5]
+    .venv/bin/python benchmarks/pts_demo.py [--rounds 3] [--preset p5430] [--runtime 0.5]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main() -> int:
     """Alternate the run and the report, print the figures, exit 1 when a target is missed."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--preset", default="tlc-4k")
+    ap.add_argument("--preset", default="p5430")
     ap.add_argument("--runtime", type=float, default=0.5)
     args = ap.parse_args()
     exe = ssdlab()

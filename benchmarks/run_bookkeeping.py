@@ -1,5 +1,5 @@
 """The per-point bookkeeping of `ssdlab run` (everything but the simulator's core and the report): the README's
-main job without its report, `ssdlab run pts --target sim:tlc-4k --runtime 0.5 -q --no-report`, its CPU
+main job without its report, `ssdlab run pts --target sim:p5430 --runtime 0.5 -q --no-report`, its CPU
 seconds minus those of the simulator's core (the points' sim.json cpu_s). Interpreter start and imports count.
 
 Target (issue 12): at most 2 CPU-seconds, so that the whole job (report included) fits 12 CPU-seconds with the
@@ -63,7 +63,7 @@ def differences(a: Path, b: Path) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--preset", default="tlc-4k")
+    ap.add_argument("--preset", default="p5430")
     ap.add_argument("--runtime", type=float, default=0.5)
     ap.add_argument("--against", type=Path, help="another checkout's src directory, run alternately")
     args = ap.parse_args()

@@ -4,7 +4,10 @@ change to the core (a speed-up) leaves its results bit-for-bit as they were.
 Each case lays out a drive (several presets and variants: map cache misses, power cap, FIFO GC, a slow path),
 then runs a sequence of points on it (random/sequential read/write/mix, bssplit with unaligned sizes, queue
 depths 1/32/256 x numjobs 1/4, poisson rate_iops, zoned, trim, interval and histogram logs, idle-time GC,
-save()/load()) and writes every finish(), counters(), hist_drain(), idle(), valid_histogram() and state image
+sizes per direction, save()/load())
+on generic and calibrated presets (suspend on and off, a suspend limit, read
+retry of a worn drive, a power cap, a slow path) and writes every finish(), counters(), hist_drain(), idle(),
+valid_histogram() and state image
 digest to one line of text. Write the digest of the reference build, change the core, rebuild, compare:
 
     .venv/bin/python benchmarks/sim_digest.py --out /tmp/before.txt
@@ -122,6 +125,9 @@ def _points(user: int) -> Iterator[tuple[str, dict[str, Any], int]]:
     yield "write-after-trim-qd256", _wl(user, 13, iodepth=256, io_bytes=user // 2), 100 * ms
     yield "randwrite-qd1x4-ramp", _wl(user, 14, iodepth=1, numjobs=4, time_based=1, ramp_ns=10 * ms,
                                       runtime_ns=40 * ms, hist_ns=5 * ms), 4 * ms
+    yield "mix-own-write-sizes", _wl(user, 16, rmix=90, iodepth=16, numjobs=4, time_based=1, runtime_ns=30 * ms,
+                                     align=512, bssplit=[(1536, 98), (131072, 2)], bssplit_w=[(131072, 1)],
+                                     rate_iops=20000, poisson=1), 10 * ms  # ACT-like: paced, sizes per direction
 
 
 CASES: tuple[tuple[str, dict[str, str]], ...] = (
@@ -133,6 +139,12 @@ CASES: tuple[tuple[str, dict[str, str]], ...] = (
     ("tlc-4k", {"capacity": str(128 * MIB), "power": "9", "window_s": "0.02"}),  # power cap
     ("tlc-4k", {"capacity": str(128 * MIB), "gc": "fifo", "slowpath_us": "20"}),
     ("qlc-4k", {"capacity": str(256 * MIB), "op": "28", "ctrl_kiops": "0"}),
+    # the calibrated presets' mechanisms: 96 dies and two read planes, a power cap that binds on reads; no suspend,
+    # an MLC's page types, a write ceiling and a slow path; a suspend limit; retries of a worn, aged drive
+    ("p5430", {"capacity": str(384 * MIB), "power": "10"}),
+    ("s3500", {"capacity": str(128 * MIB)}),
+    ("pe321", {"capacity": str(256 * MIB)}),
+    ("tlc-4k", {"capacity": str(256 * MIB), "wear": "1", "age": "90", "susp_max": "1", "read_planes": "1"}),
 )
 
 

@@ -13,9 +13,13 @@ median of each core phase over the bare phase next to it) moves less with the ho
 That loop has the tlc-4k geometry only, so it is left out for other presets. For a figure no other process can
 move, count the core's instructions with callgrind (docs/sim.md).
 
+The same figure is printed for a realistic mixed point: 4K random 70/30 at QD32 on the same drive at steady state,
+program/erase suspend on and read retry on (the preset's retry share at wear 0.5: 5.5 times a fresh drive's), every
+read with its page-type tR, variation and firmware-time draws; target >= 5 M per CPU second.
+
     .venv/bin/python benchmarks/sim_speed.py [--preset tlc-4k] [--capacity-x 2] [--repeat 7] [--no-bare]
 
-Exit code 0 when the core's median meets the target, 1 below it (the bare loop's figures never change it).
+Exit code 0 when both medians meet their targets, 1 below (the bare loop's figures never change it).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from timing import load, spread
 from ssdlab.sim.validate import Bench
 
 TARGET = 10e6
+MIXED_TARGET = 5e6
 CEILING_C = Path(__file__).with_name("sim_ceiling.c")
 _RATE = re.compile(r"in ([0-9.]+) CPU-s = ([0-9.]+) M per CPU second")
 
@@ -138,7 +143,30 @@ def main() -> int:
               f"min {min(pairs):.2f}, max {max(pairs):.2f})")
     elif args.preset == "tlc-4k" and not args.no_bare and not cc:
         print("bare loop not timed: no C compiler (cc, or $CC) found")
-    return 0 if med >= TARGET else 1
+    mixed = mixed_rates(args.preset, args.capacity_x, args.repeat)
+    mmed = statistics.median(mixed)
+    rates = spread([v / 1e6 for v in mixed], unit="M", digits=2)
+    print(f"mixed point (4K 70/30 QD32, suspend on, read retry on): {rates} simulated I/Os per CPU second"
+          f" ({'meets' if mmed >= MIXED_TARGET else 'BELOW'} the "
+          f"{MIXED_TARGET / 1e6:g} M target)")
+    return 0 if med >= TARGET and mmed >= MIXED_TARGET else 1
+
+
+def mixed_rates(preset: str, capacity_x: float, repeat: int) -> list[float]:
+    """Simulated I/Os per CPU second of 4K random 70/30 at QD32 at steady state, suspend and read retry on."""
+    bench = Bench(preset, suspend=1, wear=0.5)
+    bench.fill()
+    bench.run(io_bytes=2 * bench.user)  # steady state (not timed)
+    out = []
+    for _ in range(repeat):
+        c0 = time.process_time()
+        result, s = bench.run(rmix=70, qd=32, io_bytes=int(capacity_x * bench.user))
+        cpu = time.process_time() - c0
+        ios = sum(d[0] for d in result["dirs"])
+        out.append(ios / cpu)
+        print(f"{preset} mixed: {ios:,.0f} I/Os (70/30) in {cpu:.3f} CPU-s = {ios / cpu / 1e6:.2f} M per CPU second "
+              f"(simulated {s['iops']:,.0f} IOPS, WA {s['wa_gc']:.2f})")
+    return out
 
 
 if __name__ == "__main__":

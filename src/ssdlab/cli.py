@@ -72,7 +72,7 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
 }
 
 
-DEFAULT_TARGET = "sim:tlc-4k"  # the built-in default: a simulated drive, so nothing real is ever written
+DEFAULT_TARGET = "sim:p5430"  # the built-in default: a simulated drive, so nothing real is ever written
 
 
 def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> None:

@@ -15,6 +15,7 @@ write goal). The Estimator predicts each point's wall-clock seconds on this targ
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,11 @@ SIM_OVERHEAD_PRIOR_S = 0.01  # per simulated point: translation, result shaping,
 PURGE_PRIOR_S = {"sim": 0.05, "null": 0.05, "file": 1.0, "block": 10.0}  # nvme format / blkdiscard / recreate
 BANDWIDTH_PRIOR = {"null": 5e9}  # bytes/s for size-based fio points before one is measured (else 500 MB/s)
 RECENT = 20  # overhead samples kept
+# An outlook of more runs than this is estimated in full at most every ESTIMATE_EVERY_S; in between, the last full
+# estimate less the time and points since (a long adaptive suite's outlook is thousands of runs, and summing them
+# at every point cost more than the simulator on `pts --pts-tests all`)
+LARGE_OUTLOOK = 256
+ESTIMATE_EVERY_S = 1.0
 
 
 PointRuns = tuple[tuple[TestPoint, int], ...]
@@ -132,12 +138,15 @@ class Estimator:
         self._seconds: dict[tuple[Any, ...], float] = {}
         self._ios: dict[tuple[Any, ...], float] = {}  # simulated_ios by shape (a function of the shape alone)
         self._overhead: float | None = None  # overhead_s, until the next observe()
+        self._observed = 0  # points observed
+        self._full: tuple[float, Eta, int] | None = None  # (when, the last full estimate of a large outlook, observed)
 
     # ------------------------------------------------------------------ learning
 
     def observe(self, result: PointResult, wall_s: float) -> None:
         """Learn from a finished point that took `wall_s` seconds, bookkeeping included."""
         p = result.point
+        self._observed += 1
         self._seconds.clear()
         self._overhead = None
         self._last[shape(p)] = wall_s
@@ -213,7 +222,22 @@ class Estimator:
         return (min(iops, limit) if limit else iops) * (w.runtime_s + w.ramp_s)
 
     def estimate(self, outlook: Outlook) -> Eta:
-        """The ETA of an outlook (each point shape is predicted once)."""
+        """The ETA of an outlook (each point shape is predicted once); a large one in full at most every
+        ESTIMATE_EVERY_S, else the last full estimate less the wall time and the points since."""
+        if len(outlook.worst) <= LARGE_OUTLOOK:
+            return self._estimate(outlook)
+        now = time.monotonic()
+        if self._full is not None and now - self._full[0] < ESTIMATE_EVERY_S:
+            at, eta, observed = self._full
+            gone_s, done = now - at, self._observed - observed
+            return Eta(expected_s=max(0.0, eta.expected_s - gone_s), worst_s=max(0.0, eta.worst_s - gone_s),
+                       expected_points=max(1, eta.expected_points - done), worst_points=max(1, eta.worst_points - done),
+                       next_s=eta.next_s)
+        eta = self._estimate(outlook)
+        self._full = (now, eta, self._observed)
+        return eta
+
+    def _estimate(self, outlook: Outlook) -> Eta:
         cache = self._seconds
 
         def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int]:

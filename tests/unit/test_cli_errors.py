@@ -92,7 +92,7 @@ def test_bad_usage(cli: CliRunner, args: list[str]) -> None:
 def test_the_default_target_is_the_simulated_drive(cli: CliRunner) -> None:
     res = cli("plan", "quick")
     assert res.code == 0
-    assert "target sim:tlc-4k (sim," in res.out
+    assert "target sim:p5430 (sim," in res.out  # the calibrated D5-P5430 (sim/presets.DEFAULT_PRESET)
     assert "will overwrite: nothing real" in res.out
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ssdlab.fio import hist
 from ssdlab.sim import core
-from ssdlab.sim.validate import Bench, desnoyers_wa
+from ssdlab.sim.validate import Bench, desnoyers_wa, qd1_read_us
 
 SMALL = "256MiB"
 
@@ -112,15 +112,13 @@ def test_qd1_read_is_firmware_plus_tr_plus_transfers() -> None:
     b = small()
     b.fill()
     _, s = b.run(rmix=100, qd=1, runtime_s=0.1)
-    v = b.values
-    expected = v["fw_us"] + v["tr"] + 4096 / v["ch_mbps"] + 4096 / v["host_mbps"]
-    assert s["mean_lat_s"] * 1e6 == pytest.approx(expected, rel=0.01)
+    assert s["mean_lat_s"] * 1e6 == pytest.approx(qd1_read_us(b.values), rel=0.01)
 
 
 def test_unmapped_reads_skip_nand() -> None:
     b = small()  # fresh out of box: nothing mapped
     _, s = b.run(rmix=100, qd=1, runtime_s=0.05)
-    assert s["mean_lat_s"] * 1e6 < b.values["tr"]
+    assert s["mean_lat_s"] * 1e6 < min(b.values["tr"])
 
 
 def test_partial_map_cache_costs_reads() -> None:
@@ -228,3 +226,33 @@ def test_no_idle_gc_when_disabled_and_points_run_back_to_back() -> None:
     b.dev.begin(raw_workload(b))
     with pytest.raises(RuntimeError, match="idle"):
         b.dev.idle(1000)
+
+
+def test_qlc_does_not_out_write_tlc() -> None:  # a surprise reviewers noticed: qlc-4k wrote 2.1x faster than tlc-4k
+    from ssdlab.sim.lab import Drive
+
+    tlc = Drive("tlc-4k", {"capacity": "512MiB"}).steady().run(rmix=0, qd=32, runtime_s=0.5, ramp_s=0.2)
+    qlc = Drive("qlc-4k", {"capacity": "512MiB"}).steady().run(rmix=0, qd=32, runtime_s=0.5, ramp_s=0.2)
+    assert qlc.iops < tlc.iops
+
+
+def test_reads_after_writes_wait_for_one_op_at_most() -> None:
+    """A QD1 read point right after a write point: reads go ahead of the queued program/erase work (they suspend the
+    op in progress), so none waits for the backlog the writes left (tens of ms before GC ran in steps)."""
+    from ssdlab.sim.lab import Drive
+
+    d = Drive("tlc-4k", {"capacity": "512MiB"}).steady()
+    d.run(rmix=0, qd=32, runtime_s=0.3)
+    assert d.dev.counters()["die_backlog_ns"] > 5_000_000  # the writes left work on the dies
+    reads = d.run(rmix=100, qd=1, runtime_s=0.3)
+    assert reads.max_us((0,)) < 1000  # at most a program (600 µs) and the read, never the backlog
+
+
+def test_suspend_off_waits_for_the_op_in_progress() -> None:
+    from ssdlab.sim.lab import Drive
+
+    out = {}
+    for suspend in ("1", "0"):
+        d = Drive("tlc-4k", {"capacity": "512MiB", "suspend": suspend}).steady()
+        out[suspend] = d.run(rmix=70, qd=4, runtime_s=0.5, ramp_s=0.1).pct_us(99.9, (0,))
+    assert out["0"] > out["1"] * 1.3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ssdlab.errors import UsageError
-from ssdlab.sim.presets import CELL_DEFAULTS, PARAM_KEYS, PRESETS, core_params, resolve
+from ssdlab.sim.presets import CELL_DEFAULTS, PARAM_KEYS, PRESETS, core_params, resolve, retry_share
 from ssdlab.targets import parse_target
 
 
@@ -16,10 +16,10 @@ def test_required_presets_exist_and_resolve() -> None:
         assert values == resolve(name, {})  # pure
 
 
-def test_default_preset_is_tlc_4k() -> None:
+def test_default_preset_is_the_p5430() -> None:  # the calibrated preset the README's main job runs on
     target = parse_target("sim")
     assert target.kind == "sim"
-    assert target.name == "sim:tlc-4k"
+    assert target.name == "sim:p5430"
     assert target.engine() == "sim"
 
 
@@ -34,7 +34,8 @@ def test_overrides_apply_with_units() -> None:
 
 def test_cell_sets_timings_unless_given() -> None:
     assert resolve("tlc-4k", {"cell": "qlc"})["tprog"] == CELL_DEFAULTS["qlc"]["tprog"]
-    assert resolve("tlc-4k", {"cell": "qlc", "tprog": "1500"})["tprog"] == 1500.0
+    assert resolve("tlc-4k", {"cell": "qlc", "tprog": "1500"})["tprog"] == (1500.0,)
+    assert resolve("tlc-4k", {"tr": "40/60/80"})["tr"] == (40.0, 60.0, 80.0)
     assert resolve("slc-4k", {})["tr"] == CELL_DEFAULTS["slc"]["tr"]
 
 
@@ -86,3 +87,39 @@ def test_missing_native_core_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "ssdlab.sim._core", None)  # import of the extension fails
     with pytest.raises(TargetError, match="pip install"):
         core()
+
+
+def test_times_per_page_type_must_fit_the_cell() -> None:
+    assert resolve("p5430", {"tr": "80"})["tr"] == (80.0,)
+    with pytest.raises(UsageError, match="qlc has 4"):
+        resolve("p5430", {"tr": "60/70"})
+    with pytest.raises(UsageError, match="1 to 4 values"):
+        resolve("tlc-4k", {"tr": "1/2/3/4/5"})
+    with pytest.raises(UsageError, match=r"e\.g\. 60"):
+        resolve("tlc-4k", {"tr": "fast"})
+
+
+def test_new_parameters_have_ranges() -> None:
+    for key, bad in (("tvar", "31"), ("susp_max", "-1"), ("suspend", "2"), ("wear", "1.5"), ("read_planes", "9"),
+                     ("retry", "101"), ("cmd_bytes", "-5"), ("gc_band", "65")):
+        with pytest.raises(UsageError, match=key):
+            resolve("tlc-4k", {key: bad})
+
+
+def test_retry_share_grows_with_wear_and_age() -> None:
+    fresh = retry_share(resolve("tlc-4k", {}))
+    worn = retry_share(resolve("tlc-4k", {"wear": "1"}))
+    aged = retry_share(resolve("tlc-4k", {"age": "30"}))
+    assert worn == pytest.approx(10 * fresh)
+    assert aged == pytest.approx(2 * fresh)
+    assert retry_share(resolve("tlc-4k", {"retry": "50", "wear": "1", "age": "365"})) == 1.0
+
+
+def test_preset_timings_win_over_their_cells_defaults() -> None:
+    assert resolve("p5430", {})["tr"] == (66.0, 80.0, 94.0, 108.0)
+    assert resolve("p5430", {"cell": "tlc"})["tr"] == CELL_DEFAULTS["tlc"]["tr"]  # another cell: its defaults
+
+
+def test_core_params_spread_the_page_types() -> None:
+    c = core_params(resolve("tlc-4k", {"tprog": "500"}))
+    assert (c["bits"], c["tr0"], c["tr2"], c["tprog0"], c["tprog2"]) == (3.0, 42.0, 80.0, 500.0, 500.0)

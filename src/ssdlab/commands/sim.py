@@ -15,6 +15,9 @@ def add_commands(subparsers: Any) -> dict[str, Any]:
     sub = p.add_subparsers(dest="sim_command", required=True)
     v = sub.add_parser("validate", help="run the model's validation experiments; exit 1 if any is out of tolerance")
     v.add_argument("--json", action="store_true", help="print the lines as JSON")
+    v.add_argument("--preset", action="append", metavar="NAME",
+                   help="only this preset's table of published figures and shape checks (repeatable; the model's "
+                        "analytic lines are then left out); default: the analytic lines and every preset")
     s = sub.add_parser("presets", help="list the presets, or every parameter of one preset")
     s.add_argument("preset", nargs="?", help="show this preset's parameters (sim:PRESET?key=value overrides them)")
     return {"sim": cmd_sim}
@@ -28,18 +31,31 @@ def cmd_sim(args: argparse.Namespace, env: Any) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, env: Any) -> int:
-    """Print the validation table; 0 when every line is within tolerance, 1 otherwise."""
+    """Print the validation tables; 0 when every line and check passes, 1 otherwise."""
+    from ssdlab.errors import UsageError
+    from ssdlab.sim.presets import PRESETS
+    from ssdlab.sim.tables import as_json, format_preset, run_preset
     from ssdlab.sim.validate import format_table, run_validation
 
+    unknown = [p for p in args.preset or [] if p not in PRESETS]
+    if unknown:
+        raise UsageError(f"unknown sim preset {', '.join(unknown)}: use one of {', '.join(PRESETS)}")
     t0 = time.monotonic()
-    lines = run_validation()
-    bad = [ln for ln in lines if not ln.ok]
+    lines = [] if args.preset else run_validation()
+    results = [run_preset(name) for name in (args.preset or PRESETS)]
+    bad = sum(not ln.ok for ln in lines) + sum(r.failed for r in results)
     if args.json:
-        env.out(json.dumps([ln.__dict__ for ln in lines], indent=1))
+        env.out(json.dumps({"lines": [ln.__dict__ for ln in lines], "presets": [as_json(r) for r in results]},
+                           indent=1))
     else:
-        for text in format_table(lines):
+        for text in format_table(lines) if lines else []:
             env.out(text)
-        env.out(f"{len(lines) - len(bad)}/{len(lines)} within tolerance ({time.monotonic() - t0:.1f} s)")
+        for res in results:
+            env.out("")
+            for text in format_preset(res):
+                env.out(text)
+        total = len(lines) + sum(len(r.rows) + len(r.shapes) for r in results)
+        env.out(f"{total - bad}/{total} lines and checks pass ({time.monotonic() - t0:.1f} s)")
     return 1 if bad else 0
 
 

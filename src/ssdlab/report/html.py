@@ -394,7 +394,9 @@ def notices(run: Run) -> list[Notice]:
     out: list[Notice] = []
     sim = is_sim(run)
     if sim:
-        out.append(Notice("sim", "Simulated target: not a real drive", SIM_NOTE))
+        sim_info = run.target.get("sim")  # the preset's source review and how close it is (sim/presets.py)
+        calib = str(sim_info.get("calibration", "")) if isinstance(sim_info, dict) else ""
+        out.append(Notice("sim", "Simulated target: not a real drive", f"{SIM_NOTE} {calib}".strip()))
     kind = str(run.target.get("kind", ""))
     if kind == "null":
         out.append(Notice("info", "null target: host ceiling, no device", NULL_NOTE))

@@ -38,7 +38,7 @@
 #define NDIR 3
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
-#define STATE_MAGIC 0x53534453494d3031ULL /* "SSDSIM01" */
+#define STATE_MAGIC 0x53534453494d3032ULL /* "SSDSIM02" */
 /* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
  * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
  * NX_AHEAD - P2L_AHEAD I/Os ago). On tlc-4k's 4K random writes (benchmarks/sim_ab.py) 16/4 is ~5 % faster
@@ -312,10 +312,27 @@ typedef struct {
     int64_t iu_bytes, page_bytes;
     /* timing (ns) */
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
+    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's share of it */
+    /* NAND timing per page type (LSB, CSB, MSB, TSB: `bits` of them), ns; the page type of a program unit is its
+     * word line's (block x pages + page) modulo bits */
+    int64_t tr_pt[4], tprog_pt[4];
+    int bits;
+    Div32 dv_bits;
+    int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
+    /* variation: multipliers in 1/1024 (256 quantiles) of NAND op times and of firmware time */
+    int32_t var_tab[256], fw_tab[256];
+    /* read retry: share of reads that need it (out of 2^32) and the largest number of extra sensing steps */
+    uint32_t retry_p32;
+    uint32_t retry_max;
+    /* program/erase suspend: on/off, suspend latency, resume overhead (ns), suspensions per op (0: no limit) */
+    int suspend;
+    int64_t susp_ns, resume_ns;
+    uint32_t susp_max;
+    uint64_t trng; /* the timing draws' own generator (the workload's draws stay as they were) */
     int64_t host_xfer_iu; /* host link time of one IU, as do_write computes it for len = iu_bytes */
     double host_ns_per_byte, ch_ns_per_byte;
     int gc_policy; /* 0 greedy, 1 fifo */
-    Div32 dv_spb, dv_spu, dv_dies, dv_ch, dv_depth; /* divisions by geometry constants */
+    Div32 dv_spb, dv_spu, dv_dies, dv_ch, dv_depth, dv_spp; /* dv_spp: slots per plane of a unit */ /* divisions by geometry constants */
     int iu_shift; /* log2(iu_bytes) when it is a power of two, else -1 */
     uint32_t gc_free_min;
     /* background (idle-time) GC: relocation rate (bytes per ns, 0 = none), idle delay, free-pool target */
@@ -329,6 +346,8 @@ typedef struct {
     int64_t *mc_ring;
     /* power */
     double p_cap, p_idle, pw_depth, pw_rate, pw_level;
+    double pw_e_avg; /* running mean energy of a command (J), to space the commands held by the power cap */
+    int64_t pw_gate_t; /* the next command held by the power cap is released no earlier than this */
     double e_read, e_prog_pu, e_erase_sb, e_io;
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
@@ -348,6 +367,19 @@ typedef struct {
     int64_t carry_end; /* end of the previous point: its unfinished NAND work carries over */
     /* resources */
     int64_t *die_free, *ch_free, ctrl_free, host_free, pw_t;
+    /* die_free: the end of the program/erase (and GC) work booked on each die; reads take priority over it */
+    int64_t *op_len;   /* length of the last P/E op booked on the die (the op in progress, as an estimate) */
+    int64_t *rd_die;   /* end of the last read on the die (any plane): P/E work waits for it */
+    int64_t *rd_push;  /* reads up to this time have already delayed the die's P/E work */
+    int64_t *susp_op;  /* end of the op the last suspension interrupted (identifies it) */
+    int64_t *susp_cnt; /* suspensions of that op */
+    int64_t *rd_plane; /* end of the last read per read unit (die x read_units): they read independently */
+    uint32_t read_units; /* planes of a die that read independently (1: the die reads one page at a time) */
+    /* GC in steps: the victim being cleaned, its next program unit, relocation owed (slots x 256) and owed per host
+     * slot while GC runs (x 256, set when the victim is chosen) */
+    uint32_t gc_vb, gc_vpu;
+    int64_t gc_debt, gc_ratio;
+    uint32_t gc_start; /* GC runs in steps while fewer superblocks than this are free */
     Cal *cal_ch, *cal_host;
     int64_t cal_now;
     /* lifetime counters */
@@ -360,11 +392,14 @@ typedef struct {
     int time_based, trim_mode, random;
     int rmix; /* percent reads (0..100) */
     int64_t range_start, range_len, align;
-    int nbs;
-    int64_t bs_val[MAX_BSSPLIT];
-    uint32_t bs_cum[MAX_BSSPLIT]; /* cumulative weight out of 2^32-1 scale via 1e6 */
-    uint32_t bs_total;
-    int64_t bs_nblk[MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
+    /* block sizes: table 0 for every I/O, or for reads when writes have a table of their own (table 1, bssplit_w);
+     * a table is entries [bs_first, bs_first + bs_n) with cumulative weights out of bs_total */
+    int nbs, bs_split;
+    int bs_first[2], bs_n[2];
+    int64_t bs_val[2 * MAX_BSSPLIT];
+    uint32_t bs_cum[2 * MAX_BSSPLIT];
+    uint32_t bs_total[2];
+    int64_t bs_nblk[2 * MAX_BSSPLIT]; /* aligned start offsets of each block size in the range */
     /* zoned random_distribution (fio zoned:A/R:...): per direction, a weighted choice of zone, then a uniform
        aligned offset inside it; nzones 0 = uniform over the range */
     int nzones[NDIR];
@@ -374,6 +409,7 @@ typedef struct {
     int64_t t_meas, t_end, io_limit, rate_ns, interval_ns;
     int poisson;
     int64_t *job_pos, *job_issued, *job_next;
+    int64_t *job_gate; /* rate_iops: the next time a held submission of the job is woken (one per rate gap) */
     int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
@@ -421,15 +457,18 @@ static void *big_alloc(size_t bytes) {
     return p;
 }
 
-static inline uint64_t rng_next(Dev *d) {
-    /* xorshift64* */
-    uint64_t x = d->rng;
+/* xorshift64* */
+static inline uint64_t xorshift_next(uint64_t *state) {
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    d->rng = x;
+    *state = x;
     return x * 0x2545F4914F6CDD1DULL;
 }
+
+/* the workload's draws (offsets, sizes, directions, pacing) */
+static inline uint64_t rng_next(Dev *d) { return xorshift_next(&d->rng); }
 
 static inline uint64_t rng_below(Dev *d, uint64_t n) {
     return (uint64_t)(((__uint128_t)rng_next(d) * (__uint128_t)n) >> 64);
@@ -467,10 +506,6 @@ static int plat_idx(int64_t v) {
     return idx < PLAT_NR ? (int)idx : PLAT_NR - 1;
 }
 
-static inline uint32_t die_of_slot(Dev *d, uint32_t slot) {
-    return mod32(&d->dv_dies, div32(&d->dv_spu, mod32(&d->dv_spb, slot)));
-}
-
 static inline int64_t iu_div(const Dev *d, int64_t x) { /* x >= 0 */
     return d->iu_shift >= 0 ? x >> d->iu_shift : x / d->iu_bytes;
 }
@@ -485,10 +520,77 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
     return x >= n ? x - n : x;
 }
 
+/* the timing draws (NAND op variation, firmware time, read retry, full erases): a generator of their own */
+static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
+
+/* t varied by the quantile `q` (0..255) of the op-time distribution (mean 1) */
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t q) { return (t * d->var_tab[q & 255]) >> 10; }
+
+/* the firmware's time for one command, drawn from its distribution (mean fw_ns) */
+static inline int64_t fw_time(const Dev *d, uint64_t q) { return (d->fw_ns * d->fw_tab[q & 255]) >> 10; }
+
+/* page type (0 LSB, 1 CSB, 2 MSB, 3 TSB) of global program unit gpu: its word line (block x pages + page) modulo
+ * the bits per cell (gpu / dies is that word line: a superblock holds dies x pages units, die-major) */
+static inline uint32_t ptype_of(const Dev *d, uint32_t gpu) {
+    return d->bits > 1 ? mod32(&d->dv_bits, div32(&d->dv_dies, gpu)) : 0;
+}
+
+/* Program/erase work (and GC's reads: background work) of dur ns on a die, from time t: after the die's earlier
+ * P/E work and after the reads booked on it (reads go first). Returns when it ends. */
 static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
-    int64_t s = max64(t, d->die_free[die]);
+    int64_t s = max64(max64(t, d->die_free[die]), d->rd_die[die]);
     d->die_free[die] = s + dur;
+    d->op_len[die] = dur;
     return s + dur;
+}
+
+/* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it
+ * waits for the read): at most the suspend latency while the op may still be suspended (suspend on, fewer than
+ * susp_max suspensions of this op), else the rest of the op. The op in progress is estimated from the end of the
+ * die's P/E work and the length of its last op. *resume gets the overhead the suspended op pays. */
+static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) {
+    int64_t left = d->die_free[die] - s, len = d->op_len[die];
+    int64_t rest = len > 0 && left > len ? (left - 1) % len + 1 : left; /* the op in progress ends in rest */
+    if (!d->suspend || rest <= d->susp_ns) return rest;
+    int64_t op_end = s + rest;
+    if (op_end != d->susp_op[die]) {
+        d->susp_op[die] = op_end;
+        d->susp_cnt[die] = 0;
+    }
+    if (d->susp_max && d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
+    d->susp_cnt[die]++;
+    *resume = d->resume_ns;
+    return d->susp_ns;
+}
+
+/* A NAND read of dur ns on one plane of a die, issued at t. Planes read independently (each waits only for its own
+ * earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is delayed by the
+ * part of the read not already covered by other reads (and the resume overhead). Returns when the read ends. */
+static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur) {
+    int64_t *rp = &d->rd_plane[die * d->planes + plane];
+    int64_t s = max64(t, *rp), resume = 0;
+    if (d->die_free[die] > s) s += pe_wait(d, die, s, &resume);
+    int64_t e = s + dur;
+    *rp = e;
+    if (e > d->rd_die[die]) d->rd_die[die] = e;
+    if (d->die_free[die] > s) {
+        int64_t from = max64(s, d->rd_push[die]);
+        int64_t push = (e > from ? e - from : 0) + resume;
+        d->die_free[die] += push;
+        d->susp_op[die] += push;
+    }
+    if (e > d->rd_push[die]) d->rd_push[die] = e;
+    return e;
+}
+
+/* the time of one host read of global program unit gpu: its page type's tR, varied, and read-retry steps (each
+ * another tR) for a share of reads; `r` holds the draws. *steps gets the extra sensing steps. */
+static inline int64_t read_time(const Dev *d, uint32_t gpu, uint64_t r, uint32_t *steps) {
+    int64_t t = vary(d, d->tr_pt[ptype_of(d, gpu)], r >> 8);
+    uint32_t k = 0;
+    if ((uint32_t)(r >> 16) < d->retry_p32) k = 1 + (uint32_t)((r >> 48) % d->retry_max);
+    *steps = k;
+    return t * (1 + k);
 }
 
 /* ------------------------------------------------------------------ block lists */
@@ -557,11 +659,14 @@ static void push_free(Dev *d, uint32_t b) {
 
 static int gc_one(Dev *d, int64_t t);
 
+/* the program time of global unit gpu: its page type's tPROG, varied */
+static inline int64_t prog_time(Dev *d, uint32_t gpu) { return vary(d, d->tprog_pt[ptype_of(d, gpu)], trng_next(d)); }
+
 static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
-    uint32_t die = die_of_slot(d, pu_first_slot);
+    uint32_t gpu = div32(&d->dv_spu, pu_first_slot), die = mod32(&d->dv_dies, gpu);
     uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    die_op(d, die, ce, d->t_prog);
+    die_op(d, die, ce, prog_time(d, gpu));
     d->c_energy += d->e_prog_pu;
 }
 
@@ -621,8 +726,14 @@ static int64_t select_victim(Dev *d) {
         d->gc_min_hint = d->spb + 1;
         return -1;
     }
-    if (d->fifo_cnt == 0) return -1;
-    return d->fifoq[d->fifo_head];
+    /* FIFO: the oldest closed block; one that holds nothing invalid (nothing to gain) goes to the back of the queue */
+    for (uint32_t k = 0; k < d->fifo_cnt; k++) {
+        uint32_t b = d->fifoq[d->fifo_head];
+        if (d->valid[b] < d->spb) return b;
+        d->fifo_head = (uint32_t)ring_add(d->fifo_head, 1, d->n_blk);
+        d->fifoq[ring_add(d->fifo_head, d->fifo_cnt - 1, d->n_blk)] = b;
+    }
+    return d->fifo_cnt ? (int64_t)d->fifoq[d->fifo_head] : -1;
 }
 
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
@@ -651,22 +762,17 @@ static inline uint32_t gc_scan(const Dev *d, uint32_t s0, uint32_t spu, uint32_t
     return spu == 16 ? gc_scan16(d->p2l + s0, d->l2p, lpns) : gc_scan_n(d->p2l + s0, d->l2p, spu, lpns);
 }
 
-/* program units GC scans ahead of the one it moves (2 or 3: within the noise of benchmarks/sim_ab.py) */
-#ifndef GC_AHEAD
-#define GC_AHEAD 1
-#endif
-#define GC_RING (GC_AHEAD < 2 ? 2 : 4) /* a power of 2 above GC_AHEAD */
-/* the victim's reverse map is fetched this many units ahead of the scan (7 or 15: within the noise) */
+/* the victim's reverse map is fetched this many units ahead of the step (7 or 15: within the noise) */
 #ifndef VP_AHEAD
 #define VP_AHEAD 3
 #endif
 
-/* relocate one victim's valid slots, erase it; returns 0 when no progress is possible */
-static int gc_one(Dev *d, int64_t t) {
+/* take the next victim out of the lists for GC in steps; 0 when none would gain space */
+static int gc_pick(Dev *d) {
     int64_t vb = select_victim(d);
     if (vb < 0) return 0;
-    uint32_t b = (uint32_t)vb;
-    if (d->valid[b] >= d->spb) return 0;
+    uint32_t b = (uint32_t)vb, v = d->valid[b];
+    if (v >= d->spb) return 0;
     if (d->gc_policy == 0) bucket_remove(d, b);
     else {
         d->fifo_head = (uint32_t)ring_add(d->fifo_head, 1, d->n_blk);
@@ -674,52 +780,98 @@ static int gc_one(Dev *d, int64_t t) {
     }
     d->bstate[b] = BS_OPEN; /* out of the lists while being cleaned */
     d->c_gc_runs++;
-    const uint32_t spu = d->spu, base = b * d->spb; /* spu <= SPU_MAX (Dev_init) */
+    d->gc_vb = b;
+    d->gc_vpu = 0;
+    d->gc_ratio = (int64_t)v * 256 / (int64_t)(d->spb - v); /* slots moved per slot freed (x 256) */
+    for (uint32_t k = 0; k < (1 + VP_AHEAD) * d->spu && k < d->spb; k += 16)
+        __builtin_prefetch(&d->p2l[b * d->spb + k], 0, 1);
+    return 1;
+}
+
+/* the victim is empty: erase it (one multi-plane erase per die, charged pro rata: the model's blocks hold `pages`
+ * pages of a real block's block_pages) and return it to the free pool */
+static void gc_erase(Dev *d, uint32_t b, int64_t t) {
+    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)));
+    d->c_erases++;
+    d->c_energy += d->e_erase_sb;
+    push_free(d, b);
+    d->gc_vb = UNMAPPED;
+}
+
+/* One GC step: the valid slots of the victim's next program unit are read (one read on its die) and programmed at
+ * the GC write point (each GC unit they fill is programmed), then the victim is erased once it is empty. Returns
+ * the slots moved + 1 (a step), 0 without a victim, -1 when no free block is left. */
+static int64_t gc_step(Dev *d, int64_t t) {
+    if (d->gc_vb == UNMAPPED && !gc_pick(d)) return 0;
+    const uint32_t b = d->gc_vb, pu = d->gc_vpu, spu = d->spu, s0 = b * d->spb + pu * spu;
     uint32_t *p2l = d->p2l;
-    uint64_t moved = 0;
-    for (uint32_t k = 0; k < (GC_AHEAD + VP_AHEAD) * spu && k < d->spb; k += 16)
-        __builtin_prefetch(&p2l[base + k], 0, 1);
-    /* program units are scanned GC_AHEAD ahead of the one being moved, so the mapping entries the move rewrites
-     * (random lines of l2p) are on their way a few units' worth of work before they are written (the move changes
-     * no victim slot of a later unit, so what the scan read stays as it was) */
-    uint32_t lpns[GC_RING][SPU_MAX], cnt[GC_RING];
-    for (uint32_t a = 0; a < GC_AHEAD && a < d->pu_per_sb; a++) cnt[a] = gc_scan(d, base + a * spu, spu, lpns[a]);
-    for (uint32_t pu = 0; pu < d->pu_per_sb; pu++) {
-        const uint32_t cur = pu & (GC_RING - 1), n = cnt[cur], s0 = base + pu * spu;
-        if (pu + GC_AHEAD < d->pu_per_sb) {
-            const uint32_t ahead = (pu + GC_AHEAD) & (GC_RING - 1);
-            cnt[ahead] = gc_scan(d, s0 + GC_AHEAD * spu, spu, lpns[ahead]);
+    uint32_t lpns[SPU_MAX];
+    uint32_t n = gc_scan(d, s0, spu, lpns);
+    if (pu + 1 + VP_AHEAD < d->pu_per_sb) /* the victim's reverse map, a few units ahead */
+        for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + (1 + VP_AHEAD) * spu + k], 0, 1);
+    if (pu + 1 < d->pu_per_sb) /* the mapping entries the next step rewrites */
+        for (uint32_t k = 0; k < spu; k++) {
+            uint32_t lpn = p2l[s0 + spu + k];
+            __builtin_prefetch(&d->l2p[lpn == UNMAPPED ? 0 : lpn], 1, 1);
         }
-        if (pu + GC_AHEAD + VP_AHEAD < d->pu_per_sb) /* the victim's reverse map, a few units ahead of the scan */
-            for (uint32_t k = 0; k < spu; k += 16)
-                __builtin_prefetch(&p2l[s0 + (GC_AHEAD + VP_AHEAD) * spu + k], 0, 1);
-        if (n == 0) continue; /* nothing valid in this program unit: no read */
-        die_op(d, mod32(&d->dv_dies, pu), t, d->t_r); /* the die of unit pu of every superblock */
+    if (n > 0) {
+        uint32_t gpu = b * d->pu_per_sb + pu;
+        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)));
         d->c_nand_reads++;
         d->c_energy += d->e_read;
-        uint32_t placed = gc_move(d, b, lpns[cur], n, t);
-        moved += placed;
+        uint32_t placed = gc_move(d, b, lpns, n, t);
+        d->c_nand_w_slots += placed;
+        d->c_gc_slots += placed;
         if (placed < n) { /* out of free blocks: the moved slots and the lost one are unmapped, the rest stay */
             for (uint32_t k = 0, gone = 0; gone <= placed; k++) {
                 if (p2l[s0 + k] == UNMAPPED) continue;
                 p2l[s0 + k] = UNMAPPED;
                 gone++;
             }
-            d->c_nand_w_slots += moved;
-            d->c_gc_slots += moved;
             return -1;
         }
-        /* every slot of the unit is unmapped now (UNMAPPED); 16 slots (every 4K preset) in a fixed-size store */
+        /* every slot of the unit is unmapped now; 16 slots (every 4K preset) in a fixed-size store */
         if (spu == 16) memset(&p2l[s0], 0xFF, sizeof(uint32_t) * 16);
         else memset(&p2l[s0], 0xFF, sizeof(uint32_t) * spu);
     }
-    d->c_nand_w_slots += moved;
-    d->c_gc_slots += moved;
-    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, d->t_bers);
-    d->c_erases++;
-    d->c_energy += d->e_erase_sb;
-    push_free(d, b);
+    if (++d->gc_vpu >= d->pu_per_sb) gc_erase(d, b, t);
+    return (int64_t)n + 1;
+}
+
+/* relocate the rest of the victim being cleaned (or of a new one), erase it; returns 0 when no progress is
+ * possible, -1 without free blocks */
+static int gc_one(Dev *d, int64_t t) {
+    if (d->gc_vb == UNMAPPED && !gc_pick(d)) return 0;
+    uint32_t vb = d->gc_vb;
+    while (d->gc_vb == vb)
+        if (gc_step(d, t) < 0) return -1;
     return 1;
+}
+
+/* GC interleaved with host writes: while fewer than gc_start superblocks are free, every host slot programmed owes
+ * the victim's relocation ratio (slots moved per slot freed) times the free-space pressure (1 at gc_start, 3 at the
+ * floor gc_free), paid in steps of one victim unit right after the host unit that owed it */
+static int gc_pace(Dev *d, int64_t t, int64_t n_host) {
+    if (d->free_cnt >= d->gc_start) return 0;
+    if (d->gc_vb == UNMAPPED && !gc_pick(d)) return 0;
+    int64_t span = (int64_t)d->gc_start - d->gc_free_min;
+    int64_t below = (int64_t)d->gc_start - d->free_cnt;
+    if (below > span) below = span;
+    d->gc_debt += n_host * d->gc_ratio * (span + 2 * below) / span;
+    while (d->gc_debt > 0) {
+        int64_t r = gc_step(d, t);
+        if (r < 0) return -1;
+        if (r == 0) {
+            d->gc_debt = 0;
+            break;
+        }
+        d->gc_debt -= (r - 1) * 256 + 64; /* a unit without valid data still costs a look */
+        if (d->gc_vb == UNMAPPED && !gc_pick(d)) {
+            d->gc_debt = 0;
+            break;
+        }
+    }
+    return 0;
 }
 
 static int open_host_block(Dev *d, int64_t t) {
@@ -753,6 +905,41 @@ HOT_INLINE int host_place(Dev *d, uint32_t lpn, int64_t t) {
 
 /* ------------------------------------------------------------------ write buffer */
 
+/* The units in flight (programs whose data still hold buffer space) as a binary heap by completion time
+ * (infl_t/infl_n[0 .. infl_cnt)): space is freed as each program completes, in any order. */
+static void infl_push(Dev *d, int64_t t, int64_t n) {
+    int64_t i = d->infl_cnt++;
+    while (i > 0) {
+        int64_t pa = (i - 1) / 2;
+        if (d->infl_t[pa] <= t) break;
+        d->infl_t[i] = d->infl_t[pa];
+        d->infl_n[i] = d->infl_n[pa];
+        i = pa;
+    }
+    d->infl_t[i] = t;
+    d->infl_n[i] = n;
+    d->infl_occ += n;
+}
+
+/* the unit that completes first frees its space */
+static void infl_pop(Dev *d) {
+    d->infl_occ -= d->infl_n[0];
+    int64_t n = --d->infl_cnt, i = 0;
+    if (n == 0) return;
+    int64_t t = d->infl_t[n], c = d->infl_n[n];
+    for (;;) {
+        int64_t k = 2 * i + 1;
+        if (k >= n) break;
+        if (k + 1 < n && d->infl_t[k + 1] < d->infl_t[k]) k++;
+        if (d->infl_t[k] >= t) break;
+        d->infl_t[i] = d->infl_t[k];
+        d->infl_n[i] = d->infl_n[k];
+        i = k;
+    }
+    d->infl_t[i] = t;
+    d->infl_n[i] = c;
+}
+
 static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     /* take up to spu live entries from the ring head and program them as one unit */
     uint32_t die = 0;
@@ -764,7 +951,8 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     }
     if (d->ring_cnt == 0) return t;
     if (host_ready(d, t) < 0) return -1;
-    die = die_of_slot(d, d->host_blk * d->spb + d->host_slot);
+    const uint32_t gpu = div32(&d->dv_spu, d->host_blk * d->spb + d->host_slot);
+    die = mod32(&d->dv_dies, gpu);
     if (d->host_slot + (uint32_t)spu <= d->spb) {
         /* the unit fits in the open block (units are aligned in it, so it always does): the live entries go to
          * its slots in one loop, the block's counters once */
@@ -806,16 +994,10 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     }
     uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    int64_t done = die_op(d, die, ce, d->t_prog);
+    int64_t done = die_op(d, die, ce, prog_time(d, gpu));
     d->c_energy += d->e_prog_pu;
-    /* ring-buffer release order: a unit frees its space no earlier than the previous one */
-    if (done < d->infl_last) done = d->infl_last;
-    d->infl_last = done;
-    int64_t pos = ring_add(d->infl_head, d->infl_cnt, d->infl_cap);
-    d->infl_t[pos] = done;
-    d->infl_n[pos] = n;
-    d->infl_cnt++;
-    d->infl_occ += n;
+    if (gc_pace(d, t, n) < 0) return -1;
+    infl_push(d, done, n); /* its buffer space is freed when its program completes, whatever the order */
     return done;
 }
 
@@ -864,7 +1046,7 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
             }
             if (vf & 4) {
                 uint32_t die = (uint32_t)(victim % d->n_dies);
-                die_op(d, die, t, d->t_prog);
+                die_op(d, die, t, vary(d, d->t_prog, trng_next(d)));
                 d->c_map_wr++;
                 d->c_energy += d->e_prog_pu / d->planes;
             }
@@ -880,49 +1062,55 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
     uint32_t die = (uint32_t)(mp % d->n_dies);
     d->c_nand_reads++;
     d->c_energy += d->e_read;
-    return die_op(d, die, t, d->t_r);
+    return nand_read(d, die, 0, t, vary(d, d->t_r, trng_next(d)));
 }
 
 /* ------------------------------------------------------------------ host I/O */
 
 static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
+    uint64_t r = trng_next(d); /* this command's draws: firmware time, tR variation, retry */
     int64_t s = max64(t, d->ctrl_free);
     d->ctrl_free = s + d->ctrl_ns;
-    int64_t ready = s + d->fw_ns;
-    int64_t done = ready;
+    int64_t ready = s + fw_time(d, r) + d->cmd_ns;
+    int64_t done = ready, e = ready;
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
-    uint32_t last_pu = UNMAPPED;
+    uint32_t last_pu = UNMAPPED, last_plane = 0;
     for (int64_t lpn = first; lpn <= last; lpn++) {
-        int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
+        int64_t rr = map_lookup(d, (uint32_t)lpn, ready, 0);
         uint32_t m = d->l2p[lpn];
         if (m == UNMAPPED || (m & BUFBIT)) {
-            if (r > done) done = r;
+            if (rr > done) done = rr;
             continue;
         }
-        uint32_t pu = div32(&d->dv_spu, m);
-        uint32_t die = die_of_slot(d, m);
-        int64_t e;
-        if (pu != last_pu) {
-            e = die_op(d, die, r, d->t_r);
-            d->c_nand_reads++;
-            d->c_energy += d->e_read;
-            last_pu = pu;
-        } else {
-            e = max64(r, d->die_free[die]);
+        uint32_t gpu = div32(&d->dv_spu, m);
+        uint32_t die = mod32(&d->dv_dies, gpu);
+        uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m));
+        if (gpu != last_pu || plane != last_plane) { /* a new page: one read of it (a plane of a multi-plane unit) */
+            uint32_t steps;
+            int64_t dur = read_time(d, gpu, r, &steps);
+            e = nand_read(d, die, plane, rr, dur);
+            d->c_nand_reads += 1 + steps;
+            d->c_energy += d->e_read * (1 + steps);
+            last_pu = gpu;
+            last_plane = plane;
+            r = (r >> 8) | (r << 56); /* the next page's draws */
         }
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
         uint32_t ch = mod32(&d->dv_ch, die);
-        int64_t ce = cal_book(&d->cal_ch[ch], e, (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5), d->cal_now);
+        int64_t ce = cal_book(&d->cal_ch[ch], max64(e, rr), (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5),
+                              d->cal_now);
         if (ce > done) done = ce;
     }
     d->c_host_r_bytes += (uint64_t)len;
-    return cal_book(d->cal_host, done, (int64_t)((double)len * d->host_ns_per_byte + 0.5), d->cal_now);
+    return cal_book(d->cal_host, done, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
+                    d->cal_now);
 }
 
 static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t s = max64(t, d->ctrl_free);
     d->ctrl_free = s + d->ctrl_ns;
+    int64_t done = s + fw_time(d, trng_next(d)) + d->cmd_ns;
     int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
     for (int64_t lpn = first; lpn < end; lpn++) {
         uint32_t m = d->l2p[lpn];
@@ -937,7 +1125,7 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
         d->n_mapped--;
         d->c_trim_slots++;
     }
-    return s + d->fw_ns;
+    return done;
 }
 
 /* a write of n_new more units into the write buffer, which completes at `done`: wait for buffer space (units
@@ -946,17 +1134,11 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
  * (they no longer hold space); returns when it completes */
 HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
     while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
-        if (d->infl_t[d->infl_head] > d->space_t) d->space_t = d->infl_t[d->infl_head];
-        d->infl_occ -= d->infl_n[d->infl_head];
-        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-        d->infl_cnt--;
+        if (d->infl_t[0] > d->space_t) d->space_t = d->infl_t[0];
+        infl_pop(d);
     }
     if (n_new > 0 && d->space_t > done) done = d->space_t;
-    while (d->infl_cnt > 0 && d->infl_t[d->infl_head] <= done) {
-        d->infl_occ -= d->infl_n[d->infl_head];
-        d->infl_head = ring_add(d->infl_head, 1, d->infl_cap);
-        d->infl_cnt--;
-    }
+    while (d->infl_cnt > 0 && d->infl_t[0] <= done) infl_pop(d);
     return done;
 }
 
@@ -964,8 +1146,8 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t ready = s + d->fw_ns;
+    d->ctrl_free = s + d->ctrl_w_ns;
+    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns;
     int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
@@ -1007,9 +1189,10 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
     int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns + slow;
-    int64_t ready = s + d->fw_ns + slow;
-    int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)len * d->host_ns_per_byte + 0.5), d->cal_now);
+    d->ctrl_free = s + d->ctrl_w_ns + (aligned ? 0 : d->slow_busy_ns);
+    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns + slow;
+    int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
+                            d->cal_now);
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     /* read-modify-write of partially covered IUs that hold data on NAND */
     for (int side = 0; side < 2; side++) {
@@ -1020,7 +1203,11 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         uint32_t m = d->l2p[lpn];
         if (m == UNMAPPED || (m & BUFBIT)) continue;
         int64_t r = map_lookup(d, (uint32_t)lpn, ready, 0);
-        die_op(d, die_of_slot(d, m), r, d->t_r);
+        uint32_t gpu = div32(&d->dv_spu, m);
+        /* the write completes once the old data is merged: the read holds it (and so the host's queue), which
+         * keeps a stream of sub-IU writes from booking reads without bound */
+        done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), r,
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d))));
         d->c_rmw_reads++;
         d->c_nand_reads++;
         d->c_energy += d->e_read;
@@ -1073,13 +1260,15 @@ static void dev_free_all(Dev *d) {
     free(d->l2p); free(d->p2l); free(d->valid); free(d->bstate); free(d->bprev); free(d->bnext);
     free(d->freeq); free(d->fifoq); free(d->ring); free(d->infl_t); free(d->infl_n);
     free(d->die_free); free(d->ch_free); free(d->cal_ch); free(d->cal_host);
+    free(d->op_len); free(d->rd_die); free(d->rd_push); free(d->susp_op); free(d->susp_cnt); free(d->rd_plane);
+    d->op_len = d->rd_die = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
-    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap);
+    free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->hist); free(d->iv); free(d->hl);
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
     d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
-    d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = NULL;
+    d->mc_flags = NULL; d->mc_ring = NULL; d->job_pos = d->job_issued = d->job_next = d->job_gate = NULL;
     d->slot_issue = NULL; d->slot_gated = NULL; d->heap = NULL; d->hist = NULL; d->iv = NULL;
 }
 
@@ -1098,9 +1287,11 @@ static void cal_clear(Dev *d) {
 }
 
 static void reset_time(Dev *d) {
-    for (uint32_t i = 0; i < d->n_dies; i++) d->die_free[i] = 0;
+    for (uint32_t i = 0; i < d->n_dies; i++)
+        d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
+    for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
-    d->ctrl_free = d->host_free = d->pw_t = 0;
+    d->ctrl_free = d->host_free = d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
     d->rmw_ready = 0;
     d->carry_end = 0;
@@ -1113,7 +1304,13 @@ static int64_t shift_down(int64_t x, int64_t by) { return x > by ? x - by : 0; }
 
 static void rebase(Dev *d) {
     int64_t by = d->carry_end;
-    for (uint32_t i = 0; i < d->n_dies; i++) d->die_free[i] = shift_down(d->die_free[i], by);
+    for (uint32_t i = 0; i < d->n_dies; i++) {
+        d->die_free[i] = shift_down(d->die_free[i], by);
+        d->rd_die[i] = shift_down(d->rd_die[i], by);
+        d->rd_push[i] = shift_down(d->rd_push[i], by);
+        d->susp_op[i] = shift_down(d->susp_op[i], by);
+    }
+    for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = shift_down(d->rd_plane[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = shift_down(d->ch_free[i], by);
     d->ctrl_free = shift_down(d->ctrl_free, by);
     d->host_free = shift_down(d->host_free, by);
@@ -1123,7 +1320,7 @@ static void rebase(Dev *d) {
     }
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
-    d->pw_t = 0;
+    d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
     d->carry_end = 0;
 }
@@ -1146,13 +1343,46 @@ static void fob_reset(Dev *d) {
     d->fifo_head = d->fifo_cnt = 0;
     for (uint32_t b = 0; b < d->n_blk; b++) push_free(d, b);
     rebuild_lists(d);
-    d->host_blk = d->gc_blk = UNMAPPED;
-    d->host_slot = d->gc_slot = 0;
+    d->host_blk = d->gc_blk = d->gc_vb = UNMAPPED;
+    d->host_slot = d->gc_slot = d->gc_vpu = 0;
+    d->gc_debt = d->gc_ratio = 0;
     d->ring_head = d->ring_cnt = d->pend_live = 0;
     if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
     d->mc_hand = d->mc_count = 0;
     d->pw_level = d->pw_depth;
     reset_time(d);
+}
+
+/* the standard normal's quantile at p, by bisection on erfc (256 of them, once per drive) */
+static double norm_quantile(double p) {
+    double lo = -9.0, hi = 9.0;
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc(-mid / sqrt(2.0)) < p) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* 256 quantiles, in 1/1024, scaled to a mean of exactly 1024: NAND op times follow a symmetric triangular
+ * distribution of standard deviation sd (its half-width sd x sqrt 6, at most 0.95); firmware time a log-normal one
+ * of coefficient of variation cv (a long right tail: most commands fast, a few slow) */
+static void fill_tables(Dev *d, double sd, double cv) {
+    double a = sd * sqrt(6.0), var[256], fw[256], sv = 0, sf = 0;
+    if (a > 0.95) a = 0.95;
+    double s2 = log(1.0 + cv * cv), mu = -0.5 * s2, sg = sqrt(s2);
+    for (int i = 0; i < 256; i++) {
+        double p = (i + 0.5) / 256.0;
+        double x = p < 0.5 ? -a + a * sqrt(2.0 * p) : a - a * sqrt(2.0 * (1.0 - p));
+        var[i] = 1.0 + x;
+        fw[i] = cv > 0 ? exp(mu + sg * norm_quantile(p)) : 1.0;
+        sv += var[i];
+        sf += fw[i];
+    }
+    for (int i = 0; i < 256; i++) {
+        d->var_tab[i] = (int32_t)floor(var[i] * 256.0 * 1024.0 / sv + 0.5);
+        d->fw_tab[i] = (int32_t)floor(fw[i] * 256.0 * 1024.0 / sf + 0.5);
+    }
 }
 
 static double dget(PyObject *dict, const char *key, int *err) {
@@ -1180,9 +1410,29 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     uint32_t pages = (uint32_t)dget(p, "pages", &err);
     d->n_ch = (uint32_t)dget(p, "channels", &err);
     d->n_dies = d->n_ch * (uint32_t)dget(p, "dies", &err);
-    d->t_r = (int64_t)(dget(p, "tr", &err) * 1000.0);
-    d->t_prog = (int64_t)(dget(p, "tprog", &err) * 1000.0);
+    d->bits = (int)dget(p, "bits", &err);
+    if (d->bits < 1 || d->bits > 4) d->bits = 1;
+    static const char *tr_keys[4] = {"tr0", "tr1", "tr2", "tr3"}, *tp_keys[4] = {"tprog0", "tprog1", "tprog2", "tprog3"};
+    double tr_sum = 0, tp_sum = 0;
+    for (int k = 0; k < 4; k++) {
+        d->tr_pt[k] = k < d->bits ? (int64_t)(dget(p, tr_keys[k], &err) * 1000.0) : 0;
+        d->tprog_pt[k] = k < d->bits ? (int64_t)(dget(p, tp_keys[k], &err) * 1000.0) : 0;
+        tr_sum += (double)d->tr_pt[k];
+        tp_sum += (double)d->tprog_pt[k];
+    }
+    d->t_r = (int64_t)(tr_sum / d->bits); /* means over the page types (map pages and the like) */
+    d->t_prog = (int64_t)(tp_sum / d->bits);
+    div32_init(&d->dv_bits, (uint32_t)d->bits);
     double t_bers_us = dget(p, "tbers", &err);
+    double tvar = dget(p, "tvar", &err), fw_cv = dget(p, "fw_cv", &err);
+    double retry_p = dget(p, "retry_p", &err), retry_steps = dget(p, "retry_steps", &err);
+    d->suspend = (int)dget(p, "suspend", &err);
+    d->susp_ns = (int64_t)(dget(p, "susp_us", &err) * 1000.0);
+    d->resume_ns = (int64_t)(dget(p, "resume_us", &err) * 1000.0);
+    d->susp_max = (uint32_t)dget(p, "susp_max", &err);
+    d->cmd_ns = (int64_t)(dget(p, "cmd_us", &err) * 1000.0);
+    d->cmd_bytes = (int64_t)dget(p, "cmd_bytes", &err);
+    double gc_band = dget(p, "gc_band", &err);
     double nand_block_pages = dget(p, "block_pages", &err);
     double ch_mbps = dget(p, "ch_mbps", &err);
     double host_mbps = dget(p, "host_mbps", &err);
@@ -1209,6 +1459,13 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (nand_block_pages < pages) nand_block_pages = pages;
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
+    fill_tables(d, tvar / 100.0, fw_cv / 100.0);
+    {
+        double rp = retry_p * 4294967296.0;
+        d->retry_p32 = rp <= 0 ? 0 : rp >= 4294967295.0 ? UINT32_MAX : (uint32_t)rp;
+        double mx = floor(2.0 * retry_steps - 1.0 + 0.5);
+        d->retry_max = mx < 1 ? 1 : (uint32_t)mx; /* extra steps drawn uniformly from 1 .. retry_max */
+    }
     d->spu = (uint32_t)(d->planes * d->page_bytes / d->iu_bytes);
     if (d->spu > SPU_MAX) {
         PyErr_SetString(PyExc_ValueError, "planes x page holds more than 128 indirection units");
@@ -1222,26 +1479,43 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     div32_init(&d->dv_spu, d->spu);
     div32_init(&d->dv_dies, d->n_dies);
     div32_init(&d->dv_ch, d->n_ch);
+    {   /* reads go to one of read_planes independent read units of a die (planes that read independently) */
+        uint32_t rp = (uint32_t)dget(p, "read_planes", &err);
+        if (rp < 1) rp = 1;
+        if (rp > d->planes) rp = d->planes;
+        d->read_units = rp;
+        uint32_t spp = d->spu / rp;
+        div32_init(&d->dv_spp, spp >= 1 ? spp : 1);
+    }
     if (d->n_lpn < 1 || d->n_lpn >= (int64_t)BUFBIT || d->spb < 2) {
         PyErr_SetString(PyExc_ValueError, "capacity / geometry out of range");
         return -1;
     }
     double need = ceil((double)d->n_lpn * (1.0 + op) / (double)d->spb);
-    int64_t nb = (int64_t)need + d->gc_free_min + 2;
+    uint32_t band = (uint32_t)(gc_band < 0 ? 0 : gc_band);
+    int64_t nb = (int64_t)need + d->gc_free_min + 2 + band; /* the reserve GC keeps free is not spare */
     if (nb * (int64_t)d->spb >= (int64_t)BUFBIT) {
         PyErr_SetString(PyExc_ValueError, "raw capacity too large for the model (2^31 slots)");
         return -1;
     }
     d->n_blk = (uint32_t)nb;
     /* background GC refills the free pool up to this share of the spare superblocks (beyond GC's reserve) */
-    int64_t spare = nb - (int64_t)ceil((double)d->n_lpn / (double)d->spb) - d->gc_free_min - 2;
+    int64_t spare = nb - (int64_t)ceil((double)d->n_lpn / (double)d->spb) - d->gc_free_min - 2 - band;
     if (spare < 0) spare = 0;
-    d->bg_target = d->gc_free_min + 1 + (uint32_t)floor((double)spare * bg_free_pct / 100.0);
+    d->bg_target = d->gc_free_min + 1 + band + (uint32_t)floor((double)spare * bg_free_pct / 100.0);
+    d->gc_start = d->gc_free_min + 1 + band;
     d->xfer_iu = (int64_t)((double)d->iu_bytes * 1000.0 / ch_mbps);
     d->xfer_pu = (int64_t)((double)(d->planes * d->page_bytes) * 1000.0 / ch_mbps);
     d->ch_ns_per_byte = 1000.0 / ch_mbps;
     d->host_ns_per_byte = 1000.0 / host_mbps;
     d->ctrl_ns = ctrl_kiops > 0 ? (int64_t)(1e6 / ctrl_kiops) : 0;
+    {
+        double w_kiops = dget(p, "ctrl_w_kiops", &err), slow_kiops = dget(p, "slowpath_kiops", &err);
+        d->ctrl_w_ns = w_kiops > 0 ? (int64_t)(1e6 / w_kiops) : d->ctrl_ns;
+        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all */
+        int64_t busy = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->ctrl_w_ns + d->slow_ns;
+        d->slow_busy_ns = busy > d->ctrl_w_ns ? busy - d->ctrl_w_ns : 0;
+    }
     d->buf_slots = buf_bytes / d->iu_bytes;
     if (d->buf_slots < 4 * (int64_t)d->spu) d->buf_slots = 4 * (int64_t)d->spu;
     /* flush eagerly, keeping a 256 KiB coalescing window (sequential sub-IU writes merge in it) */
@@ -1256,7 +1530,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
         if (chunk_max < 1) chunk_max = 1;
         d->ring_lim = d->ring_cap - d->spu - chunk_max; /* do_write flushes while the ring holds this many */
     }
-    d->host_xfer_iu = (int64_t)((double)d->iu_bytes * d->host_ns_per_byte + 0.5);
+    d->host_xfer_iu = (int64_t)((double)(d->iu_bytes + d->cmd_bytes) * d->host_ns_per_byte + 0.5);
     d->map_entries = 4096;
     d->n_mp = (d->n_lpn + d->map_entries - 1) / d->map_entries;
     d->mc_cap = map_cache >= 1.0 ? d->n_mp : (int64_t)ceil(map_cache * (double)d->n_mp);
@@ -1283,6 +1557,12 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->infl_t = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
     d->infl_n = malloc(sizeof(int64_t) * (size_t)d->infl_cap);
     d->die_free = calloc(d->n_dies, sizeof(int64_t));
+    d->op_len = calloc(d->n_dies, sizeof(int64_t));
+    d->rd_die = calloc(d->n_dies, sizeof(int64_t));
+    d->rd_push = calloc(d->n_dies, sizeof(int64_t));
+    d->susp_op = calloc(d->n_dies, sizeof(int64_t));
+    d->susp_cnt = calloc(d->n_dies, sizeof(int64_t));
+    d->rd_plane = calloc((size_t)d->n_dies * d->planes, sizeof(int64_t));
     d->ch_free = calloc(d->n_ch, sizeof(int64_t));
     d->cal_ch = malloc(sizeof(Cal) * d->n_ch);
     d->cal_host = malloc(sizeof(Cal));
@@ -1290,13 +1570,15 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
-        !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free || !d->cal_ch || !d->cal_host || !d->hist ||
+        !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
+        !d->op_len || !d->rd_die || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
         return -1;
     }
     d->running = 0;
+    d->trng = 0x9E3779B97F4A7C15ULL;
     fob_reset(d);
     return 0;
 }
@@ -1402,6 +1684,9 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 }
 
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
+/* words of the state image's tail after the units in flight */
+static size_t state_extra(const Dev *d) { return 5 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5; }
+
 static PyObject *Dev_save(Dev *d, PyObject *unused) {
     if (d->running) {
         PyErr_SetString(PyExc_RuntimeError, "cannot save while a point is running");
@@ -1413,7 +1698,7 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     size_t fixed = state_arrays(d, arr, len);
     /* timing tail, relative to the end of the last point: die/channel queues, controller, host link,
      * buffer space and the units still in flight (so a reloaded drive is as busy as the live one was) */
-    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt);
+    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt + state_extra(d));
     size_t size = fixed + tail;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) return NULL;
@@ -1450,6 +1735,20 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
         *q++ = shift_down(d->infl_t[pos], by);
         *q++ = d->infl_n[pos];
     }
+    /* per die: the last op's length, reads, suspensions; per plane: reads; GC's victim in steps; timing draws */
+    for (uint32_t i = 0; i < d->n_dies; i++) {
+        *q++ = d->op_len[i];
+        *q++ = shift_down(d->rd_die[i], by);
+        *q++ = shift_down(d->rd_push[i], by);
+        *q++ = shift_down(d->susp_op[i], by);
+        *q++ = d->susp_cnt[i];
+    }
+    for (uint32_t i = 0; i < d->n_dies * d->planes; i++) *q++ = shift_down(d->rd_plane[i], by);
+    *q++ = d->gc_vb;
+    *q++ = d->gc_vpu;
+    *q++ = d->gc_debt;
+    *q++ = d->gc_ratio;
+    memcpy(q, &d->trng, 8);
     return out;
 }
 
@@ -1465,7 +1764,8 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     if ((size_t)n < size + tail0) goto bad;
     int64_t n_infl;
     memcpy(&n_infl, p + size + tail0 - 8, 8);
-    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl) goto bad;
+    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl + 8 * state_extra(d))
+        goto bad;
     memcpy(h, p, STATE_HDR);
     if (h[0] != STATE_MAGIC || h[1] != (uint64_t)d->n_lpn || h[2] != d->n_blk || h[3] != d->spb ||
         h[4] != d->spu || h[28] != (uint64_t)d->gc_policy)
@@ -1509,6 +1809,22 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     }
     d->infl_head = 0;
     d->infl_cnt = n_infl;
+    for (uint32_t i = 0; i < d->n_dies; i++) {
+        memcpy(q, p, 40);
+        p += 40;
+        d->op_len[i] = q[0];
+        d->rd_die[i] = q[1];
+        d->rd_push[i] = q[2];
+        d->susp_op[i] = q[3];
+        d->susp_cnt[i] = q[4];
+    }
+    for (uint32_t i = 0; i < d->n_dies * d->planes; i++) { memcpy(q, p, 8); p += 8; d->rd_plane[i] = q[0]; }
+    memcpy(q, p, 40);
+    d->gc_vb = (uint32_t)q[0];
+    d->gc_vpu = (uint32_t)q[1];
+    d->gc_debt = q[2];
+    d->gc_ratio = q[3];
+    memcpy(&d->trng, &q[4], 8);
     Py_RETURN_NONE;
 bad:
     PyErr_SetString(PyExc_ValueError, "state image does not match this drive's geometry");
@@ -1537,7 +1853,7 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
     uint64_t runs = 0, moved = 0;
     double e0 = d->c_energy;
     while (d->bg_rate > 0 && t < t_end && d->free_cnt < d->bg_target) {
-        int64_t vb = select_victim(d);
+        int64_t vb = d->gc_vb != UNMAPPED ? (int64_t)d->gc_vb : select_victim(d); /* the victim being cleaned first */
         if (vb < 0 || d->valid[vb] >= d->spb) break; /* nothing left to gain */
         uint32_t v = d->valid[vb];
         d->cal_now = t;
@@ -1671,16 +1987,17 @@ HOT_INLINE void draw_io(Dev *d, Draw *x, const int plain) {
         double u = ((double)(rng_next(d) >> 11) + 0.5) / 9007199254740992.0;
         x->gap = (int64_t)(-log(u) * (double)d->rate_ns);
     }
-    int bi = 0;
-    if (d->nbs > 1) {
-        uint32_t r = (uint32_t)rng_below(d, d->bs_total);
-        while (r >= d->bs_cum[bi]) bi++;
-    }
-    x->bi = bi;
     if (d->trim_mode) x->dir = 2;
     else if (d->rmix >= 100) x->dir = 0;
     else if (d->rmix <= 0) x->dir = 1;
     else x->dir = (int64_t)rng_below(d, 100) < d->rmix ? 0 : 1;
+    const int tb = d->bs_split && x->dir != 0; /* the block-size table of this direction */
+    int bi = d->bs_first[tb];
+    if (d->bs_n[tb] > 1) {
+        uint32_t r = (uint32_t)rng_below(d, d->bs_total[tb]);
+        while (r >= d->bs_cum[bi]) bi++;
+    }
+    x->bi = bi;
     if (!d->random) x->off = 0;
     else if (d->nzones[x->dir] > 0) x->off = random_offset(d, x->dir, d->bs_val[bi]); /* zoned access */
     else x->off = d->range_start + (int64_t)rng_below(d, (uint64_t)d->bs_nblk[bi]) * d->align;
@@ -1738,6 +2055,31 @@ static int parse_zones(Dev *d, PyObject *w) {
     return 0;
 }
 
+/* a block-size table (a list of (bs, weight) pairs) appended as table tb */
+static int parse_bs_table(Dev *d, PyObject *bss, int tb) {
+    if (!bss || !PyList_Check(bss) || PyList_GET_SIZE(bss) < 1 || PyList_GET_SIZE(bss) > MAX_BSSPLIT) {
+        PyErr_SetString(PyExc_ValueError, "bssplit must be a list of 1..64 (bs, weight) pairs");
+        return -1;
+    }
+    int n = (int)PyList_GET_SIZE(bss);
+    uint32_t cum = 0;
+    d->bs_first[tb] = d->nbs;
+    d->bs_n[tb] = n;
+    for (int i = 0; i < n; i++) {
+        long long bs, wt;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(bss, i), "LL", &bs, &wt)) return -1;
+        d->bs_val[d->nbs] = bs;
+        cum += (uint32_t)wt;
+        d->bs_cum[d->nbs++] = cum;
+    }
+    d->bs_total[tb] = cum;
+    if (cum == 0) {
+        PyErr_SetString(PyExc_ValueError, "bssplit without any weight");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *w;
     if (!PyArg_ParseTuple(args, "O!", &PyDict_Type, &w)) return NULL;
@@ -1765,25 +2107,15 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
         return NULL;
     }
     uint64_t seed = (uint64_t)PyLong_AsUnsignedLongLongMask(seedobj);
-    PyObject *bss = PyDict_GetItemString(w, "bssplit");
     if (err || PyErr_Occurred()) return NULL;
-    if (!bss || !PyList_Check(bss) || PyList_GET_SIZE(bss) < 1 || PyList_GET_SIZE(bss) > MAX_BSSPLIT) {
-        PyErr_SetString(PyExc_ValueError, "bssplit must be a list of 1..64 (bs, weight) pairs");
-        return NULL;
-    }
-    d->nbs = (int)PyList_GET_SIZE(bss);
-    uint32_t cum = 0;
-    for (int i = 0; i < d->nbs; i++) {
-        long long bs, wt;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(bss, i), "LL", &bs, &wt)) return NULL;
-        d->bs_val[i] = bs;
-        cum += (uint32_t)wt;
-        d->bs_cum[i] = cum;
-    }
-    d->bs_total = cum;
+    d->nbs = 0;
+    if (parse_bs_table(d, PyDict_GetItemString(w, "bssplit"), 0) < 0) return NULL;
+    PyObject *bsw = PyDict_GetItemString(w, "bssplit_w");
+    d->bs_split = bsw && bsw != Py_None;
+    if (d->bs_split && parse_bs_table(d, bsw, 1) < 0) return NULL;
     int64_t user = d->n_lpn * d->iu_bytes;
     if (d->range_start < 0 || d->range_len <= 0 || d->range_start + d->range_len > user || d->iodepth < 1 ||
-        d->numjobs < 1 || d->align < 1 || cum == 0) {
+        d->numjobs < 1 || d->align < 1) {
         PyErr_SetString(PyExc_ValueError, "workload outside the drive (range, depth, jobs or block sizes)");
         return NULL;
     }
@@ -1804,10 +2136,11 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     int keep_pos = keep && PyObject_IsTrue(keep) && old_pos && d->pos_n == d->numjobs;
     d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
-    free(d->job_issued); free(d->job_next); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
+    d->job_gate = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->slot_issue = calloc((size_t)d->nslots, sizeof(int64_t));
     d->slot_gated = calloc((size_t)d->nslots, 1);
     d->ev_ring = d->nslots <= EV_RING_MAX;
@@ -1829,7 +2162,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
-    if (!d->job_pos || !d->job_issued || !d->job_next || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
         free(old_pos);
         d->pos_n = 0;
         PyErr_NoMemory();
@@ -1845,7 +2178,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
     d->plain = 0;
-    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->trim_mode && !d->hl &&
+    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
         d->interval_ns <= 0 && (d->rmix >= 100 || d->rmix <= 0)) {
         int dir = d->rmix >= 100 ? 0 : 1; /* as draw_io decides */
         if (d->nzones[dir] == 0) d->plain = dir ? PLAIN_WRITE : PLAIN_READ;
@@ -1869,6 +2202,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->t_now = 0;
     d->t_last_done = 0;
     d->run_energy0 = d->c_energy;
+    d->pw_e_avg = d->e_io + d->e_read; /* a point starts from the same estimate, whatever ran before */
     d->running = 1;
     Py_RETURN_NONE;
 }
@@ -1940,10 +2274,13 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             if (!d->slot_gated[slot]) d->slot_issue[slot] = t; /* a fresh submission */
             d->slot_gated[slot] = 0;
             if (d->rate_ns > 0 && t < d->job_next[job]) {
-                /* rate_iops: fio holds the submission until the job's next slot */
-                d->slot_issue[slot] = d->job_next[job];
+                /* rate_iops: fio holds the submission until the job's next slot; the held ones of a job wake one
+                 * rate gap apart, not all at that slot (a deep queue would wake whole for each submission) */
+                int64_t at = max64(d->job_next[job], d->job_gate[job]);
+                d->job_gate[job] = at + d->rate_ns;
+                d->slot_issue[slot] = at;
                 d->slot_gated[slot] = 1;
-                heap_replace_top(d, d->job_next[job]);
+                heap_replace_top(d, at);
                 continue;
             }
             if (d->p_cap > 0) {
@@ -1951,11 +2288,15 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
                 if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
                 d->pw_t = t;
                 if (d->pw_level < 0) {
-                    /* power cap: the controller holds the command until the energy budget recovers */
+                    /* power cap: the controller holds the command until the energy budget recovers; the commands
+                     * held queue up, each after the energy of a command more (its running mean), so a deep queue
+                     * does not wake all at once to find the budget empty again */
                     int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
                     if (wait < 1) wait = 1;
+                    int64_t at = max64(d->pw_gate_t, t + wait);
+                    d->pw_gate_t = at + (int64_t)(d->pw_e_avg / d->pw_rate);
                     d->slot_gated[slot] = 1;
-                    heap_replace_top(d, t + wait);
+                    heap_replace_top(d, at);
                     continue;
                 }
             }
@@ -1995,7 +2336,10 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             return -1;
         }
         d->c_energy += d->e_io;
-        if (!plain && d->p_cap > 0) d->pw_level -= d->c_energy - e0;
+        if (!plain && d->p_cap > 0) {
+            d->pw_level -= d->c_energy - e0;
+            d->pw_e_avg += (d->c_energy - e0 - d->pw_e_avg) * (1.0 / 64);
+        }
         if (record(d, dir, bs, t0, done, plain) < 0) {
             heap_pop(d);
             PyErr_NoMemory();

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ssdlab.model import Workload
+from ssdlab.sim.presets import mean_time
 
 
 def iops_bound(params: Mapping[str, Any], w: Workload) -> float:
@@ -17,8 +18,8 @@ def iops_bound(params: Mapping[str, Any], w: Workload) -> float:
     bs = float(w.bs or 4096)
     dies = float(params.get("channels", 1)) * float(params.get("dies", 1))
     unit = float(params.get("planes", 1)) * float(params.get("page", 16384))  # bytes one die reads/programs at once
-    t_r = float(params.get("tr", 60.0)) * 1e-6
-    t_prog = float(params.get("tprog", 600.0)) * 1e-6
+    t_r = mean_time(params, "tr") * 1e-6 / float(params.get("read_planes", 1))  # planes that read at once
+    t_prog = mean_time(params, "tprog") * 1e-6
     fw = float(params.get("fw_us", 0.0)) * 1e-6
     ceilings = [float(params.get("host_mbps", 1e5)) * 1e6 / bs,
                 float(params.get("ch_mbps", 1e5)) * 1e6 * float(params.get("channels", 1)) / bs]

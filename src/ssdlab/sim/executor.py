@@ -128,44 +128,57 @@ def _job_rate(text: str) -> int:
         raise UsageError(f"bad rate_iops option {text!r}") from None
 
 
-def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
-    """Workload -> core workload dict (UsageError/TargetError for what the model cannot run)."""
-    w: Workload = point.workload
-    if w.rw not in _RW:
-        raise TargetError(f"the simulated drive cannot run rw={w.rw!r} (supported: {', '.join(_RW)})")
-    kind = _RW[w.rw]
-    notes: list[str] = []
-    dirs: tuple[str, ...]
+def _direction(w: Workload, kind: str) -> tuple[int, tuple[str, ...]]:
+    """Percent of reads and the directions a point records."""
     if kind == "read":
-        rmix, dirs = 100, ("read",)
-    elif kind == "write":
-        rmix, dirs = 0, ("write",)
-    elif kind == "trim":
-        rmix, dirs = 0, ("trim",)
-    else:
-        rmix = 50 if w.rwmixread is None else int(w.rwmixread)
-        dirs = tuple(d for d, on in (("read", rmix > 0), ("write", rmix < 100)) if on)
-    bssplit = parse_bssplit(w.bssplit, writes_only=kind == "write") if w.bssplit else [(int(w.bs), 1)]
-    zoned = None
+        return 100, ("read",)
+    if kind in ("write", "trim"):
+        return 0, (kind,)
+    rmix = 50 if w.rwmixread is None else int(w.rwmixread)
+    return rmix, tuple(d for d, on in (("read", rmix > 0), ("write", rmix < 100)) if on)
+
+
+def _block_sizes(w: Workload, kind: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]] | None]:
+    """The block-size table, and the writes' own when a mixed point's bssplit gives `reads,writes`."""
+    if not w.bssplit:
+        return [(int(w.bs), 1)], None
+    table = parse_bssplit(w.bssplit, writes_only=kind == "write")
+    parts = w.bssplit.split(",")
+    if kind == "mix" and len(parts) > 1 and parts[1].strip():
+        return table, parse_bssplit(w.bssplit, writes_only=True)
+    return table, None
+
+
+def _distribution(w: Workload, notes: list[str]) -> list[list[tuple[float, float]]] | None:
+    """Zones of a `zoned:` random_distribution; other distributions run as uniform (noted)."""
     dist = (w.random_distribution or "").strip()
     if dist.startswith("zoned:"):
-        zoned = parse_zoned(dist)
-    elif dist and dist not in ("random", "uniform"):
+        return parse_zoned(dist)
+    if dist and dist not in ("random", "uniform"):
         notes.append(f"random_distribution={dist} is modelled as uniform")
+    return None
+
+
+def _pacing(w: Workload, notes: list[str]) -> tuple[int, bool]:
+    """Per-job rate_iops (fio's engine option wins over the Workload field) and whether arrivals are Poisson;
+    engine options the model does not honour are noted."""
     rate = int(w.rate_iops or 0)
-    if "rate_iops" in w.options:  # fio applies the option (per job, "reads,writes"), not the Workload field
+    if "rate_iops" in w.options:
         rate = _job_rate(str(w.options["rate_iops"]))
-    poisson = str(w.options.get("rate_process", "linear")) == "poisson"
     for key in sorted(set(w.options) - {"rate_iops", "rate_process", "blockalign", "ba"}):
         notes.append(f"engine option {key}={w.options[key]} is not modelled")
+    return rate, str(w.options.get("rate_process", "linear")) == "poisson"
+
+
+def _extent(w: Workload, capacity: int, sizes: list[tuple[int, int]]) -> tuple[int, int, int]:
+    """(start, length, alignment) of the active range: fio's default blockalign is the smallest block size."""
     start = int(w.offset)
     if start >= capacity:
         raise UsageError(f"offset {start} is beyond the simulated drive's capacity {capacity}")
     length = capacity - start if w.size is None else min(int(w.size), capacity - start)
-    min_bs = min(bs for bs, _ in bssplit)
-    if max(bs for bs, _ in bssplit) > length:
+    if max(bs for bs, _ in sizes) > length:
         raise UsageError(f"block size larger than the active range ({length} bytes)")
-    align = min_bs  # fio's default blockalign: the smallest block size
+    align = min(bs for bs, _ in sizes)
     align_text = w.options.get("blockalign", w.options.get("ba"))
     if align_text is not None:
         try:
@@ -174,26 +187,40 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
             raise UsageError(f"bad blockalign option {align_text!r}") from None
         if align < 1 or align > length:
             raise UsageError(f"blockalign {align_text!r} does not fit the active range ({length} bytes)")
-    zones: list[list[tuple[int, int, int]]] | None = None
-    if zoned is not None and w.is_random:
-        zones = [zone_table(z, start, length, align) for z in zoned]
+    return start, length, align
+
+
+def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
+    """Workload -> core workload dict (UsageError/TargetError for what the model cannot run)."""
+    w: Workload = point.workload
+    if w.rw not in _RW:
+        raise TargetError(f"the simulated drive cannot run rw={w.rw!r} (supported: {', '.join(_RW)})")
+    if w.iodepth < 1 or w.numjobs < 1:
+        raise UsageError("iodepth and numjobs must be at least 1")
+    kind = _RW[w.rw]
+    notes: list[str] = []
+    rmix, dirs = _direction(w, kind)
+    bssplit, bssplit_w = _block_sizes(w, kind)
+    zoned = _distribution(w, notes)
+    rate, poisson = _pacing(w, notes)
+    start, length, align = _extent(w, capacity, bssplit + (bssplit_w or []))
     time_based = w.runtime_s is not None
-    io_bytes = 0 if time_based else int(w.io_bytes if w.io_bytes is not None else length)
     core_wl: dict[str, Any] = {
         "rmix": rmix, "random": int(w.is_random), "trim": int(kind == "trim"),
         "range_start": start, "range_len": length, "align": align,
         "iodepth": int(w.iodepth), "numjobs": int(w.numjobs), "time_based": int(time_based),
         "ramp_ns": round(w.ramp_s * 1e9), "runtime_ns": round((w.runtime_s or 0.0) * 1e9),
-        "io_bytes": io_bytes, "rate_iops": rate, "poisson": int(poisson),
+        "io_bytes": 0 if time_based else int(w.io_bytes if w.io_bytes is not None else length),
+        "rate_iops": rate, "poisson": int(poisson),
         "interval_ns": int(w.log_interval_ms or 0) * 1_000_000,
         "hist_ns": int(w.hist_log_ms or 0) * 1_000_000,
         "seed": (zlib.crc32(point.id.encode()) ^ (seed * 0x9E3779B1)) & 0xFFFFFFFFFFFF,
         "bssplit": bssplit,
     }
-    if zones is not None:
-        core_wl["zones"] = zones
-    if w.iodepth < 1 or w.numjobs < 1:
-        raise UsageError("iodepth and numjobs must be at least 1")
+    if bssplit_w is not None:
+        core_wl["bssplit_w"] = bssplit_w
+    if zoned is not None and w.is_random:
+        core_wl["zones"] = [zone_table(z, start, length, align) for z in zoned]
     return SimWorkload(core=core_wl, directions=dirs, notes=tuple(notes))
 
 
@@ -396,8 +423,7 @@ class SimExecutor:
             "wall_s": round(wall, 4), "cpu_s": round(cpu, 4), "notes": list(sw.notes) + ([note] if note else []),
         }
         # not flushed to disk one by one: the model is deterministic, so both can be made again from run.json
-        atomic.write_text(point_dir / "sim.json", json.dumps(doc, indent=1, default=float, check_circular=False)
-                          + "\n", durable=False)  # (doc is a tree: no reference cycle to look for)
+        atomic.write_text(point_dir / "sim.json", json_lines(doc), durable=False)
         atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, target.capacity()), durable=False)
         target.note_point(point.id)
         return m
@@ -420,6 +446,13 @@ def _begin(point: TestPoint, target: SimTarget, keep_position: bool) -> tuple[Si
     dev = target.device()
     idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
     return sw, dev, idle
+
+
+def json_lines(doc: dict[str, Any]) -> str:
+    """JSON with one top-level key per line, each value in one line: json's C encoder writes it (an indented
+    document goes through its Python encoder, which cost more than the point on PTS's small points)."""
+    enc = json.JSONEncoder(default=float, check_circular=False)  # (doc is a tree: no reference cycle to look for)
+    return "{\n" + ",\n".join(f" {json.dumps(k)}: {enc.encode(v)}" for k, v in doc.items()) + "\n}\n"
 
 
 def command_text(point: TestPoint, spec: str, capacity: int) -> str:

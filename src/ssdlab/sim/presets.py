@@ -13,7 +13,7 @@ from typing import Any
 from ssdlab.errors import UsageError
 from ssdlab.units import format_bytes, parse_size
 
-DEFAULT_PRESET = "tlc-4k"
+DEFAULT_PRESET = "p5430"
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Param:
     """One model parameter: key, unit/kind, meaning, allowed range."""
 
     key: str
-    kind: str  # "size" | "float" | "int" | "choice"
+    kind: str  # "size" | "float" | "int" | "choice" | "times" (µs per page type: one value, or a/b/c...)
     help: str
     lo: float = 0.0
     hi: float = float("inf")
@@ -34,22 +34,46 @@ PARAMS: tuple[Param, ...] = (
     Param("iu", "size", "indirection (mapping) unit, 4-64 KiB", 4096, 65536),
     Param("page", "size", "NAND page size", 4096, 65536),
     Param("planes", "int", "planes per die (one multi-plane program writes planes x page)", 1, 8),
+    Param("read_planes", "int", "planes of a die that read independently (1: one read at a time per die)", 1, 8),
     Param("pages", "int", "pages per erase block (scaled down: a superblock spans all dies)", 1, 4096),
     Param("channels", "int", "channels", 1, 64),
     Param("dies", "int", "dies per channel", 1, 64),
-    Param("cell", "choice", "cell type: sets default timings and energies", choices=("slc", "tlc", "qlc")),
-    Param("tr", "float", "page read time tR, µs", 1.0, 10000.0),
-    Param("tprog", "float", "page program time tPROG (multi-plane), µs", 10.0, 100000.0),
+    Param("cell", "choice", "cell type: sets the page types and default timings and energies",
+          choices=("slc", "mlc", "tlc", "qlc")),
+    Param("tr", "times", "page read time tR per page type (LSB/CSB/MSB/TSB), µs", 1.0, 10000.0),
+    Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
+    Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
     Param("block_pages", "int", "pages per real NAND block: erase time/energy are charged pro rata per "
                                 "model block (pages/block_pages)", 1, 65536),
     Param("ch_mbps", "float", "channel transfer rate, MB/s", 50.0, 100000.0),
     Param("host_mbps", "float", "host interface (PCIe) rate, MB/s", 50.0, 100000.0),
-    Param("fw_us", "float", "firmware latency per command, µs", 0.0, 10000.0),
+    Param("fw_us", "float", "firmware latency per command (mean), µs", 0.0, 10000.0),
+    Param("fw_cv", "float", "firmware latency's coefficient of variation (log-normal), %", 0.0, 300.0),
+    Param("cmd_us", "float", "per-command protocol latency (submission, completion, interrupt), µs", 0.0, 1000.0),
+    Param("cmd_bytes", "int", "host-link bytes per command besides its data (queue entries, packet headers)",
+          0, 65536),
+    Param("retry", "float", "reads that need read retry on a fresh drive, %", 0.0, 100.0),
+    Param("retry_steps", "float", "extra sensing steps (each one more tR) of a retried read, mean", 1.0, 32.0),
+    Param("wear", "float", "P/E cycles used, fraction of the rated endurance (read retry grows with it)", 0.0, 1.0),
+    Param("age", "float", "retention age of the data, days (read retry grows with it)", 0.0, 3650.0),
+    Param("suspend", "int", "1: a read suspends the program/erase in progress on its die; 0: it waits for it", 0, 1),
+    Param("susp_us", "float", "program/erase suspend latency: the longest a read waits for P/E work, µs",
+          0.0, 10000.0),
+    Param("resume_us", "float", "time a suspended program/erase loses when it resumes, µs", 0.0, 10000.0),
+    Param("susp_max", "int", "suspensions of one program/erase at most (then reads wait for it; 0: no limit)",
+          0, 1000),
     Param("ctrl_kiops", "float", "controller command ceiling, thousand commands/s (0: none)", 0.0, 100000.0),
-    Param("slowpath_us", "float", "firmware slow path per IU-unaligned write, µs (S3500-style)", 0.0, 100000.0),
+    Param("ctrl_w_kiops", "float", "controller ceiling for writes, thousand commands/s (0: ctrl_kiops)", 0.0, 100000.0),
+    Param("slowpath_us", "float", "firmware slow path per IU-unaligned write: its latency, µs (S3500-style)",
+          0.0, 100000.0),
+    Param("slowpath_kiops", "float", "IU-unaligned writes the slow path handles at most, thousand/s (0: it holds "
+                                     "the controller for its whole latency)", 0.0, 100000.0),
     Param("gc", "choice", "GC victim policy", choices=("greedy", "fifo")),
-    Param("gc_free", "int", "GC runs while at most this many superblocks are free", 1, 64),
+    Param("gc_free", "int", "GC runs whole victims before host writes while at most this many superblocks are free",
+          1, 64),
+    Param("gc_band", "int", "GC runs in steps between host writes while fewer than gc_free + 1 + gc_band "
+                            "superblocks are free", 0, 64),
     Param("idle_gc", "float", "background GC while the host is idle: data relocated per second, MB/s (0: none)",
           0.0, 100000.0),
     Param("idle_gc_ms", "float", "host idle time before background GC starts, ms", 0.0, 600000.0),
@@ -71,19 +95,27 @@ PARAMS: tuple[Param, ...] = (
 PARAM_KEYS: tuple[str, ...] = tuple(p.key for p in PARAMS)
 _BY_KEY: dict[str, Param] = {p.key: p for p in PARAMS}
 
-# per cell type: tR, tPROG, tBERS (µs) and energies (µJ per page read / page program / plane-block erase)
-CELL_DEFAULTS: dict[str, dict[str, float]] = {
-    "slc": {"tr": 25.0, "tprog": 200.0, "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
+BITS: dict[str, int] = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}  # page types per word line
+
+# per cell type: tR per page type, tPROG (one value: every page type alike), tBERS (µs) and energies (µJ per page
+# read / page program / plane-block erase); docs/sim.md gives the sources
+CELL_DEFAULTS: dict[str, dict[str, Any]] = {
+    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
             "e_erase_uj": 400.0},
-    "tlc": {"tr": 60.0, "tprog": 600.0, "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
+    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 30.0, "e_prog_uj": 150.0,
+            "e_erase_uj": 1000.0},
+    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
             "e_erase_uj": 1500.0},
-    "qlc": {"tr": 120.0, "tprog": 2000.0, "tbers": 12000.0, "e_read_uj": 55.0, "e_prog_uj": 320.0,
-            "e_erase_uj": 2500.0},
+    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 55.0,
+            "e_prog_uj": 320.0, "e_erase_uj": 2500.0},
 }
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
-    "slowpath_us": 0.0, "block_pages": 1024, "gc": "greedy", "gc_free": 2, "idle_gc": 50.0,
+    "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy",
+    "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
+    "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
+    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 5, "read_planes": 4,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
@@ -94,6 +126,32 @@ class Preset:
     name: str
     summary: str
     values: Mapping[str, Any]
+
+
+# the review each calibrated preset reproduces, and the worst ratio (farthest from 1) of the model's value to a
+# published figure in its `ssdlab sim validate` table (tests/unit/test_sim_reviews.py recomputes it): what a sim:
+# report names
+REVIEWS: dict[str, tuple[str, float]] = {
+    "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
+              1.19),
+    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.14),
+    "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
+              0.87),
+    "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
+    "s3500": ("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.27),
+    "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
+    "cd5": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.11),
+}
+
+
+def calibration(name: str) -> str:
+    """One sentence on what the preset was calibrated against (for reports and `ssdlab info`)."""
+    if name not in REVIEWS:
+        return (f"Preset {name} is a generic drive, not calibrated against a published review "
+                "(the calibrated presets: " + ", ".join(REVIEWS) + ").")
+    source, worst = REVIEWS[name]
+    return (f"Preset {name} is calibrated against {source}: every figure its `ssdlab sim validate` table checks is "
+            f"within 0.75-1.33 of the published one; the worst ratio of model to review is {worst:.2f}.")
 
 
 def _presets(*rows: tuple[str, str | None, str, dict[str, Any]]) -> dict[str, Preset]:
@@ -109,15 +167,57 @@ PRESETS: dict[str, Preset] = _presets(
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 4, "channels": 4, "dies": 4}),
     ("tlc-4k-28", "tlc-4k", "TLC, 4 KiB IU, 28% OP (mixed-use drive), 2 GiB", {"op": 28.0}),
     ("qlc-4k", "tlc-4k", "QLC, 4 KiB IU, 14% OP (P5430-like), 4 GiB",
-     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "channels": 8}),
+     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 14.0, "channels": 4}),
     ("qlc-64k", "qlc-4k", "QLC, 64 KiB IU, 14% OP (P5316-like), 4 GiB", {"iu": 65536}),
     ("slc-4k", "tlc-4k", "SLC, 4 KiB IU, 28% OP (write-intensive), 1 GiB",
-     {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2}),
+     {"cell": "slc", "capacity": 1024**3, "op": 28.0, "pages": 8, "dies": 2, "tvar": 10.0, "fw_cv": 80.0}),
+    ("p5430", None, "Solidigm D5-P5430 15.36 TB (QLC, PCIe 4.0 x4, 4 KiB IU), scaled to 3 GiB (seed 000)",
+     {"cell": "qlc", "capacity": 3 * 1024**3, "op": 14.5, "iu": 4096, "pages": 2, "channels": 16, "dies": 6,
+      "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
+      "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
+      "susp_us": 60.0, "resume_us": 200.0, "gc_band": 2, "window_s": 1.0, "fw_cv": 80.0}),
+    ("p5430-op", "p5430",
+     "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
+     {"capacity": 2612 * 1024**2, "op": 37.9}),
+    ("pe321", None, "YMTC PE321 6.4 TB (TLC, 3 DWPD, PCIe 4.0 x4), scaled to 2 GiB (seed 003)",
+     {"cell": "tlc", "capacity": 2 * 1024**3, "op": 28.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
+      "read_planes": 4, "ch_mbps": 1600.0, "host_mbps": 7470.0, "ctrl_kiops": 2500.0, "page": 32768,
+      "tprog": (1120.0,), "susp_max": 3, "resume_us": 50.0, "idle_w": 5.0}),
+    ("p5316", None, "Solidigm D5-P5316 30.72 TB (QLC, 64 KiB IU, PCIe 4.0 x4), scaled to 4 GiB (seed 001)",
+     {"cell": "qlc", "capacity": 4 * 1024**3, "op": 12.0, "iu": 65536, "pages": 2, "channels": 16, "dies": 8,
+      "read_planes": 2, "host_mbps": 7400.0, "ctrl_kiops": 900.0, "tprog": (2900.0,), "tbers": 15000.0,
+      "buffer": 32 * 1024**2, "idle_w": 5.0}),
+    ("s3500", None, "Intel DC S3500 480 GB (MLC, SATA 6 Gb/s, flat map in DRAM), scaled to 1 GiB (seed 002)",
+     {"cell": "mlc", "capacity": 1024**3, "op": 15.0, "iu": 4096, "pages": 4, "planes": 2, "read_planes": 1,
+      "channels": 8, "dies": 4, "ch_mbps": 400.0, "host_mbps": 572.0, "cmd_us": 10.0, "cmd_bytes": 64,
+      "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 100.0, "slowpath_kiops": 14.7,
+      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0,
+      "idle_w": 0.6}),
+    ("cm5-r", None, "Toshiba CM5-R 7.68 TB (TLC, 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
+     {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
+      "read_planes": 2, "ch_mbps": 800.0, "host_mbps": 3500.0, "ctrl_kiops": 780.0, "tprog": (1380.0,),
+      "idle_w": 5.0}),
+    ("cd5", "cm5-r", "Toshiba CD5 7.68 TB (TLC, < 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
+     {"dies": 5, "op": 5.5, "ctrl_kiops": 560.0, "read_planes": 1}),
 )
+
+
+def _times(param: Param, text: str) -> tuple[float, ...]:
+    """'60' or '42/58/80': µs per page type, each within the parameter's range."""
+    try:
+        values = tuple(float(v) for v in text.split("/"))
+    except ValueError:
+        raise UsageError(f"sim parameter {param.key}={text!r}: give µs per page type, e.g. 60 or 42/58/80") from None
+    if not 1 <= len(values) <= 4 or not all(param.lo <= v <= param.hi for v in values):
+        raise UsageError(f"sim parameter {param.key}={text!r}: 1 to 4 values (one per page type), each within "
+                         f"{param.lo:g}..{param.hi:g} µs")
+    return values
 
 
 def _convert(param: Param, text: str) -> Any:
     key = param.key
+    if param.kind == "times":
+        return _times(param, text)
     if param.kind == "choice":
         value = text.strip().lower()
         if value not in param.choices:
@@ -137,7 +237,9 @@ def _convert(param: Param, text: str) -> Any:
     return number
 
 
-def _shown(param: Param, value: float) -> str:
+def _shown(param: Param, value: Any) -> str:
+    if param.kind == "times":
+        return "/".join(f"{v:g}" for v in value)
     return format_bytes(value) if param.kind == "size" else f"{value:g}"
 
 
@@ -150,11 +252,11 @@ def resolve(preset: str, overrides: Mapping[str, str]) -> dict[str, Any]:
     if unknown:
         raise UsageError(f"unknown sim parameter {', '.join(sorted(unknown))}: valid keys are "
                          f"{', '.join(PARAM_KEYS)}")
-    values: dict[str, Any] = dict(_COMMON)
-    values.update(PRESETS[name].values)
+    own = PRESETS[name].values
+    values: dict[str, Any] = {**_COMMON, **CELL_DEFAULTS[str(own["cell"])], **own}  # a preset's timings win
     given = {k: _convert(_BY_KEY[k], v) for k, v in overrides.items()}
-    cell = str(given.get("cell", values["cell"]))
-    values.update(CELL_DEFAULTS[cell])
+    if given.get("cell", values["cell"]) != values["cell"]:  # another cell type: its default timings
+        values.update(CELL_DEFAULTS[str(given["cell"])])
     values.update(given)
     check(values)
     return values
@@ -172,12 +274,44 @@ def check(values: Mapping[str, Any]) -> None:
         raise UsageError("sim capacity must be a multiple of the indirection unit")
     if float(values["power"]) and float(values["power"]) <= float(values["idle_w"]):
         raise UsageError(f"sim power cap {values['power']} W must exceed idle power {values['idle_w']} W")
+    if int(values["read_planes"]) > planes:
+        raise UsageError(f"sim read_planes ({values['read_planes']}) cannot exceed planes ({planes})")
+    bits = BITS[str(values["cell"])]
+    for key in ("tr", "tprog"):
+        if len(values[key]) not in (1, bits):
+            raise UsageError(f"sim {key} gives {len(values[key])} page types; {values['cell']} has {bits}: give one "
+                             f"value or {bits}")
+
+
+def per_type(values: Mapping[str, Any], key: str) -> tuple[float, ...]:
+    """tr or tprog per page type of the cell (one given value stands for every type)."""
+    given = tuple(float(v) for v in values[key]) if isinstance(values[key], (tuple, list)) else (float(values[key]),)
+    bits = BITS.get(str(values.get("cell", "tlc")), 1)
+    return given * bits if len(given) == 1 else given
+
+
+def mean_time(values: Mapping[str, Any], key: str) -> float:
+    """The mean of tr or tprog over the page types, µs (old stored runs hold one number)."""
+    v = values.get(key, 60.0 if key == "tr" else 600.0)
+    return sum(v) / len(v) if isinstance(v, (tuple, list)) and v else float(v)
+
+
+def retry_share(values: Mapping[str, Any]) -> float:
+    """The share of reads that need read retry (0..1): `retry` on a fresh drive, x (1 + 9 wear) (ten times at the
+    end of the rated endurance), x (1 + age / 30 days) (data written long ago drifts)."""
+    share = float(values["retry"]) / 100.0 * (1.0 + 9.0 * float(values["wear"])) * (1.0 + float(values["age"]) / 30.0)
+    return min(1.0, share)
 
 
 def core_params(values: Mapping[str, Any]) -> dict[str, float]:
-    """Numeric dict the native core reads (choices mapped to codes)."""
-    out = {k: float(v) for k, v in values.items() if k not in ("cell", "gc")}
+    """Numeric dict the native core reads (choices mapped to codes, times per page type spread out)."""
+    out = {k: float(v) for k, v in values.items() if k not in ("cell", "gc", "tr", "tprog")}
     out["gc_policy"] = 0.0 if values["gc"] == "greedy" else 1.0
+    out["bits"] = float(BITS[str(values["cell"])])
+    for key in ("tr", "tprog"):
+        for k, v in enumerate(per_type(values, key)):
+            out[f"{key}{k}"] = v
+    out["retry_p"] = retry_share(values)
     return out
 
 
@@ -186,7 +320,7 @@ def describe(values: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     rows = []
     for p in PARAMS:
         v = values[p.key]
-        text = format_bytes(v) if p.kind == "size" else (f"{v:g}" if isinstance(v, float) else str(v))
+        text = _shown(p, v) if p.kind in ("size", "times") else (f"{v:g}" if isinstance(v, float) else str(v))
         rows.append((p.key, text, p.help))
     return rows
 

@@ -20,7 +20,7 @@ from ssdlab import atomic
 from ssdlab.errors import TargetError
 from ssdlab.model import PointResult
 from ssdlab.sim import core
-from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, core_params, resolve
+from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, REVIEWS, calibration, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes
 
@@ -108,15 +108,17 @@ class SimTarget(Target):
         iu = int(self.values["iu"])
         raw = g["blocks"] * g["slots_per_block"] * iu
         params = dict(self.values)
+        review = REVIEWS.get(self.preset)
+        source = {"source_review": review[0], "validate_worst_ratio": f"{review[1]:.2f}"} if review else {}
         return {
             "spec": self.spec, "kind": "sim", "name": f"simulated SSD ({self.preset})",
             "capacity_bytes": self.capacity(), "logical_block_size": 512, "physical_block_size": iu,
             "identity": {"model": f"ssdlab sim {self.preset}", "preset": PRESETS[self.preset].summary,
                          "raw_capacity": format_bytes(raw),
-                         "implied_op": f"{100.0 * (raw / self.user_capacity() - 1):.1f}%"},
-            "write_safe": True, "safety": [], "note": MODEL_NOTE,
+                         "implied_op": f"{100.0 * (raw / self.user_capacity() - 1):.1f}%", **source},
+            "write_safe": True, "safety": [], "note": f"{MODEL_NOTE}. {calibration(self.preset)}",
             "sim": {"preset": self.preset, "overrides": dict(self.overrides), "params": params,
-                    "geometry": g, "raw_capacity_bytes": raw},
+                    "geometry": g, "raw_capacity_bytes": raw, "calibration": calibration(self.preset)},
         }
 
     # ------------------------------------------------------------------ model state

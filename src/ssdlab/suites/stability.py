@@ -56,6 +56,20 @@ def total_iops_series(series: Mapping[str, Sequence[float]]) -> list[float]:
     return [(reads[i] if i < len(reads) else 0.0) + (writes[i] if i < len(writes) else 0.0) for i in range(n)]
 
 
+def consistency(series: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """Intel's consistency figure per direction with I/Os: the 0.1st percentile of the per-second IOPS over their
+    mean (the DC S3500's promise: 99.9 % of 1-s samples at >= 90 % of the mean read IOPS, >= 75 % of write)."""
+    out: dict[str, float] = {}
+    for d in ("read", "write"):
+        values, _ = complete_seconds(list(series.get(f"{d}_iops", ())), list(series.get("time_s", ())))
+        if not values or not any(values):
+            continue
+        ordered = sorted(values)
+        low = ordered[min(len(ordered) - 1, max(0, math.ceil(0.001 * len(ordered)) - 1))]
+        out[d] = low / (sum(values) / len(values))
+    return out
+
+
 def complete_seconds(values: Sequence[float], times: Sequence[float]) -> tuple[list[float], list[float]]:
     """Per-second values without the final interval: fio closes it early at the end of the run, so it covers
     less than a full interval (read_series already drops a tail that only some jobs logged)."""
@@ -116,15 +130,20 @@ def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: flo
     p99 = window_p99_us(m)
     facts = [f"CoV {st.cov_pct:.2f}% of per-second IOPS over {st.samples} s"
              + (f" (limit {cov_limit_pct:g}%)" if cov_limit_pct is not None else "")]
+    steady = consistency(series)
+    if steady:
+        facts.append("0.1st percentile of 1-s IOPS / mean: "
+                     + ", ".join(f"{d} {v * 100:.1f}%" for d, v in steady.items()))
+    extra: dict[str, Any] = {f"consistency_{d}": v for d, v in steady.items()}
     if p99 is not None:
         facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))
     if cov_limit_pct is None and p99_limit_us is None:
         return verdict.verdict_event(test, title, "complete", "; ".join(facts) + "; no limit set (--cov-limit, "
-                                     "--p99-limit)", cov_pct=st.cov_pct, p99_us=p99)
+                                     "--p99-limit)", cov_pct=st.cov_pct, p99_us=p99, **extra)
     failed = []
     if cov_limit_pct is not None and st.cov_pct > cov_limit_pct:
         failed.append("CoV above its limit")
     if p99_limit_us is not None and (p99 is None or p99 > p99_limit_us):
         failed.append("p99 above its limit" if p99 is not None else "no p99 (no latency bins)")
     return verdict.verdict_event(test, title, "fail" if failed else "pass",
-                                 "; ".join(failed + facts), cov_pct=st.cov_pct, p99_us=p99)
+                                 "; ".join(failed + facts), cov_pct=st.cov_pct, p99_us=p99, **extra)

@@ -185,6 +185,9 @@ class FamilySuite(Suite):
         # selected()'s last answer: (context, its options as they were, the family, settings, tests)
         self._selected_memo: tuple[PlanContext, dict[str, Any], tuple[PtsTest, ...], PtsSettings,
                                    tuple[PtsTest, ...]] | None = None
+        # the outlooks of tests that have not started (they depend on the settings and the rounds earlier tests
+        # needed only): (settings, test, those rounds) -> outlook
+        self._later: dict[tuple[PtsSettings, str, tuple[int, ...]], Outlook] = {}
 
     def _candidates(self) -> list[PtsTest]:
         keys = self.fixed if self.fixed is not None else tuple(_TESTS)
@@ -251,8 +254,16 @@ class FamilySuite(Suite):
         finished: list[int] = []
         worst: list[tuple[TestPoint, int]] = []
         expected: list[tuple[TestPoint, int]] = []
+        started = False  # tests run in order: after the first with something left, none has started
         for t in tests:
-            o = t.outlook_of(s, run, finished)
+            if started:
+                key = (s, t.key, tuple(finished))
+                if key not in self._later:
+                    self._later[key] = t.outlook_of(s, run, finished)
+                o = self._later[key]
+            else:
+                o = t.outlook_of(s, run, finished)
+                started = bool(o.worst)
             worst += o.worst
             expected += o.expected if o.expected is not None else o.worst
         return Outlook(tuple(worst), tuple(expected))

@@ -1,0 +1,76 @@
+"""The calibrated presets against their reviews' published figures, and the shape checks of every preset."""
+
+from __future__ import annotations
+
+import pytest
+
+from ssdlab.sim.lab import Drive, Lab, cov_pct, low_share
+from ssdlab.sim.presets import PRESETS, REVIEWS, calibration
+from ssdlab.sim.reviews import RATIO_HI, RATIO_LO, TABLES, Figure, judge, table, worst_ratio
+from ssdlab.sim.shapes import check, worst_gc_step_us
+
+
+@pytest.mark.parametrize("preset", sorted(TABLES))
+def test_every_published_figure_is_within_its_band(preset: str) -> None:
+    rows = table(preset, Lab())
+    assert rows, "a calibrated preset has figures"
+    failed = [f"{r.figure.name}: {r.why}" for r in rows if not r.ok]
+    assert not failed
+    for r in rows:
+        if r.figure.check == "ratio":
+            assert r.ratio is not None
+            assert RATIO_LO <= r.ratio <= RATIO_HI
+    # what reports print as the preset's worst ratio is what the table measures now
+    worst = worst_ratio(rows)
+    assert worst is not None
+    assert round(worst, 2) == REVIEWS[preset][1]
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_shape_checks_pass(preset: str) -> None:
+    shapes = check(preset)
+    assert len(shapes) == 7
+    assert [s.name for s in shapes if not s.ok] == []
+
+
+def test_a_figure_out_of_band_fails_and_says_why() -> None:
+    lab = Lab()
+    fast = judge(Figure("x", 100.0, "IOPS", "seed 0", lambda _: 140.0), lab)
+    assert not fast.ok
+    assert "higher" in fast.why
+    assert "1.40x" in fast.why
+    slow = judge(Figure("x", 100.0, "IOPS", "seed 0", lambda _: 70.0), lab)
+    assert not slow.ok
+    assert "lower" in slow.why
+    assert judge(Figure("x", 100.0, "IOPS", "seed 0", lambda _: 130.0), lab).ok
+    assert not judge(Figure("x", 1.0, "ms", "seed 0", lambda _: 1.2, check="below"), lab).ok
+    assert judge(Figure("x", 1.0, "ms", "seed 0", lambda _: 1.2, check="above"), lab).ok
+    shown = judge(Figure("x", 3.0, "%", "seed 0", lambda _: 9.0, check="info", note="why not"), lab)
+    assert shown.ok
+    assert shown.why == "why not"
+    assert shown.measured == 9.0
+
+
+def test_worst_ratio_is_the_one_farthest_from_one() -> None:
+    lab = Lab()
+    rows = [judge(Figure("a", 1.0, "x", "s", lambda _, v=v: v), lab) for v in (1.2, 0.8, 1.1)]
+    assert worst_ratio(rows) == pytest.approx(0.8)
+
+
+def test_calibration_names_the_review_and_the_worst_ratio() -> None:
+    text = calibration("p5430")
+    assert "seed 000" in text
+    assert f"{REVIEWS['p5430'][1]:.2f}" in text
+    assert "not calibrated" in calibration("tlc-4k")
+
+
+def test_worst_gc_step_grows_with_the_slowest_program() -> None:
+    v = dict(Drive("tlc-4k").values)
+    base = worst_gc_step_us(v)
+    v["tprog"] = (1200.0,)
+    assert worst_gc_step_us(v) > base + 500
+
+
+def test_consistency_figures() -> None:
+    assert low_share([100.0] * 999 + [50.0]) == pytest.approx(50.0 / 99.95, rel=1e-3)
+    assert cov_pct([1.0, 1.0, 1.0]) == 0.0
