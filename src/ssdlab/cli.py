@@ -310,7 +310,7 @@ def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
 
 
 def _check_times(args: argparse.Namespace) -> None:
-    from ssdlab.preflight import check_times
+    from ssdlab.run.preflight import check_times
 
     check_times(getattr(args, "runtime", None), getattr(args, "ramp", None))
     margin = getattr(args, "straggler_margin", None)
@@ -331,7 +331,7 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
-    from ssdlab.preflight import check_plan
+    from ssdlab.run.preflight import check_plan
     from ssdlab.suites import get_suite
 
     _check_times(args)
@@ -349,7 +349,7 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     else:
         destroys = target.destroys()
     if args.json:
-        from ssdlab.model import to_dict
+        from ssdlab.results.model import to_dict
 
         env.out(json.dumps({
             "suite": suite.name, "target": target.info(), "eta_seconds": eta, "writes": decision.writes,
@@ -410,7 +410,7 @@ def _authorize(target: Any, decision: Any, settings: Any, args: argparse.Namespa
 def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     """End of run/resume: the console summary (results and the verdict panel), the report, and the exit code
     of the run's verdicts (verdict.run_verdicts: the one mapping from results to exit codes)."""
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     verdicts = run_verdicts(run)
     if not args.quiet:
@@ -434,7 +434,7 @@ def verdict_exit_code(run: Any) -> int:
     concluded (status running) is judged as the complete run it is about to become."""
     import dataclasses
 
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     if run.status == "running":
         run = dataclasses.replace(run, status="complete")
@@ -443,7 +443,7 @@ def verdict_exit_code(run: Any) -> int:
 
 def _render(run_dir: Path) -> Path:
     from ssdlab.report.html import render_report
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     return render_report(load_run(run_dir), run_dir)
 
@@ -458,10 +458,12 @@ def _device_settings(args: argparse.Namespace) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import orchestrate, safety, store
-    from ssdlab.executor import executor_for
-    from ssdlab.preflight import check_plan
-    from ssdlab.progress import make_progress
+    from ssdlab import safety
+    from ssdlab.results import store
+    from ssdlab.run import orchestrate
+    from ssdlab.run.executor import executor_for
+    from ssdlab.run.preflight import check_plan
+    from ssdlab.run.progress import make_progress
     from ssdlab.suites import get_suite
     from ssdlab.targets import devsettings
 
@@ -527,7 +529,7 @@ def _stop_orphan_fio(run_dir: Path) -> list[int]:
 
 
 def cmd_resume(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import store
+    from ssdlab.results import store
 
     run = store.load_run(args.dir)
     if run.status == "complete":
@@ -540,16 +542,18 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
 
 def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     """The resume proper, under the run directory's lock (so no other process owns its fio)."""
-    from ssdlab import orchestrate, safety, store
-    from ssdlab.executor import executor_for
-    from ssdlab.progress import make_progress
+    from ssdlab import safety
+    from ssdlab.results import store
+    from ssdlab.run import orchestrate
+    from ssdlab.run.executor import executor_for
+    from ssdlab.run.progress import make_progress
     from ssdlab.suites import get_suite
     from ssdlab.targets import devsettings
 
     o = run.options
     suite = get_suite(run.suite)
     opts = target_options(o.get("size"), o.get("capacity"), o.get("ioengine"))
-    from ssdlab.devices import dropped_in
+    from ssdlab.devices.parts import dropped_in
 
     gone = dropped_in(run)  # devices/hosts --on-error continue left out: they stay out
     if o.get("hosts"):  # a host group: the hosts and devices the run recorded
@@ -587,10 +591,10 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
     """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
     1 negative/incomplete)."""
-    from ssdlab.catalog import resolve
     from ssdlab.report.html import render_report
-    from ssdlab.store import load_run
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.catalog import resolve
+    from ssdlab.results.store import load_run
+    from ssdlab.results.verdict import run_verdicts
 
     run_dir = resolve(args.dir)
     run = load_run(run_dir)
@@ -605,9 +609,9 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.catalog import read_tags, resolve
     from ssdlab.report import export
-    from ssdlab.store import load_run
+    from ssdlab.results.catalog import read_tags, resolve
+    from ssdlab.results.store import load_run
 
     dirs = [resolve(d) for d in args.dirs]
     runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab import histlog
-from ssdlab.fio import hist
+from ssdlab.fio import hist, histlog
 from ssdlab.fio.parse import parse_measurement
 
 pytestmark = pytest.mark.integration

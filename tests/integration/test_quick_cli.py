@@ -15,8 +15,8 @@ import pytest
 
 from conftest import CliResult, run_cli
 from ssdlab.fio.parse import parse_measurement
-from ssdlab.model import to_dict
-from ssdlab.store import load_run
+from ssdlab.results.model import to_dict
+from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration
 
@@ -191,8 +191,8 @@ def test_plan_lists_the_same_points(quick: QuickRun) -> None:
 
 def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     """FioExecutor turns --status-interval documents into per-interval rates for the progress display."""
-    from ssdlab.executor import FioExecutor, LiveSample
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.results.model import TestPoint, Workload
+    from ssdlab.run.executor import FioExecutor, LiveSample
     from ssdlab.safety import WriteGrant
     from ssdlab.targets import parse_target
 

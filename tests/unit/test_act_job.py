@@ -116,8 +116,8 @@ def test_the_write_gate_takes_the_shared_pool_and_nothing_wider(tmp_path: Path) 
 
     from ssdlab import safety
     from ssdlab.errors import UnsafeTargetError
-    from ssdlab.executor import point_job
     from ssdlab.fio.job import FioSection
+    from ssdlab.run.executor import point_job
 
     opts = TargetOptions()
     targets = [parse_target(f"file:{tmp_path / n}?size=64MiB", opts) for n in ("a.dat", "b.dat")]

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN_DIR, CliRunner
-from ssdlab import aggregate
-from ssdlab.devices import device_parts
+from ssdlab.devices import aggregate
+from ssdlab.devices.parts import device_parts
 from ssdlab.fio import client, hist
 from ssdlab.fio.parse import measurement_from_document, results_by_device
 

@@ -7,8 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab import histlog
-from ssdlab.fio import hist
+from ssdlab.fio import hist, histlog
 
 RNG = np.random.default_rng(7)
 

@@ -12,7 +12,7 @@ import pytest
 
 from ssdlab.errors import FioFailedError
 from ssdlab.fio import hist, parse
-from ssdlab.model import percentile_key
+from ssdlab.results.model import percentile_key
 
 Golden = Callable[[str], Path]
 

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pts_points import pts_context, pts_result
-from ssdlab import atomic
 from ssdlab.errors import UsageError
-from ssdlab.eta import Estimator, Outlook
 from ssdlab.fio import hist
 from ssdlab.fio.job import build_job, workload_options
-from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.results import atomic
+from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.run.eta import Estimator, Outlook
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError, UsageError
-from ssdlab.executor import point_job
 from ssdlab.fio import runner
 from ssdlab.fio.job import FioJob, FioSection, build_job
 from ssdlab.fio.options import PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS, SUITE_FILE_OPTIONS
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.executor import point_job
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import apply_common
 from ssdlab.suites.sweeps import RW_VALUES

@@ -28,7 +28,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
 def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     """Print the confidence levels; draw the chart of the named points and print its path."""
     from ssdlab.report import charts, latency
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     run = load_run(args.dir)
     by_id = {p.point.id: p for p in run.points}

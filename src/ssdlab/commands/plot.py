@@ -161,9 +161,9 @@ def plot_data(runs: Sequence[tuple[Any, str]], x: str, y: str, series: str | Non
 
 def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     """Draw the chart and print the path of the written file."""
-    from ssdlab.catalog import resolve
     from ssdlab.report import charts
-    from ssdlab.store import load_run
+    from ssdlab.results.catalog import resolve
+    from ssdlab.results.store import load_run
     from ssdlab.units import format_bs
 
     dirs = [resolve(r) for r in args.runs]

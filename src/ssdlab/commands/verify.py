@@ -49,7 +49,7 @@ def identity_problems(manifest_target: dict[str, Any], now: dict[str, Any]) -> l
 
 
 def cmd_verify(args: argparse.Namespace, env: Any) -> int:
-    from ssdlab import store
+    from ssdlab.results import store
     from ssdlab.suites.integrity import manifest
 
     if args.iodepth < 1:
@@ -64,9 +64,9 @@ def cmd_verify(args: argparse.Namespace, env: Any) -> int:
 
 
 def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any]) -> int:
-    from ssdlab import store
-    from ssdlab.executor import FioExecutor
-    from ssdlab.model import PointResult
+    from ssdlab.results import store
+    from ssdlab.results.model import PointResult
+    from ssdlab.run.executor import FioExecutor
     from ssdlab.safety import WriteGrant
     from ssdlab.suites.integrity import check_point, summary, verdict
     from ssdlab.targets import FileTarget, TargetOptions, parse_target

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.options import LOCAL_ENGINES, section_writes
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 
 OptionValue = str | int | float | bool
 

@@ -11,7 +11,7 @@ import dataclasses
 from collections import defaultdict
 from pathlib import Path
 
-from ssdlab.model import Measurement, TestPoint
+from ssdlab.results.model import Measurement, TestPoint
 
 LOG_PREFIX = "series"
 HIST_PREFIX = "hist"

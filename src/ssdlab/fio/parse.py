@@ -17,7 +17,7 @@ import numpy as np
 
 from ssdlab.errors import FioFailedError
 from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, percentile_key
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 _DECODER = json.JSONDecoder()
 

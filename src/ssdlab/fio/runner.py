@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
 from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
+from ssdlab.results import atomic
 
 # called with every JSON document fio prints (status documents, then the final one); returning True asks fio
 # to stop early (SIGINT) and finish normally: its final document is the run's result, not an interruption

@@ -20,7 +20,7 @@ from typing import Any
 
 from ssdlab.fio import hist
 from ssdlab.fio.parse import io_runtime_ms, measurement_from_document
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, percentile_key
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 STATUS_FILE = "status.json"
 

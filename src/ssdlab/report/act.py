@@ -2,7 +2,7 @@
 exceedance over time, the rates achieved against the rates ACT derives, and each stream's lag.
 
 The per-slice numbers come from fio's json+ bins of each stream (exact per slice); the finer time series
-comes from the streams' fio histogram logs in the point directories (ssdlab.histlog). `console_lines`
+comes from the streams' fio histogram logs in the point directories (ssdlab.fio.histlog). `console_lines`
 prints act_latency.py's table (analysis/act_latency.py in aerospike/act) for every stream.
 """
 
@@ -12,13 +12,13 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from ssdlab import histlog
 from ssdlab.errors import SsdlabError
+from ssdlab.fio import histlog
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.model import Run
 from ssdlab.report import charts, sections
 from ssdlab.report.sections import Section
-from ssdlab.store import point_dir
+from ssdlab.results.model import Run
+from ssdlab.results.store import point_dir
 from ssdlab.suites.act import (
     CRITERIA,
     S_READS,

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab import aggregate
-from ssdlab.model import DirectionStats, PointResult, Run, TestPoint
+from ssdlab.devices import aggregate
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
+from ssdlab.results.model import DirectionStats, PointResult, Run, TestPoint
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 FAMILY = "characterization"

@@ -10,10 +10,10 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ssdlab import anomalies
-from ssdlab.model import PointResult, Run
+from ssdlab.analysis import anomalies
 from ssdlab.report import sections
 from ssdlab.report.sections import Section
+from ssdlab.results.model import PointResult, Run
 
 MAX_ROWS = 500
 

@@ -20,13 +20,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ssdlab import atomic
-from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
+from ssdlab.results import atomic
+from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
+from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.units import format_bs, format_bytes, format_duration
-from ssdlab.verdict import RunVerdict, run_verdicts
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
 TABLE_PERCENTILES: tuple[float, ...] = (50.0, 99.0, 99.9, 99.99)

@@ -9,10 +9,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Run
 from ssdlab.report import sections
 from ssdlab.report.faults import moment
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.integrity import check_results, describe, manifest, summary
 from ssdlab.units import format_bytes
 

@@ -16,9 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import SsdlabError
-from ssdlab.model import Run
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
 from ssdlab.report.pts_page import (
     csv_num,
@@ -32,6 +30,8 @@ from ssdlab.report.pts_page import (
     window_chart,
 )
 from ssdlab.report.sections import Section
+from ssdlab.results import atomic
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
 from ssdlab.suites.pts import xsr as xsr_mod

@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import io
 
-from ssdlab.model import Run
 from ssdlab.report import charts
 from ssdlab.report.pts_page import csv_num, determination_table, figure, header_html, kv, num, table, window_chart
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts.common import PtsSettings, metric_value
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssdlab.model import Run
 from ssdlab.report import latency
 from ssdlab.report.pts_page import figure, table
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import lathist
 from ssdlab.suites.pts.common import PtsSettings, mix_label
 

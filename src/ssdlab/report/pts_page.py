@@ -10,10 +10,10 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import Run
 from ssdlab.report import charts, sections
-from ssdlab.steady import Determination
+from ssdlab.results.model import Run
 from ssdlab.suites.pts.common import SPEC_VERSION, PtsSettings
 from ssdlab.suites.pts.header import Header
 from ssdlab.suites.pts.header import parse as parse_header

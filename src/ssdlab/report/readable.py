@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ssdlab.model import Run
+from ssdlab.results.model import Run
 from ssdlab.units import format_bytes
 
 # run.options keys -> the command-line option that sets them

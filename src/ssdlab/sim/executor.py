@@ -20,13 +20,22 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ssdlab import __version__, atomic
+from ssdlab import __version__
 from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.live import LiveCallback, LiveSample, SampleCallback
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, TestPoint, Workload, percentile_key
+from ssdlab.results import atomic
+from ssdlab.results.model import (
+    DirectionStats,
+    LatencyStats,
+    Measurement,
+    PointResult,
+    TestPoint,
+    Workload,
+    percentile_key,
+)
+from ssdlab.run.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import TargetError
-from ssdlab.model import PointResult
+from ssdlab.results import atomic
+from ssdlab.results.model import PointResult
 from ssdlab.sim import core
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
@@ -204,7 +204,7 @@ class SimTarget(Target):
 def _finished_after(run_dir: Path, after: str) -> list[PointResult] | None:
     """The finished points the run recorded after point `after` (all of them for ""), in run order; None
     when the run does not hold `after`. No stored run (the executor used directly): none."""
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     try:
         run = load_run(run_dir)

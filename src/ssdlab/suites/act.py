@@ -27,11 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ssdlab import store
 from ssdlab.errors import UsageError
-from ssdlab.eta import Outlook
 from ssdlab.fio import hist
-from ssdlab.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
+from ssdlab.results import store
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
+from ssdlab.run.eta import Outlook
 from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,

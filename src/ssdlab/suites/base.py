@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ssdlab.eta import Outlook
-from ssdlab.model import Run, TestPoint
+from ssdlab.results.model import Run, TestPoint
+from ssdlab.run.eta import Outlook
 
 if TYPE_CHECKING:
     from ssdlab.targets.base import Target
@@ -64,7 +64,7 @@ class Suite(ABC):
 
     def eta_seconds(self, ctx: PlanContext) -> float:
         """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`)."""
-        from ssdlab.eta import Estimator
+        from ssdlab.run.eta import Estimator
 
         target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
         return Estimator(target, self.point_overhead_s).estimate(Outlook.of(self.plan(ctx))).worst_s

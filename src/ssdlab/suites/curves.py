@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results.model import PointResult, Run, TestPoint
 
 DEFAULT_CURVE = (10, 50, 70, 80, 90, 100)
 VDBENCH_ZERO_MAX = 10000  # vdbench assumes this rate when the max run measured nothing

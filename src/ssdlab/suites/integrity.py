@@ -25,7 +25,7 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.verify import CHECKSUMS, DEFAULT_CHECKSUM, HEADER_BYTES, backlog_options, check_options, write_options
-from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
 from ssdlab.units import format_bytes
 
@@ -120,7 +120,7 @@ class IntegritySuite(Suite):
                 f"(data seed {seed}); `ssdlab verify RUN` re-checks the data later without writing"]
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        from ssdlab import store
+        from ssdlab.results import store
 
         found = manifest(run)
         if found is not None:

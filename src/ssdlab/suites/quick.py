@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ssdlab.model import Run, TestPoint, Workload
+from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.suites.base import PlanContext, Suite, register
 from ssdlab.units import format_bs, format_bytes, format_duration
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Measurement, PointResult
+from ssdlab.results.model import Measurement, PointResult
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,11 @@ def complete_seconds(values: Sequence[float], times: Sequence[float]) -> tuple[l
 def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms: int = 1000,
                              percentile: float = 99.0) -> dict[str, list[tuple[float, float]]]:
     """{'read'|'write'|'all': [(time_s, p_us), ...]} from fio clat histogram logs, all jobs summed per interval
-    (ssdlab.histlog's streaming parser, fio's percentile rule)."""
+    (ssdlab.fio.histlog's streaming parser, fio's percentile rule)."""
     paths = [point_dir / name for name in files if (point_dir / name).is_file()]
     if not paths:
         return {}
-    from ssdlab import histlog
+    from ssdlab.fio import histlog
 
     out: dict[str, list[tuple[float, float]]] = {}
     for iv in histlog.iter_intervals(paths, interval_ms, mode="fio", directions=("read", "write", "all"),
@@ -102,7 +102,7 @@ def window_p99_us(m: Measurement) -> float | None:
 def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> dict[str, Any]:
     """The verdict event of one stability point: pass/fail against the limits that are set (CoV of per-second
     IOPS, p99 of the window), complete when none is, incomplete without per-second samples."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     test, title = r.point.group or "stability", r.point.label
     m = r.measurement

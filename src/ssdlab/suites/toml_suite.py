@@ -35,7 +35,7 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.options import suite_option_refusal
-from ssdlab.model import Run, TestPoint, Workload
+from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.suites import apps, curves, sweeps
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption
 from ssdlab.units import format_bs, format_bytes

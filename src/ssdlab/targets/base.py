@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 
 
 @dataclass(frozen=True)

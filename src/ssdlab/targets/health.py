@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
-from ssdlab.store import now_iso
+from ssdlab.results import atomic
+from ssdlab.results.store import now_iso
 from ssdlab.targets import drivecli, link, sysfs
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools

@@ -14,7 +14,7 @@ from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.targets import numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.numa import Placement

@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Run
-from ssdlab.store import now_iso
+from ssdlab.results.model import Run
+from ssdlab.results.store import now_iso
 from ssdlab.targets import devsettings, drivecli, health
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import Tools

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
+from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
@@ -755,7 +755,7 @@ def round_notes(t: RoundTest, s: PtsSettings) -> list[str]:
 
 def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
     """The verdict event of one round test (verdict.py): steady at round N, not steady, or incomplete."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     if state.steady and state.window:
         return verdict.verdict_event(test.name, test.title, "steady", f"rounds {state.window[0]}-"

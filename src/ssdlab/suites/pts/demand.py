@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import (
     KiB,
@@ -629,7 +629,7 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
 def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> dict[str, Any]:
     """The test's verdict (verdict.py): steady at round N or not steady, from the measurement rounds; incomplete
     when a point was invalid, a capture is missing or invalid, or the run stopped first."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     title = t.display_title(s)
     tc, qd = state.settings.top

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.eta import Outlook
-from ssdlab.model import Run, TestPoint
+from ssdlab.results.model import Run, TestPoint
+from ssdlab.run.eta import Outlook
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
 from ssdlab.suites.pts.common import (
     SPEC_RUNTIME_S,

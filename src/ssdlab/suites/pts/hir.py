@@ -20,10 +20,10 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point, window_steady
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -284,7 +284,7 @@ def hir_verdict(s: PtsSettings, state: HirState) -> dict[str, Any]:
     """HIR's verdict (verdict.py): it has no pass criterion, so it is complete when every wait state ran; not
     steady when its preconditioning ran out of rounds without steady state (the bursts then start from a
     drive that is still changing); incomplete when the run stopped before it ended."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     summaries = wait_state_summaries(state)
     known = [w for w in summaries if w.vs_steady is not None]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 from ssdlab.suites.pts.common import KiB, PtsSettings, parse_mix, stimulus
 
 HIST_BS = 4 * KiB

@@ -7,8 +7,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-from ssdlab.eta import Outlook
-from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.run.eta import Outlook
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -120,7 +120,7 @@ def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = Non
 def wsat_conclude(s: PtsSettings, run: Run) -> Run:
     """Record how WSAT ended (samples, bytes written, stop rule) and its verdict: WSAT has no pass criterion,
     so it is complete, or incomplete when a sample was invalid."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     state = analyse(s, run)
     run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),

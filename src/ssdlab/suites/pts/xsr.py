@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, _parse_tq, bs_label, metric_value, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -206,7 +206,7 @@ def span(seconds: float) -> str:
 
 def xsr_verdict(s: PtsSettings, state: XsrState, rec: dict[str, Recovery]) -> dict[str, Any]:
     """XSR's verdict (verdict.py): a time series with no pass criterion, complete once every segment ran."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     if not state.finished:
         return verdict.verdict_event(TEST, "XSR", "incomplete", "not finished: "

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ssdlab.model import PointResult, TestPoint
+from ssdlab.results.model import PointResult, TestPoint
 from ssdlab.units import format_duration
 
 SIM_RATE_PRIOR = 4e6  # simulated I/Os per wall-clock second before the first point (benchmarks/sim_speed.py)

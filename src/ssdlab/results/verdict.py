@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ssdlab.errors import ExitCode
-from ssdlab.model import Measurement, PointResult, Run, TestPoint
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
 Kind = Literal["steady", "not-steady", "incomplete", "pass", "fail", "complete"]
 KINDS: tuple[Kind, ...] = ("steady", "not-steady", "incomplete", "pass", "fail", "complete")

@@ -1,5 +1,5 @@
 """Several stored runs side by side: the same test points matched across runs, their values, the ratio of each
-run to the first (the baseline) and whether each difference is significant (ssdlab.significance).
+run to the first (the baseline) and whether each difference is significant (ssdlab.analysis.significance).
 
 What a "point" is depends on the suite, so that like is compared with like:
   SNIA PTS round tests  one point per test and stimulus (key `iops/rnd4k-0-100`): the average over the
@@ -14,7 +14,7 @@ What a "point" is depends on the suite, so that like is compared with like:
                         are its per-interval values when the suite logged them.
 Points present in only some runs are kept (their row says where they are missing), never dropped.
 
-Pure: reads stored runs only. Renderers (report.compare) and the regression gate (ssdlab.gate) use it.
+Pure: reads stored runs only. Renderers (report.compare) and the regression gate (ssdlab.compare.gate) use it.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import aggregate, significance
+from ssdlab.analysis import significance
+from ssdlab.analysis.significance import Judgement
+from ssdlab.devices import aggregate
 from ssdlab.errors import SsdlabError
-from ssdlab.model import LatencyStats, Measurement, PointResult, Run, TestPoint
 from ssdlab.report.readable import engine_text
-from ssdlab.significance import Judgement
+from ssdlab.results.model import LatencyStats, Measurement, PointResult, Run, TestPoint
 
 # ---------------------------------------------------------------- metrics
 
@@ -513,7 +514,7 @@ def run_facts(rd: RunData) -> dict[str, str]:
 
 def _verdict(run: Run) -> str:
     """The run's verdict (verdict.py), each test's when there are several."""
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     v = run_verdicts(run)
     if len(v.tests) == 1:

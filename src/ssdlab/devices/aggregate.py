@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ssdlab.model import DIRECTIONS, DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
+from ssdlab.results.model import DIRECTIONS, DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
 
 DEFAULT_STRAGGLER_MARGIN_PCT = 10.0
 

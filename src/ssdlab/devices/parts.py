@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Measurement, PartResult, Run
+from ssdlab.results.model import Measurement, PartResult, Run
 from ssdlab.targets.base import Target
 
 

@@ -15,14 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import __version__, anomalies, ceiling, hostload, store, verdict
-from ssdlab.devices import drop_failed, left_run_warning
+from ssdlab import __version__
+from ssdlab.analysis import anomalies
+from ssdlab.devices import ceiling
+from ssdlab.devices.parts import drop_failed, left_run_warning
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
-from ssdlab.eta import Estimator, Outlook
-from ssdlab.executor import Executor
 from ssdlab.fio import runner
-from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
-from ssdlab.progress import Progress
+from ssdlab.results import store, verdict
+from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
+from ssdlab.run import hostload
+from ssdlab.run.eta import Estimator, Outlook
+from ssdlab.run.executor import Executor
+from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.system import host_info

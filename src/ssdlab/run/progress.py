@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterable
 from typing import IO, Protocol
 
-from ssdlab.eta import Eta
-from ssdlab.live import LiveSample
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.run.eta import Eta
+from ssdlab.run.live import LiveSample
 from ssdlab.units import format_duration
 
 
@@ -34,7 +34,7 @@ def _summary(result: PointResult) -> str:
     parts = []
     streams = m.extra.get("streams")
     if isinstance(streams, dict) and streams:  # concurrent streams (ACT): one figure each, never summed
-        from ssdlab.model import measurement_from_dict
+        from ssdlab.results.model import measurement_from_dict
 
         for section, data in streams.items():
             for name, d in measurement_from_dict(data).directions.items():

@@ -17,7 +17,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
     A plain point's job and its simulated workload depend on its workload only (the point's id names the
     section), and adaptive suites repeat the same few workloads over many rounds (PTS on the simulator: 3,176 points,
     73 workloads), so each workload is rendered (and translated for the simulator) once."""
-    from ssdlab.executor import job_on
+    from ssdlab.run.executor import job_on
     from ssdlab.suites.base import apply_common
 
     suite.validate(ctx, target)

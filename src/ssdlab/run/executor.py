@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError
-from ssdlab.live import LiveCallback, LiveSample, SampleCallback
-from ssdlab.model import Measurement, TestPoint
+from ssdlab.results import atomic
+from ssdlab.results.model import Measurement, TestPoint
+from ssdlab.run.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ class FioExecutor:
         self.binary = fio_binary()
         self.status_interval = status_interval
         self._version: str | None = None
-        from ssdlab.idle import IdleTimer
+        from ssdlab.run.idle import IdleTimer
 
         self.idle = IdleTimer()  # host idle before points that ask for it (PTS HIR), measured at fio's clocks
 
@@ -119,7 +119,7 @@ class FioExecutor:
         results added to the measurement."""
         from ssdlab.fio.logs import with_logs
         from ssdlab.fio.parse import measurements_by_job
-        from ssdlab.model import to_dict
+        from ssdlab.results.model import to_dict
 
         w = point.workload
         m = with_logs(m, point, point_dir)
@@ -134,7 +134,7 @@ class FioExecutor:
         m = dataclasses.replace(m, extra=extra)
         names = target.device_names()
         if len(names) > 1 and not point.streams:  # several devices at once: each device's own result
-            from ssdlab.devices import with_device_parts
+            from ssdlab.devices.parts import with_device_parts
 
             m = with_device_parts(m, doc, names, point_dir, point.id, w.log_interval_ms)
         return m
@@ -233,7 +233,7 @@ def _failed(exc: FioFailedError, point_dir: Path, names: list[tuple[str, str]] |
             doc = last_document(exc.output)
             partial = _with_failures(measurement_from_document(doc), point_dir, doc)
             if names and len(names) > 1 and point is not None and not point.streams:
-                from ssdlab.devices import with_device_parts
+                from ssdlab.devices.parts import with_device_parts
 
                 partial = with_device_parts(partial, doc, names, point_dir, point.id, None)
         except FioFailedError:
@@ -252,7 +252,7 @@ def executor_for(target: Target, gate: JobGate) -> Executor:
 
         return SimExecutor()
     if target.engine() == "fio-client":  # a host group: one fio client drives every agent host
-        from ssdlab.hostgroup import HostGroupExecutor
+        from ssdlab.devices.hostgroup import HostGroupExecutor
         from ssdlab.targets.hosts import HostGroupTarget
 
         assert isinstance(target, HostGroupTarget)

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ssdlab import store
 from ssdlab.errors import SsdlabError
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results import store
+from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
-    from ssdlab.progress import Progress
+    from ssdlab.run.progress import Progress
     from ssdlab.suites.base import PlanContext, Suite
 
 POINT_ID = "host-ceiling"
@@ -121,14 +121,14 @@ def _twin(target: Target) -> tuple[Any, Target]:
     from ssdlab.safety import WriteGrant
 
     if target.engine() == "fio-client":
-        from ssdlab.hostgroup import HostGroupExecutor
+        from ssdlab.devices.hostgroup import HostGroupExecutor
         from ssdlab.targets.hosts import HostGroupTarget
 
         assert isinstance(target, HostGroupTarget)
         twin_group = target.null_twin()
         # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
         return HostGroupExecutor(twin_group, WriteGrant(twin_group, writes=False)), twin_group
-    from ssdlab.executor import FioExecutor
+    from ssdlab.run.executor import FioExecutor
 
     size = min(target.capacity(), 1024**3)
     twin = NullTwin(spec="null", kind="null", devices=null_options(target.device_fio_options(), size),

@@ -1,0 +1,1 @@
+"""The stored results: the immutable model, run directories, the catalog and verdicts."""
