@@ -30,13 +30,14 @@ from pathlib import Path
 
 from ssdlab import safety
 from ssdlab.cli import Env
+from ssdlab.fio.executor import FioExecutor
 from ssdlab.results import store
 from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.run import orchestrate
-from ssdlab.run.executor import FioExecutor
 from ssdlab.run.progress import PlainProgress
+from ssdlab.run.target import parse_target
 from ssdlab.suites.base import PlanContext, Suite
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.targets import TargetOptions
 
 LOG_MS = 10
 

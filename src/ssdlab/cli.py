@@ -250,7 +250,7 @@ def target_options(size: int | None, capacity: int | None, ioengine: str | None)
 
 def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
     """One Target from one or more --target strings (several only for suites that accept them)."""
-    from ssdlab.targets import parse_target
+    from ssdlab.run.target import parse_target
 
     if len(specs) > 1:  # every suite runs on several devices at once: per-device results and their aggregate
         from ssdlab.targets.multi import MultiTarget
@@ -310,7 +310,7 @@ def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
 
 
 def _check_times(args: argparse.Namespace) -> None:
-    from ssdlab.run.preflight import check_times
+    from ssdlab.suites.limits import check_times
 
     check_times(getattr(args, "runtime", None), getattr(args, "ramp", None))
     margin = getattr(args, "straggler_margin", None)
@@ -339,7 +339,9 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     target = _target(args, suite)
     ctx = _context(args, target, suite)
     points = check_plan(suite, ctx, target)
-    eta = suite.eta_seconds(ctx)
+    from ssdlab.run.eta import plan_seconds
+
+    eta = plan_seconds(suite, ctx)
     decision = safety.decide(suite, ctx, target)
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
     if not decision.writes:
@@ -461,9 +463,9 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
     from ssdlab.results import store
     from ssdlab.run import orchestrate
-    from ssdlab.run.executor import executor_for
     from ssdlab.run.preflight import check_plan
     from ssdlab.run.progress import make_progress
+    from ssdlab.run.target import executor_for
     from ssdlab.suites import get_suite
     from ssdlab.targets import devsettings
 
@@ -545,15 +547,15 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
     from ssdlab import safety
     from ssdlab.results import store
     from ssdlab.run import orchestrate
-    from ssdlab.run.executor import executor_for
     from ssdlab.run.progress import make_progress
+    from ssdlab.run.target import executor_for
     from ssdlab.suites import get_suite
     from ssdlab.targets import devsettings
 
     o = run.options
     suite = get_suite(run.suite)
     opts = target_options(o.get("size"), o.get("capacity"), o.get("ioengine"))
-    from ssdlab.devices.parts import dropped_in
+    from ssdlab.results.dropped import dropped_in
 
     gone = dropped_in(run)  # devices/hosts --on-error continue left out: they stay out
     if o.get("hosts"):  # a host group: the hosts and devices the run recorded
@@ -620,7 +622,7 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_info(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.targets import parse_target
+    from ssdlab.run.target import parse_target
     from ssdlab.targets.health import info_lines
 
     target = parse_target(args.target)

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
+from ssdlab.fio.executor import point_job
 from ssdlab.fio.job import FioJob, OptionValue
 from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS
-from ssdlab.run.executor import point_job
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
 

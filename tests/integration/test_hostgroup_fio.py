@@ -24,8 +24,7 @@ import numpy as np
 import pytest
 
 from conftest import CliResult, LoopFactory, MiB, run_cli
-from ssdlab.devices import aggregate
-from ssdlab.fio import hist
+from ssdlab.results import aggregate, hist
 from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration

@@ -180,8 +180,8 @@ def test_a_stop_request_ends_a_long_fio_point_promptly(tmp_path: Path) -> None:
     from ssdlab.fio import runner
     from ssdlab.fio.job import build_job
     from ssdlab.results.model import TestPoint, Workload
+    from ssdlab.run.target import parse_target
     from ssdlab.safety import WriteGrant
-    from ssdlab.targets import parse_target
 
     point = TestPoint(id="long", label="long", workload=Workload(rw="randread", bs=4096, runtime_s=60))
     target = parse_target("null")

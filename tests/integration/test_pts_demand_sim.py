@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from ssdlab.analysis import steady
-from ssdlab.fio import hist
 from ssdlab.report import latency
+from ssdlab.results import hist
 from ssdlab.results.store import load_run
 from ssdlab.results.verdict import run_verdicts
 from ssdlab.suites.pts import common, demand

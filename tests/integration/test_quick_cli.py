@@ -191,10 +191,10 @@ def test_plan_lists_the_same_points(quick: QuickRun) -> None:
 
 def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     """FioExecutor turns --status-interval documents into per-interval rates for the progress display."""
+    from ssdlab.fio.executor import FioExecutor, LiveSample
     from ssdlab.results.model import TestPoint, Workload
-    from ssdlab.run.executor import FioExecutor, LiveSample
+    from ssdlab.run.target import parse_target
     from ssdlab.safety import WriteGrant
-    from ssdlab.targets import parse_target
 
     samples: list[LiveSample] = []
     point = TestPoint(id="live", label="live", workload=Workload(rw="randread", bs=4096, runtime_s=3))

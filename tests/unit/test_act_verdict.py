@@ -9,7 +9,7 @@ import pytest
 
 from ssdlab.cli import verdict_exit_code
 from ssdlab.errors import UsageError
-from ssdlab.fio import hist
+from ssdlab.results import hist
 from ssdlab.results.model import (
     DirectionStats,
     LatencyStats,

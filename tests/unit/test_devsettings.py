@@ -15,10 +15,10 @@ import pytest
 
 from fakedrive import FakeDrive, nvme_tree, sata_tree
 from ssdlab.errors import FioFailedError, RunInterrupted, TargetError, UsageError
+from ssdlab.fio.executor import LiveCallback
 from ssdlab.results import store
 from ssdlab.results.model import DirectionStats, Measurement, Run, TestPoint, Workload
 from ssdlab.run import orchestrate
-from ssdlab.run.executor import LiveCallback
 from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite

@@ -13,11 +13,10 @@ import pytest
 from ssdlab.analysis import anomalies
 from ssdlab.cli import Env, _finish
 from ssdlab.errors import ExitCode, FioFailedError
-from ssdlab.fio import hist
-from ssdlab.results import store
+from ssdlab.fio.executor import LiveCallback
+from ssdlab.results import hist, store
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, Run, TestPoint, Workload
 from ssdlab.run import orchestrate
-from ssdlab.run.executor import LiveCallback
 from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite

@@ -11,10 +11,10 @@ import pytest
 
 from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
 from ssdlab.fio import runner
+from ssdlab.fio.executor import LiveCallback
 from ssdlab.results import store
 from ssdlab.results.model import DirectionStats, Measurement, Run, TestPoint, Workload
 from ssdlab.run import orchestrate
-from ssdlab.run.executor import LiveCallback
 from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite

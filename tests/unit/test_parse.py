@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio import hist, parse
+from ssdlab.fio import parse
+from ssdlab.results import hist
 from ssdlab.results.model import percentile_key
 
 Golden = Callable[[str], Path]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from ssdlab.fio.status import StatusRates, documents
+from ssdlab.results.live import LiveSample
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload
 from ssdlab.run import progress
 from ssdlab.run.eta import Eta
-from ssdlab.run.live import LiveSample
 
 FIXED = Eta(expected_s=75, worst_s=75, expected_points=8, worst_points=8, next_s=10)
 ADAPTIVE = Eta(expected_s=40, worst_s=3170, expected_points=120, worst_points=3174, next_s=2)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from ssdlab.fio import hist
 from ssdlab.report import html, sections
+from ssdlab.results import hist
 from ssdlab.results.model import (
     SCHEMA_VERSION,
     DirectionStats,

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.fio import hist
-from ssdlab.results import store
+from ssdlab.results import hist, store
 from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
+from ssdlab.run.target import parse_target
 from ssdlab.sim.executor import SimExecutor, parse_bssplit, translate
 from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
-from ssdlab.targets import parse_target
 from ssdlab.targets.base import TargetOptions
 
 SPEC = "sim:tlc-4k?capacity=256MiB"

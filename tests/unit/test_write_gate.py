@@ -16,15 +16,16 @@ from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError, UsageError
 from ssdlab.fio import runner
+from ssdlab.fio.executor import point_job
 from ssdlab.fio.job import FioJob, FioSection, build_job
 from ssdlab.fio.options import PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS, SUITE_FILE_OPTIONS
 from ssdlab.results.model import TestPoint, Workload
-from ssdlab.run.executor import point_job
+from ssdlab.run.target import parse_target
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import apply_common
 from ssdlab.suites.sweeps import RW_VALUES
 from ssdlab.suites.toml_suite import load_toml_text
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.targets import TargetOptions
 from ssdlab.targets.base import Target
 
 

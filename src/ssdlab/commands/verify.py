@@ -64,12 +64,13 @@ def cmd_verify(args: argparse.Namespace, env: Any) -> int:
 
 
 def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any]) -> int:
+    from ssdlab.fio.executor import FioExecutor
     from ssdlab.results import store
     from ssdlab.results.model import PointResult
-    from ssdlab.run.executor import FioExecutor
+    from ssdlab.run.target import parse_target
     from ssdlab.safety import WriteGrant
     from ssdlab.suites.integrity import check_point, summary, verdict
-    from ssdlab.targets import FileTarget, TargetOptions, parse_target
+    from ssdlab.targets import FileTarget, TargetOptions
     from ssdlab.units import format_bytes
 
     then = found.get("target") or {}

@@ -28,10 +28,9 @@ from typing import Any
 
 from ssdlab.analysis import significance
 from ssdlab.analysis.significance import Judgement
-from ssdlab.devices import aggregate
 from ssdlab.errors import SsdlabError
-from ssdlab.report.readable import engine_text
-from ssdlab.results.model import LatencyStats, Measurement, PointResult, Run, TestPoint
+from ssdlab.results import aggregate
+from ssdlab.results.model import LatencyStats, Measurement, PointResult, Run, TestPoint, engine_text
 
 # ---------------------------------------------------------------- metrics
 

@@ -13,7 +13,7 @@ Two semantics, chosen with `mode`:
 
 * ``"fio"`` (the default): a row belongs to the output interval holding the middle of its log interval;
   the interval's histogram is the sum of its rows, and percentiles follow fio's own rule (the value of the
-  first bucket whose cumulative count reaches p/100 x N, no interpolation; ssdlab.fio.hist). Bucket values
+  first bucket whose cumulative count reaches p/100 x N, no interpolation; ssdlab.results.hist). Bucket values
   are fio's bucket midpoints (at coarseness c: the midpoint of the coarse bin's natural bounds). For one
   interval spanning a whole run this reproduces fio's reported percentiles.
 * ``"weighted"``: the default semantics of fio's tools/hist/fiologparser_hist.py, reimplemented for
@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ssdlab.errors import UsageError
-from ssdlab.fio import hist
+from ssdlab.results import hist
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -404,7 +404,7 @@ def weighted_percentiles(weights: F64, ps: Sequence[float], coarseness: int = 0)
 def exceedance_pct(counts: I64, thresholds_ns: Sequence[float], coarseness: int = 0) -> dict[float, float]:
     """Percent of samples in bins lying entirely at or above each threshold (bin lower bound >= t).
 
-    A bin straddling t counts as below, as ssdlab.fio.hist.exceedance does (at c=0 a bucket is at most
+    A bin straddling t counts as below, as ssdlab.results.hist.exceedance does (at c=0 a bucket is at most
     1/64 of its value wide, so the threshold is effectively moved up by less than that).
     """
     n = float(counts.sum())

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio import hist
+from ssdlab.results import hist
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 _DECODER = json.JSONDecoder()

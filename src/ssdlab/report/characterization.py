@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.devices import aggregate
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
+from ssdlab.results import aggregate
 from ssdlab.results.model import DirectionStats, PointResult, Run, TestPoint
 from ssdlab.units import format_bs, format_bytes, format_duration
 

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.devices import aggregate
-from ssdlab.devices.ceiling import HOST_LIMITED_PCT, ceiling_of
-from ssdlab.devices.ceiling import POINT_ID as CEILING_ID
 from ssdlab.report import charts, sections
 from ssdlab.report.sections import Section, figure, table
+from ssdlab.results import aggregate
 from ssdlab.results.model import LatencyStats, Measurement, PartResult, PointResult, Run
+from ssdlab.run.ceiling import HOST_LIMITED_PCT, ceiling_of
+from ssdlab.run.ceiling import POINT_ID as CEILING_ID
 from ssdlab.units import format_bytes
 
 Metric = Callable[[Measurement], float | None]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ssdlab.results.model import Run
+from ssdlab.results.model import engine_text as engine_text  # (moved to the result model; report modules call it here)
 from ssdlab.units import format_bytes
 
 # run.options keys -> the command-line option that sets them
@@ -193,18 +194,3 @@ def event_rows(events: Sequence[Mapping[str, Any]], fmt_time: Any) -> list[tuple
         label, text = event_text(e)
         rows.append((fmt_time(str(e.get("time", ""))) if e.get("time") else "", label, text))
     return rows
-
-
-def engine_text(run: Run) -> str:
-    """The engine that ran the points and its version ("fio-3.33", "ssdlab-sim 0.1.0"), as the headers show it."""
-    name = str(run.host.get("engine") or "")
-    version = str(run.host.get("engine_version") or "")
-    if not name:
-        for r in run.points:
-            if r.measurement is not None:
-                name, version = r.measurement.engine, r.measurement.engine_version
-                break
-    version = version.removeprefix(f"{name}-")
-    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
-        return version
-    return f"{name} {version}".strip() or "unknown"

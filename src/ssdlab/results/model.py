@@ -65,7 +65,7 @@ class LatencyStats:
         A bin's value is its midpoint, which can lie above the largest (or below the smallest) latency that
         fell into it; values are clamped to the observed [min, max], so p99.99 never exceeds the maximum."""
         if self.bins:
-            from ssdlab.fio import hist
+            from ssdlab.results import hist
 
             counts = self.__dict__.get("_counts")  # the bins expanded once per object (a memo, not state)
             if counts is None:
@@ -309,6 +309,21 @@ class Run:
             if p.point.id == point_id:
                 return p
         return None
+
+
+def engine_text(run: Run) -> str:
+    """The engine that ran the points and its version ("fio-3.33", "ssdlab-sim 0.1.0"), as the headers show it."""
+    name = str(run.host.get("engine") or "")
+    version = str(run.host.get("engine_version") or "")
+    if not name:
+        for r in run.points:
+            if r.measurement is not None:
+                name, version = r.measurement.engine, r.measurement.engine_version
+                break
+    version = version.removeprefix(f"{name}-")
+    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
+        return version
+    return f"{name} {version}".strip() or "unknown"
 
 
 @functools.lru_cache(maxsize=1024)

@@ -1,6 +1,6 @@
 """Wall-clock ETAs: how long the rest of a run takes, as expected and at worst, learned as the run goes.
 
-A suite says what is left as an Outlook: runs of points in the worst case and as expected
+A suite says what is left as an Outlook (suites/base.py): runs of points in the worst case and as expected
 from what the run has shown so far (an adaptive suite stops early: PTS rounds at steady state, WSAT at its
 write goal). The Estimator predicts each point's wall-clock seconds on this target:
 
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.results.model import PointResult, TestPoint
+from ssdlab.suites.base import Outlook, PlanContext, Suite
 from ssdlab.units import format_duration
 
 SIM_RATE_PRIOR = 4e6  # simulated I/Os per wall-clock second before the first point (benchmarks/sim_speed.py)
@@ -27,28 +28,6 @@ SIM_OVERHEAD_PRIOR_S = 0.01  # per simulated point: translation, result shaping,
 PURGE_PRIOR_S = {"sim": 0.05, "null": 0.05, "file": 1.0, "block": 10.0}  # nvme format / blkdiscard / recreate
 BANDWIDTH_PRIOR = {"null": 5e9}  # bytes/s for size-based fio points before one is measured (else 500 MB/s)
 RECENT = 20  # overhead samples kept
-
-
-PointRuns = tuple[tuple[TestPoint, int], ...]
-
-
-@dataclass(frozen=True)
-class Outlook:
-    """What a run still has to do, for ETAs: runs of (point, count), a point standing for `count` points of its
-    shape, in the worst case and as expected from what the run has shown so far (None: the worst case is
-    expected). The first point of `worst` is the next one to run."""
-
-    worst: PointRuns = ()
-    expected: PointRuns | None = None
-
-    @property
-    def next_point(self) -> TestPoint | None:
-        return self.worst[0][0] if self.worst else None
-
-    @staticmethod
-    def of(points: list[TestPoint]) -> Outlook:
-        """The outlook of a known list of remaining points."""
-        return Outlook(worst=tuple((p, 1) for p in points))
 
 
 @dataclass(frozen=True)
@@ -231,3 +210,10 @@ class Estimator:
         nxt = outlook.next_point
         return Eta(expected_s=expected_s, worst_s=worst_s, expected_points=expected_n, worst_points=worst_n,
                    next_s=cache.get(shape(nxt), 0.0) if nxt is not None else 0.0)
+
+
+def plan_seconds(suite: Suite, ctx: PlanContext) -> float:
+    """Worst-case wall-clock seconds of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight)."""
+    target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
+    estimator = Estimator(target, suite.point_overhead_s)
+    return suite.eta_seconds(ctx, lambda outlook: estimator.estimate(outlook).worst_s)

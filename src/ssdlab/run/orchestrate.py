@@ -17,20 +17,18 @@ from typing import Any
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
-from ssdlab.devices import ceiling
-from ssdlab.devices.parts import drop_failed, left_run_warning
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.fio import runner
 from ssdlab.results import store, verdict
+from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
-from ssdlab.run import hostload
-from ssdlab.run.eta import Estimator, Outlook
-from ssdlab.run.executor import Executor
+from ssdlab.run import ceiling, hostload
+from ssdlab.run.eta import Estimator
 from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
-from ssdlab.suites.base import PlanContext, Suite, apply_common
+from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common
 from ssdlab.system import host_info
-from ssdlab.targets.base import Target
+from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
 
 
@@ -211,7 +209,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
                     raise error
                 given_up.add(point.id)
                 if failed.measurement is not None:  # several devices: later points go on without the failed
-                    drop_failed(target, failed.measurement)
+                    _drop_failed(target, failed.measurement)
                 store.append_point(run_dir, failed)
                 estimator.observe(failed, time.monotonic() - t0)
                 progress.point_end(failed)
@@ -314,6 +312,13 @@ def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
     run = run.with_status(status, store.now_iso())  # type: ignore[arg-type]
     store.save_run(run_dir, run)
     return run
+
+
+def _drop_failed(target: Target, m: Measurement) -> None:
+    """--on-error continue: leave the devices that failed in `m` out of every later point."""
+    for p in m.parts:
+        if p.status != "ok":
+            target.drop(p.key, p.reason or "failed")
 
 
 def _attempt(run: Run, point: TestPoint) -> int:

@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterable
 from typing import IO, Protocol
 
+from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.run.eta import Eta
-from ssdlab.run.live import LiveSample
 from ssdlab.units import format_duration
 
 

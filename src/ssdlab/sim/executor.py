@@ -22,10 +22,10 @@ import numpy as np
 
 from ssdlab import __version__
 from ssdlab.errors import FioFailedError, TargetError, UsageError
-from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.results import atomic
+from ssdlab.results import atomic, hist
+from ssdlab.results.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.results.model import (
     DirectionStats,
     LatencyStats,
@@ -35,7 +35,6 @@ from ssdlab.results.model import (
     Workload,
     percentile_key,
 )
-from ssdlab.run.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size

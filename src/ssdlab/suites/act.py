@@ -23,15 +23,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.fio import hist
-from ssdlab.results import store
+from ssdlab.results import hist, store
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
-from ssdlab.run.eta import Outlook
 from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,
@@ -48,7 +46,7 @@ from ssdlab.suites.act_config import (
     round_up,
     settings_from,
 )
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.base import Outlook, PlanContext, Suite, SuiteOption, register
 
 __all__ = ["ActConfig", "Derived", "derive", "round_up"]
 
@@ -760,7 +758,7 @@ class ActSuite(Suite):
                     break
         return Outlook(worst=Outlook.of(worst).worst, expected=Outlook.of(expected).worst)
 
-    def eta_seconds(self, ctx: PlanContext) -> float:
+    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
         points = self.plan(ctx)
         prep_s = 0.0
         if points and points[0].phase == "precondition":

@@ -6,15 +6,36 @@ and lets stateful procedures (steady-state rounds, find-max curves) unfold phase
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ssdlab.results.model import Run, TestPoint
-from ssdlab.run.eta import Outlook
 
 if TYPE_CHECKING:
     from ssdlab.targets.base import Target
+
+
+PointRuns = tuple[tuple[TestPoint, int], ...]
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a run still has to do, for ETAs: runs of (point, count), a point standing for `count` points of its
+    shape, in the worst case and as expected from what the run has shown so far (None: the worst case is
+    expected). The first point of `worst` is the next one to run."""
+
+    worst: PointRuns = ()
+    expected: PointRuns | None = None
+
+    @property
+    def next_point(self) -> TestPoint | None:
+        return self.worst[0][0] if self.worst else None
+
+    @staticmethod
+    def of(points: list[TestPoint]) -> Outlook:
+        """The outlook of a known list of remaining points."""
+        return Outlook(worst=tuple((p, 1) for p in points))
 
 
 @dataclass(frozen=True)
@@ -62,12 +83,10 @@ class Suite(ABC):
         override it with what they expect (and to avoid listing every worst-case point one by one)."""
         return Outlook.of(self.next_points(ctx, run))
 
-    def eta_seconds(self, ctx: PlanContext) -> float:
-        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`)."""
-        from ssdlab.run.eta import Estimator
-
-        target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
-        return Estimator(target, self.point_overhead_s).estimate(Outlook.of(self.plan(ctx))).worst_s
+    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
+        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`); `estimate` is
+        the run's ETA model (run/eta.plan_seconds passes it): seconds of an outlook's worst case."""
+        return estimate(Outlook.of(self.plan(ctx)))
 
     def validate(self, ctx: PlanContext, target: Target) -> None:
         """Refuse what this suite cannot do on `target` with these options (raise UsageError or TargetError,

@@ -4,7 +4,7 @@ The statistics are ezFIO's spreadsheet ones: mean, sample standard deviation and
 (stdev / mean) of the per-second total IOPS (the P5430 review reports CoV 1.05 %). Per-second p99 latency
 comes from fio's clat histogram logs (one line per second per job: time_ms, ddir, bs, 1856 bucket counts of
 that interval); the buckets of all jobs are summed per second and fio's own percentile rule is applied
-(ssdlab.fio.hist), never an average of per-job percentiles.
+(ssdlab.results.hist), never an average of per-job percentiles.
 
 Limits (optional, `--cov-limit PCT` / `--p99-limit US` or `cov_limit_pct` / `p99_limit_us` in the suite file)
 make the run a pass/fail verdict (verdict.py): the CoV of per-second IOPS and the p99 of every I/O of the
@@ -87,7 +87,7 @@ def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms:
 
 def window_p99_us(m: Measurement) -> float | None:
     """p99 of every I/O of the measured window (read and write bins added; clamped to the observed max), µs."""
-    from ssdlab.fio import hist
+    from ssdlab.results import hist
 
     lats = [d.clat for d in m.directions.values() if d.clat is not None and d.clat.n > 0 and d.clat.bins]
     if not lats:

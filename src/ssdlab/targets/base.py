@@ -1,4 +1,4 @@
-"""The Target interface shared by file, block device, null and simulated targets."""
+"""The Target interface shared by every kind of target, and the Executor interface that runs points on one."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssdlab.fio.job import OptionValue
-from ssdlab.results.model import TestPoint
+from ssdlab.results.model import Measurement, TestPoint
+
+if TYPE_CHECKING:
+    from ssdlab.results.live import LiveCallback
 
 
 @dataclass(frozen=True)
@@ -126,3 +129,19 @@ class Target(ABC):
         """(host, device) of each device behind the target, in device_fio_options() order; host '' is this
         host. A point on more than one device stores a result per device (Measurement.parts)."""
         return [("", self.name)]
+
+
+class Executor(Protocol):
+    """Runs points on a target: a TestPoint in, a Measurement out (fio: fio/executor.py; the simulator:
+    sim/executor.py; a host group: targets/hostgroup.py)."""
+
+    name: str
+
+    def version(self) -> str:
+        """Engine version recorded in run.json (e.g. fio '3.33')."""
+        ...
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Run one point, keep its artefacts in point_dir, return the parsed measurement."""
+        ...

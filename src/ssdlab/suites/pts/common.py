@@ -440,7 +440,7 @@ def nines_us(pr: PointResult, p: float = 99.999) -> float | None:
     if not lats:
         return None
     if all(c.bins for c in lats):
-        from ssdlab.fio import hist
+        from ssdlab.results import hist
 
         counts = hist.counts_from_sparse(lats[0].bins)
         for c in lats[1:]:

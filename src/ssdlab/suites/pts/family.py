@@ -17,8 +17,7 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.results.model import Run, TestPoint
-from ssdlab.run.eta import Outlook
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.base import Outlook, PlanContext, Suite, SuiteOption, register
 from ssdlab.suites.pts.common import (
     SPEC_RUNTIME_S,
     PtsSettings,

@@ -8,8 +8,7 @@ import math
 from dataclasses import dataclass
 
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
-from ssdlab.run.eta import Outlook
-from ssdlab.suites.base import SuiteOption
+from ssdlab.suites.base import Outlook, SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_bytes, format_duration

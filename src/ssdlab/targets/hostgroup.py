@@ -19,16 +19,16 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ssdlab.devices.parts import device_parts
 from ssdlab.errors import FioFailedError
 from ssdlab.fio.client import client_hosts, missing_hosts, run_clients
+from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
 from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 from ssdlab.targets.hosts import HostGroupTarget
 
 if TYPE_CHECKING:
-    from ssdlab.run.executor import LiveCallback
+    from ssdlab.fio.executor import LiveCallback
 
 
 class HostGroupExecutor:

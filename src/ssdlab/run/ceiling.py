@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import SsdlabError
-from ssdlab.fio.job import OptionValue
 from ssdlab.results import store
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.targets.base import Target
+from ssdlab.targets.null import NullTwin, null_options
 
 if TYPE_CHECKING:
     from ssdlab.run.progress import Progress
@@ -49,42 +48,6 @@ def ceiling_point(base: TestPoint) -> TestPoint:
     return TestPoint(id=POINT_ID, label=f"Host ceiling: null engine, {rw} {w.bs} B QD{w.iodepth}×{w.numjobs} "
                                         "per device", workload=workload, phase=PHASE,
                      tags={"shape_of": base.id})
-
-
-@dataclass
-class NullTwin(Target):
-    """Every device of a multi-device target replaced by fio's null engine, on the same CPUs."""
-
-    devices: list[dict[str, OptionValue]] = field(default_factory=list)
-    names: list[tuple[str, str]] = field(default_factory=list)
-    size: int = 0
-
-    @property
-    def name(self) -> str:
-        return "null (host ceiling)"
-
-    def capacity(self) -> int:
-        return self.size
-
-    def info(self) -> dict[str, Any]:
-        return {"kind": "null", "name": self.name}
-
-    def fio_options(self) -> dict[str, OptionValue]:
-        return self.devices[0]
-
-    def device_fio_options(self) -> list[dict[str, OptionValue]]:
-        return list(self.devices)
-
-    def device_names(self) -> list[tuple[str, str]]:
-        return list(self.names)
-
-
-PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "numa_cpu_nodes")
-
-
-def null_options(devices: list[dict[str, OptionValue]], size: int) -> list[dict[str, OptionValue]]:
-    return [{"ioengine": "null", "size": size, **{k: v for k, v in d.items() if k in PLACEMENT_KEYS}}
-            for d in devices]
 
 
 def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, progress: Progress) -> Run:
@@ -121,14 +84,14 @@ def _twin(target: Target) -> tuple[Any, Target]:
     from ssdlab.safety import WriteGrant
 
     if target.engine() == "fio-client":
-        from ssdlab.devices.hostgroup import HostGroupExecutor
+        from ssdlab.targets.hostgroup import HostGroupExecutor
         from ssdlab.targets.hosts import HostGroupTarget
 
         assert isinstance(target, HostGroupTarget)
         twin_group = target.null_twin()
         # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
         return HostGroupExecutor(twin_group, WriteGrant(twin_group, writes=False)), twin_group
-    from ssdlab.run.executor import FioExecutor
+    from ssdlab.fio.executor import FioExecutor
 
     size = min(target.capacity(), 1024**3)
     twin = NullTwin(spec="null", kind="null", devices=null_options(target.device_fio_options(), size),
