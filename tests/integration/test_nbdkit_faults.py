@@ -19,10 +19,10 @@ import pytest
 
 from conftest import flip_bytes, run_cli
 from ssdlab.errors import ExitCode
-from ssdlab.fio import executor as executor_module
 from ssdlab.fio.runner import engine_available
 from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.results.store import load_run
+from ssdlab.run import target as executor_module
 from ssdlab.targets.base import Target
 
 pytestmark = [pytest.mark.integration]

@@ -30,9 +30,10 @@ from ssdlab.targets.base import Target
 
 
 def ctx_for(target: Target, **options: object) -> object:
-    from ssdlab.cli import make_context
+    from ssdlab.results.request import RunRequest
+    from ssdlab.run.setup import plan_context
 
-    return make_context(target, 0.5, None, dict(options))
+    return plan_context(target, RunRequest(runtime_s=0.5, suite_options=dict(options)))
 
 
 READ_SUITE = """name = "reader"

@@ -79,7 +79,7 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
         raise TargetError("the data was written to an nbdkit memory disk, which ended with its run: nothing is "
                           "left to check (write to nbdkit:file:PATH to keep it)")
     o = run.options
-    target = parse_target(spec, TargetOptions(capacity=o.get("capacity"), ioengine=o.get("ioengine") or "libaio"))
+    target = parse_target(spec, TargetOptions(capacity=o.capacity, ioengine=o.ioengine or "libaio"))
     span_end = int(found.get("span_offset") or 0) + int(found.get("span_bytes") or 0)
     if isinstance(target, FileTarget) and (not target.path.exists() or target.path.stat().st_size < span_end):
         raise TargetError(f"{target.path} is missing or shorter than the {span_end:,} bytes that were written")

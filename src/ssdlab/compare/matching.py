@@ -506,8 +506,8 @@ def run_facts(rd: RunData) -> dict[str, str]:
         "host": f"{h.get('hostname', '?')}: {h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}, "
                 f"kernel {h.get('kernel', '?')}",
     }
-    if o.get("footprint"):
-        facts["footprint"] = str(o["footprint"])
+    if o.footprint:
+        facts["footprint"] = str(o.footprint)
     return facts
 
 
@@ -594,7 +594,7 @@ def _scaled(run: Run) -> str:
         try:
             from ssdlab.suites.pts.common import settings_from_run
 
-            reasons = settings_from_run(run).scaled_reasons(dict(run.options), dict(run.target))
+            reasons = settings_from_run(run).scaled_reasons(run.options, dict(run.target))
             ds = _demand_settings(run)
             reasons += ds.scaled_reasons() if ds is not None else []
         except SsdlabError:

@@ -204,7 +204,7 @@ GAP = "  "
 
 def _scale(run: Run) -> tuple[str, int]:
     """(act_latency's unit label, ns per unit): ms, or µs with ACT's microsecond-histograms."""
-    opts = run.options.get("suite_options") or {}
+    opts = run.options.suite_options
     from_file = opts.get("act_config_values") or {}
     if opts.get("microsecond_histograms") or from_file.get("microsecond_histograms"):
         return " %>(us)", 1_000

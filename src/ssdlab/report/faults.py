@@ -54,7 +54,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     planted = list(run.target.get("faults") or [])
     if planted:
         parts.append("<p>Faults injected by the target: " + "; ".join(html.escape(f) for f in planted) + ".</p>")
-    policy = str(run.options.get("on_error") or "stop")
+    policy = str(run.options.on_error or "stop")
     parts.append(f"<p>Error policy: <code>--on-error {html.escape(policy)}</code> ("
                  + ("a failed point was recorded and the run went on" if policy == "continue"
                     else "the first I/O error ended its point and the run") + ").</p>")

@@ -81,7 +81,7 @@ def tests(run: Run) -> list[tuple[str, PointResult]]:
 
 
 def margin(run: Run) -> float:
-    v = run.options.get("straggler_margin_pct")
+    v = run.options.straggler_margin_pct
     return float(v) if isinstance(v, (int, float)) and v > 0 else aggregate.DEFAULT_STRAGGLER_MARGIN_PCT
 
 

@@ -301,7 +301,7 @@ def _runtime_per_point(run: Run) -> str:
     ramps = sorted({r.point.workload.ramp_s for r in run.points
                     if r.point.phase == "measure" and r.point.workload.ramp_s})
     if not values:
-        opt = run.options.get("runtime_s")
+        opt = run.options.runtime_s
         return f"{opt:g} s" if isinstance(opt, (int, float)) else "size-based"
     text = ", ".join(f"{v:g} s" for v in values)
     if ramps:

@@ -461,7 +461,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     files: dict[str, str] = {}
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
-                               "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
+                               "scaled": s.scaled_reasons(run.options, dict(run.target)), "tests": {}}
     for family_test in tests_for(run):
         for test in family_test.round_tests:
             state = analyse(test, s, run)

@@ -54,26 +54,26 @@ def command_line(run: Run) -> str:
     """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
     o = run.options
     args = ["ssdlab", "run", run.suite]
-    if o.get("hosts"):  # a host group: its inventory names every host and device
-        args += ["--hosts", str(o["hosts"])]
+    if o.hosts:  # a host group: its inventory names every host and device
+        args += ["--hosts", str(o.hosts)]
     else:
-        for spec in o.get("target_specs") or ():
+        for spec in o.target_specs:
             args += ["--target", str(spec)]
-    if o.get("on_error") not in (None, "stop"):
-        args += ["--on-error", str(o["on_error"])]
-    if o.get("straggler_margin_pct") not in (None, 10, 10.0):
-        args += ["--straggler-margin", f"{float(o['straggler_margin_pct']):g}"]
+    if o.on_error not in (None, "stop"):
+        args += ["--on-error", str(o.on_error)]
+    if o.straggler_margin_pct not in (None, 10, 10.0):
+        args += ["--straggler-margin", f"{float(o.straggler_margin_pct or 0):g}"]
     for key, flag in COMMON_FLAGS.items():
-        v = o.get(key)
+        v = getattr(o, key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
             continue
         args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
     for key, flag in DEVICE_SETTING_FLAGS.items():  # --write-cache / --power-state (targets/devsettings.py)
-        v = (o.get("device_settings") or {}).get(key)
+        v = getattr(o.device_settings, key)
         if v is not None:
             args += [flag, str(v)]
     defaults = _suite_defaults(run.suite)
-    for key, v in (o.get("suite_options") or {}).items():
+    for key, v in o.suite_options.items():
         if v is None or v is False or (key in defaults and defaults[key] == v):
             continue
         flag = "--" + key.replace("_", "-")
@@ -108,8 +108,8 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     """(option, value) rows: the common options, then the suite's, named as on the command line."""
     o = run.options
     rows: list[tuple[str, str]] = []
-    for key, v in o.items():
-        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
+    for key, v in o.to_dict().items():  # the options the run recorded, in order
+        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.hosts):
             continue
         if key == "device_settings" and isinstance(v, Mapping):
             rows.extend((DEVICE_SETTING_FLAGS[k], value_text(x, k)) for k, x in v.items()
@@ -117,7 +117,7 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
             continue
         flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
         rows.append((flag, value_text(v, key)))
-    suite_opts = o.get("suite_options") or {}
+    suite_opts = o.suite_options
     if isinstance(suite_opts, Mapping):
         unused = unselected_test_options(run)
         for key, v in suite_opts.items():

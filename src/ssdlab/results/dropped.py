@@ -12,7 +12,7 @@ def left_run(run: Run) -> dict[str, tuple[str, str]]:
     without them: key -> (point id, reason). The key is a host name when all of its devices failed together
     (the host is left out as a whole), else 'host:device' (the device alone on the local host)."""
     out: dict[str, tuple[str, str]] = {}
-    continued = str(run.options.get("on_error") or "stop") == "continue"
+    continued = run.options.error_policy == "continue"
     for r in run.points:
         m = r.measurement
         if m is None or not (r.status == "ok" or (r.status == "failed" and continued)):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
+from ssdlab.results.request import RunRequest
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
@@ -235,7 +236,7 @@ class Run:
     suite: str
     status: RunStatus
     created: str
-    options: Mapping[str, Any]
+    options: RunRequest  # what the run was asked to do (results/request.py); run.json's "options"
     target: Mapping[str, Any]
     host: Mapping[str, Any]
     points: tuple[PointResult, ...] = ()
@@ -243,6 +244,11 @@ class Run:
     warnings: tuple[str, ...] = ()
     events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
     health: Mapping[str, Any] = field(default_factory=dict)  # drive snapshots, samples, settings (session.py)
+
+    def __post_init__(self) -> None:
+        options: object = self.options
+        if isinstance(options, Mapping):  # its stored form, as a run built by hand may give it
+            object.__setattr__(self, "options", RunRequest.from_dict(options))
 
     def with_point(self, result: PointResult) -> Run:
         """New run with `result` appended (a re-run of an id replaces the unfinished attempt). The lookups of
@@ -347,6 +353,8 @@ def to_dict(obj: Any) -> Any:
         return [v if type(v) in _PLAIN else to_dict(v) for v in obj]
     if kind is dict:
         return {str(k): v if type(v) in _PLAIN else to_dict(v) for k, v in obj.items()}
+    if kind is RunRequest:
+        return obj.to_dict()
     names = _FIELD_NAMES.get(kind)
     if names is None and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
@@ -434,7 +442,7 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
     try:
         return Run(
             schema_version=version, ssdlab_version=d["ssdlab_version"], run_id=d["run_id"], suite=d["suite"],
-            status=d["status"], created=d["created"], options=dict(d.get("options", {})),
+            status=d["status"], created=d["created"], options=RunRequest.from_dict(d.get("options") or {}),
             target=dict(d.get("target", {})), host=dict(d.get("host", {})),
             points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
             finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),

@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
@@ -22,6 +21,7 @@ from ssdlab.fio import runner
 from ssdlab.results import store, verdict
 from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
+from ssdlab.results.request import RunRequest
 from ssdlab.run import ceiling, hostload
 from ssdlab.run.eta import Estimator
 from ssdlab.run.progress import Progress
@@ -32,7 +32,7 @@ from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
 
 
-def new_run(suite: Suite, target: Target, executor: Executor, options: dict[str, Any], run_dir: Path) -> Run:
+def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path) -> Run:
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
         status="running", created=store.now_iso(), options=options, target=target.info(),
@@ -90,13 +90,9 @@ def part_warnings(m: Measurement) -> list[str]:
             + (" …" if len(failed) > 4 else "")]
 
 
-ON_ERROR = ("stop", "continue")
-
-
 def on_error_policy(run: Run) -> str:
     """The run's --on-error policy: 'stop' (default) or 'continue'."""
-    policy = str(run.options.get("on_error") or "stop")
-    return policy if policy in ON_ERROR else "stop"
+    return run.options.error_policy
 
 
 def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:

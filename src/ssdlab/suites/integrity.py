@@ -153,8 +153,8 @@ def manifest(run: Run) -> dict[str, Any] | None:
         "data": "fio's random data per block, seeded from the seed above; each block's header holds its offset "
                 "and checksum",
         "fio_version": r.measurement.engine_version if r.measurement else "",
-        "ioengine": run.options.get("ioengine", ""),
-        "target": {"spec": (run.options.get("target_specs") or [target.get("spec", "")])[0],
+        "ioengine": run.options.ioengine,
+        "target": {"spec": (run.options.target_specs or (target.get("spec", ""),))[0],
                    "kind": target.get("kind", ""), "name": target.get("name", ""),
                    "capacity_bytes": target.get("capacity_bytes"), "identity": dict(target.get("identity") or {})},
     }

@@ -110,6 +110,10 @@ class Target(ABC):
     def logical_block_size(self) -> int:
         return 512
 
+    def resume_spec(self, given: str) -> str:
+        """The target string `resume` parses to open this target again, for the one the user gave."""
+        return given
+
     def engine(self) -> str:
         """Which executor runs points on this target."""
         return "fio"

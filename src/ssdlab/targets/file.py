@@ -69,6 +69,10 @@ class FileTarget(Target):
     def name(self) -> str:
         return str(self.path)
 
+    def resume_spec(self, given: str) -> str:
+        """The absolute path (resume may run in another directory and must open the same file)."""
+        return self.spec
+
     def capacity(self) -> int:
         return self.size
 

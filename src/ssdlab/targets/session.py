@@ -107,7 +107,7 @@ class DeviceSession:
         return run
 
     def _apply_settings(self, run: Run, save: Save) -> Run:
-        req = devsettings.requested(run.options)
+        req = run.options.device_settings
         previous = [dict(r) for r in run.health.get("settings", []) if isinstance(r, Mapping)]
         pending = [r for r in previous if not r.get("restored")]  # left changed by a killed earlier session
         self.kept_settings = [r for r in previous if r.get("restored")]
@@ -206,7 +206,7 @@ class DeviceSession:
     def _restore_suite_cache(self, run: Run) -> Run:
         """A suite that sets the write cache itself (SNIA PTS WCE/WCD at purge) leaves it as it found it too,
         unless the user asked for a setting of their own."""
-        if devsettings.requested(run.options).write_cache is not None:
+        if run.options.device_settings.write_cache is not None:
             return run
         if not any(p.point.phase == "purge" and p.point.tags.get("write_cache") in ("enabled", "disabled")
                    for p in run.points):

@@ -18,6 +18,7 @@ from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
 from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
+from ssdlab.results.request import RunRequest
 from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
@@ -131,7 +132,7 @@ class PtsSettings:
     def pattern_options(self) -> dict[str, str]:
         return dict(DATA_PATTERNS[self.data_pattern])
 
-    def scaled_reasons(self, run_options: dict[str, Any] | None = None,
+    def scaled_reasons(self, run_options: RunRequest | None = None,
                        target: dict[str, Any] | None = None) -> list[str]:
         """Why this run is not spec-compliant (empty: compliant as far as ssdlab can tell)."""
         out = []
@@ -141,13 +142,13 @@ class PtsSettings:
             out.append("the target is a file on a filesystem, not a device")
         elif self.target_kind not in ("block",):
             out.append(f"the target is a {self.target_kind} target, not a device")
-        o = run_options or {}
         t = target or {}
         device = t.get("device_bytes")
-        if o.get("capacity") and (device is None or int(o["capacity"]) < int(device)):
-            out.append(f"--capacity limits the test to {format_bytes(int(o['capacity']))} of the target")
-        if o.get("footprint"):
-            out.append(f"--footprint {o['footprint']} limits the test to part of the target")
+        o = run_options or RunRequest()
+        if o.capacity and (device is None or int(o.capacity) < int(device)):
+            out.append(f"--capacity limits the test to {format_bytes(int(o.capacity))} of the target")
+        if o.footprint:
+            out.append(f"--footprint {o.footprint} limits the test to part of the target")
         if self.data_pattern != "random":
             out.append(f"data pattern {self.data_pattern} (the spec requires random data)")
         if self.block_sizes is not None or self.mixes is not None:
@@ -789,7 +790,7 @@ def common_notes(s: PtsSettings) -> list[str]:
 
 def scaled_warning(run: Run, s: PtsSettings) -> Run:
     """Add the plain 'not spec-compliant' warning to a scaled run."""
-    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
+    reasons = s.scaled_reasons(run.options, dict(run.target))
     if reasons:
         run = run.with_warning("scaled run, NOT SNIA PTS compliant: " + "; ".join(reasons))
     return run
@@ -801,7 +802,7 @@ def settings_from_run(run: Run) -> PtsSettings:
     t = run.target
     lbs = int(t.get("logical_block_size") or 512)
     # the active capacity as the run and its resume computed it (cli.make_context: --footprint, --misalign)
-    capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.get("footprint"), o.get("misalign"))
+    capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.footprint, o.misalign)
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
-                      runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"), options=dict(o.get("suite_options") or {}))
+                      runtime_s=o.runtime_s, ramp_s=o.ramp_s, options=dict(o.suite_options))
     return settings(ctx)

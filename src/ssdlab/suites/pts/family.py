@@ -166,7 +166,7 @@ def selection(suite_name: str, options: Mapping[str, Any]) -> list[PtsTest]:
 
 def tests_for(run: Run) -> list[PtsTest]:
     """The tests a stored run selected, in run order (runs of older versions: the suite's default)."""
-    return selection(run.suite, dict(run.options.get("suite_options") or {}))
+    return selection(run.suite, dict(run.options.suite_options))
 
 
 # ------------------------------------------------------------------ the suites
