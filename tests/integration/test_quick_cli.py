@@ -180,7 +180,7 @@ def test_cmd_txt_reruns_to_a_valid_result(quick: QuickRun) -> None:
 
 def test_plan_lists_the_same_points(quick: QuickRun) -> None:
     run = load_run(quick.out)
-    targets = [arg for spec in run.options["target_specs"] for arg in ("--target", spec)]
+    targets = [arg for spec in run.options.target_specs for arg in ("--target", spec)]
     res = run_cli("plan", "quick", *targets, "--runtime", "1")
     assert res.code == 0, res.err
     for pid in QUICK_IDS:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.results.events import VerdictEvent
 
 MAX_PRINTED = 20
 IDENTITY_KEYS = ("serial", "model", "loop_backing_file", "file", "nbd_uri")
@@ -92,7 +93,7 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
         raise TargetError(f"{spec} holds {target.capacity():,} bytes, fewer than the {span_end:,} that were written")
     then_fw = (then.get("identity") or {}).get("firmware")
     now_fw = (now.get("identity") or {}).get("firmware")
-    n = 1 + sum(1 for r in run.points if r.point.tags.get("integrity") == "reverify")
+    n = 1 + sum(1 for r in run.points if r.point.tags.integrity == "reverify")
     point = check_point(f"reverify-{n:02d}", f"Re-verify {n}", block_size=int(found["block_size"]),
                         iodepth=args.iodepth, size=int(found["span_bytes"]), offset=int(found.get("span_offset") or 0),
                         checksum=str(found["checksum"]), role="reverify")
@@ -112,8 +113,9 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
     s = summary(result)
     v = verdict(run, [result])
     run = run.with_point(result)
-    run = run.with_event({"time": store.now_iso(), "kind": "verdict", "suite": "integrity", "source": "ssdlab verify",
-                          "point": point.id, **v})
+    run = run.with_event(VerdictEvent.of(
+        time=store.now_iso(), kind="verdict", suite="integrity", source="ssdlab verify", point=point.id, **v,
+    ))
     store.save_run(args.dir, run)
     if not args.quiet:
         for f in s["listed"][:MAX_PRINTED]:

@@ -197,8 +197,8 @@ def is_pts(run: Run) -> bool:
 
 def _family(r: PointResult) -> str:
     tags = r.point.tags
-    if tags.get("family") == "characterization":
-        return str(tags.get("view") or "matrix")
+    if tags.family == "characterization":
+        return str(tags.view or "matrix")
     return "points"
 
 
@@ -233,7 +233,7 @@ def _single_point(r: PointResult, key: str, family: str, label: str = "") -> Poi
 def _generic_points(run: Run, skip_tests: frozenset[str]) -> dict[str, PointData]:
     latest: dict[str, PointResult] = {}
     for r in run.points:
-        if r.point.phase != "measure" or r.point.tags.get("test") in skip_tests:
+        if r.point.phase != "measure" or r.point.tags.test in skip_tests:
             continue
         latest[r.point.id] = r  # a later attempt of an id replaces the earlier one
     return {pid: _single_point(r, pid, _family(r)) for pid, r in latest.items()}
@@ -299,7 +299,7 @@ def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]
         points.update(demand_points)
         curves.extend(demand_curves)
         notes.extend(demand_notes)
-    if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
+    if any(p.point.tags.test == wsat_mod.TEST for p in run.points):
         ws = wsat_mod.analyse(s, run)
         if ws.samples:
             tail = ws.samples[-5:]

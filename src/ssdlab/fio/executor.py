@@ -95,7 +95,7 @@ class FioExecutor:
         with target.during_point(point):
             try:
                 text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
-                               on_status=on_status, binary=self.binary, readonly=bool(point.tags.get("readonly")))
+                               on_status=on_status, binary=self.binary, readonly=point.tags.readonly)
             except FioFailedError as exc:
                 raise _failed(exc, point_dir, target.device_names(), point) from None
         from ssdlab.fio.parse import io_window, last_document, measurement_from_document  # loaded as fio ran
@@ -106,7 +106,7 @@ class FioExecutor:
         if point.idle_before_s:  # as achieved (None: not measurable)
             m = dataclasses.replace(m, extra={**m.extra, "idle_s": round(idle, 4) if idle is not None else None})
         errors = m.extra.get("io_errors")
-        if errors and not point.tags.get("errors_are_results"):  # fio went on past them (--on-error continue)
+        if errors and not point.tags.errors_are_results:  # fio went on past them (--on-error continue)
             from ssdlab.fio.failures import error_message, io_error_from_dict
 
             listed = [io_error_from_dict(e) for e in errors["listed"]]

@@ -515,8 +515,8 @@ def _by_matrix(rows: Sequence[Row]) -> dict[str, list[Row]]:
 
 def _curve_group(p: PointData) -> Any:
     w = p.point.workload
-    if p.point.tags.get("curve"):
-        return str(p.point.tags["curve"]).split("|")[0]
+    if p.point.tags.curve:
+        return str(p.point.tags.curve).split("|")[0]
     mix = _axis(p, "rwmixread")
     return f"{w.bssplit or format_bs(w.bs)} {mix}% read T{w.numjobs}"
 

@@ -19,7 +19,7 @@ MAX_ROWS = 500
 
 
 def _errors(r: PointResult) -> list[dict[str, Any]]:
-    if r.measurement is None or r.point.tags.get("errors_are_results"):
+    if r.measurement is None or r.point.tags.errors_are_results:
         return []
     return list((r.measurement.extra.get("io_errors") or {}).get("listed") or [])
 

@@ -509,7 +509,7 @@ def charted_points(points: Sequence[PointResult]) -> tuple[list[_Charted], int]:
 
 def _strip_direction(r: PointResult) -> str:
     label = r.point.label
-    d = str(r.point.tags.get("direction", ""))
+    d = str(r.point.tags.direction or "")
     if d and label.lower().endswith(" " + d.lower()):
         label = label[: -len(d) - 1]
     return label

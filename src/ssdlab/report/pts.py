@@ -387,7 +387,7 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
 
 def run_record_section(run: Run) -> Section | None:
     """Interruptions, resumes and the points that were repeated."""
-    evs = [e for e in run.events if e.get("kind") in ("interrupted", "failed", "resume")]
+    evs = [e for e in run.events if e.kind in ("interrupted", "failed", "resume")]
     if not evs:
         return None
     rows = []

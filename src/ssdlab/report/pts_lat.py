@@ -32,7 +32,7 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
     summary: dict[str, Any] = {}
     for p in caps:
         pr = res[p.id]
-        read = int(p.tags["read_pct"])
+        read = int(p.tags.read_pct or 0)
         name = f"RND 4 KiB {mix_label(read)}"
         if pr.status != "ok":
             parts.append(f"<h3>{html.escape(name)}</h3><p>{html.escape(pr.status)}: {html.escape(pr.reason)}</p>")

@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
+from ssdlab.results.events import RunEvent, event_from_dict
 from ssdlab.results.request import RunRequest
+from ssdlab.results.tags import PointTags
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
@@ -199,14 +201,19 @@ class TestPoint:
     workload: Workload
     phase: str = "measure"  # "measure" | "precondition" | "purge" | ...
     group: str = ""
-    tags: Mapping[str, Any] = field(default_factory=dict)
-    # several concurrent fio job sections (e.g. ACT's paced streams); tags["stream_names"] names them.
+    tags: PointTags = field(default_factory=PointTags)  # what the suite records about the point (results/tags.py)
+    # several concurrent fio job sections (e.g. ACT's paced streams); tags.stream_names names them.
     # When set, `workload` is the first stream (summaries, skip checks) and every stream runs at once.
     streams: tuple[Workload, ...] = ()
     idle_before_s: float = 0.0  # host idle (no I/O) before the point starts, e.g. PTS HIR's wait states
     # a continuous stimulus: consecutive points with the same key and workload (and no idle before all but the
     # first) run as one fio run, each point one sample of it (PTS WSAT, XSR; executor.run_series)
     continuous: str = ""
+
+    def __post_init__(self) -> None:
+        tags: object = self.tags
+        if not isinstance(tags, PointTags):  # their stored form (a mapping), as a point built by hand may give it
+            object.__setattr__(self, "tags", PointTags(tags if isinstance(tags, Mapping) else None))
 
     @property
     def est_seconds(self) -> float:
@@ -242,13 +249,15 @@ class Run:
     points: tuple[PointResult, ...] = ()
     finished: str = ""
     warnings: tuple[str, ...] = ()
-    events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
+    events: tuple[RunEvent, ...] = ()  # interruptions, resumes, notes, verdicts (results/events.py)
     health: Mapping[str, Any] = field(default_factory=dict)  # drive snapshots, samples, settings (session.py)
 
     def __post_init__(self) -> None:
         options: object = self.options
         if isinstance(options, Mapping):  # its stored form, as a run built by hand may give it
             object.__setattr__(self, "options", RunRequest.from_dict(options))
+        if not all(isinstance(e, RunEvent) for e in self.events):  # (idem)
+            object.__setattr__(self, "events", tuple(event_from_dict(e) for e in self.events))
 
     def with_point(self, result: PointResult) -> Run:
         """New run with `result` appended (a re-run of an id replaces the unfinished attempt). The lookups of
@@ -274,7 +283,8 @@ class Run:
         return dataclasses.replace(self, status=status, finished=finished or self.finished)
 
     def with_event(self, event: Mapping[str, Any]) -> Run:
-        return dataclasses.replace(self, events=(*self.events, dict(event)))
+        """New run with `event` (a RunEvent, or its stored form) appended."""
+        return dataclasses.replace(self, events=(*self.events, event_from_dict(event)))
 
     def with_warning(self, text: str) -> Run:
         if text in self.warnings:
@@ -418,7 +428,7 @@ def workload_from_dict(d: Mapping[str, Any]) -> Workload:
 
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
     return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
-                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})),
+                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=PointTags(d.get("tags")),
                      streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
                      idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
@@ -446,7 +456,7 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
             target=dict(d.get("target", {})), host=dict(d.get("host", {})),
             points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
             finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
-            events=tuple(dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
+            events=tuple(event_from_dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc

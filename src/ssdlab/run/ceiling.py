@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ssdlab.errors import SsdlabError
 from ssdlab.results import store
 from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.results.tags import PointTags
 from ssdlab.targets.base import Target
 from ssdlab.targets.null import NullTwin, null_options
 
@@ -47,7 +48,7 @@ def ceiling_point(base: TestPoint) -> TestPoint:
         io_bytes=None, rate_iops=None, options={}, log_interval_ms=None, hist_log_ms=None, offset=0)
     return TestPoint(id=POINT_ID, label=f"Host ceiling: null engine, {rw} {w.bs} B QD{w.iodepth}×{w.numjobs} "
                                         "per device", workload=workload, phase=PHASE,
-                     tags={"shape_of": base.id})
+                     tags=PointTags.of(shape_of=base.id))
 
 
 def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, progress: Progress) -> Run:

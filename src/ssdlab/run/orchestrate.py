@@ -20,6 +20,7 @@ from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.fio import runner
 from ssdlab.results import store, verdict
 from ssdlab.results.dropped import left_run_warning
+from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
 from ssdlab.run import ceiling, hostload
@@ -154,7 +155,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
         notes = target.prepare(grant.writes)
         for note in notes:
             progress.note(note)
-            run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
+            run = run.with_event(RunEvent.of(time=store.now_iso(), kind="prepare", text=note))
         if run.status != "running":
             run = run.with_status("running")
         store.save_run(run_dir, run)
@@ -303,8 +304,7 @@ class Series:
 
 
 def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
-    run = run.with_event({"time": store.now_iso(), "kind": status, "text": text,
-                          "points_done": len(run.ok_points())})
+    run = run.with_event(StopEvent.of(time=store.now_iso(), kind=status, text=text, points_done=len(run.ok_points())))
     run = run.with_status(status, store.now_iso())  # type: ignore[arg-type]
     store.save_run(run_dir, run)
     return run
@@ -349,7 +349,7 @@ def _run_valid(run_dir: Path, point: TestPoint, target: Target, executor: Execut
             return dataclasses.replace(result, status="invalid", reason=f"invalid: {problem}{bound}")
         progress.note(f"    {point.label}: {problem}; running it again for {longer:g} s")
         point = dataclasses.replace(point, workload=dataclasses.replace(point.workload, runtime_s=longer),
-                                    tags={**point.tags, "planned_runtime_s": planned})
+                                    tags=point.tags.replace(planned_runtime_s=planned))
 
 
 def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,
@@ -361,9 +361,9 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
                            attempt=attempt)
     if point.phase == "purge":  # not I/O: the target itself does it (nvme format, blkdiscard, recreate, ...)
         grant.require(f"purge {target.name}")
-        done = target.purge(str(point.tags.get("method", "")))
-        if point.tags.get("write_cache") in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
-            done += "; " + target.set_write_cache(point.tags["write_cache"] == "enabled")
+        done = target.purge(str(point.tags.method or ""))
+        if point.tags.write_cache in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
+            done += "; " + target.set_write_cache(point.tags.write_cache == "enabled")
         return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), reason=done,
                            attempt=attempt)
     pdir = store.point_dir(run_dir, point.id)

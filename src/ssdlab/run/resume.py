@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 from ssdlab.results import store
+from ssdlab.results.events import ResumeEvent
 from ssdlab.results.model import Run
 from ssdlab.suites.base import PlanContext, Suite
 
@@ -22,9 +23,10 @@ def mark_resumed(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext) -> Run
     if resumed_at and resumed_at not in unfinished and store.point_dir(run_dir, resumed_at).exists():
         unfinished.append(resumed_at)
     orphans = stop_orphan_fio(run_dir)
-    return run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
-                           "points_done": len(run.ok_points()), "repeated": unfinished, "resumed_at": resumed_at,
-                           "stopped_fio_pids": orphans})
+    return run.with_event(ResumeEvent.of(
+        time=store.now_iso(), kind="resume", previous_status=run.status, points_done=len(run.ok_points()),
+        repeated=unfinished, resumed_at=resumed_at, stopped_fio_pids=orphans,
+    ))
 
 
 def stop_orphan_fio(run_dir: Path) -> list[int]:

@@ -29,7 +29,9 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.results import hist, store
+from ssdlab.results.events import VerdictEvent
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,
@@ -381,7 +383,7 @@ def slice_streams(result: PointResult) -> dict[str, StreamSlice]:
     if m is None:
         return {}
     raw: Mapping[str, Any] = m.extra.get("streams") or {}
-    targets: Mapping[str, float] = result.point.tags.get("target_per_s") or {}
+    targets: Mapping[str, float] = result.point.tags.target_per_s
     seconds = float(result.point.workload.runtime_s or 0.0)
     merged: dict[str, tuple[int, hist.Counts, float]] = {}
     for section, data in raw.items():
@@ -424,8 +426,8 @@ def slice_lags(result: PointResult, carried: Mapping[str, float]) -> list[Sectio
     raw: Mapping[str, Any] = m.extra.get("streams") or {}
     pacing: Mapping[str, Mapping[str, float]] = m.extra.get("pacing") or {}
     seconds = float(result.point.workload.runtime_s or 0.0)
-    targets: Mapping[str, float] = result.point.tags.get("target_per_s") or {}
-    devices = max(1, int(result.point.tags.get("devices", 1) or 1))
+    targets: Mapping[str, float] = result.point.tags.target_per_s
+    devices = max(1, int(result.point.tags.devices or 1))
     out = []
     for section, data in raw.items():
         base = section_device(section)[0]
@@ -521,17 +523,17 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
             if not lagging and limit > 0 and lag.worst_s > limit:
                 m = r.measurement
                 cpu = (m.usr_cpu + m.sys_cpu) if m else 0.0
-                where = f"{p.tags.get('slice')} at {p.tags.get('level') or load_label(load)}"
+                where = f"{p.tags.slice} at {p.tags.level or load_label(load)}"
                 lagging = lag_message(lag.section, lag.worst_s, limit, where, cpu)
         if lagging:
             break  # ACT stops here: later slices do not exist
     worst = _worst(slices, S_READS)
-    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in (p.tags.get("target_per_s") or {})
+    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in p.tags.target_per_s
                                                           for p in level)
     worst_commits = _worst(slices, S_COMMITS) if commits else None
     complete = len(slices) == len(level) and not lagging
     passed = complete and judge(worst) and (worst_commits is None or judge(worst_commits))
-    label = str(level[0].tags.get("level", "")) if level else ""
+    label = str(level[0].tags.level or "") if level else ""
     return LevelResult(load=load, slices=slices, complete=complete, lagging=lagging, passed=passed, worst=worst,
                        label=label or load_label(load), worst_commits=worst_commits, max_lag_s=worst_lag)
 
@@ -660,9 +662,9 @@ class ActSuite(Suite):
         salt = Workload(rw="write", bs=lb, iodepth=PREP_QD, options={"refill_buffers": "1"})
         return [
             TestPoint(id="act-prep-zero", label="act_prep: zero fill", workload=zero, phase="precondition",
-                      group="prep", tags={"stream_names": ["prep"]}, streams=(zero,)),
+                      group="prep", tags=PointTags.of(stream_names=["prep"]), streams=(zero,)),
             TestPoint(id="act-prep-salt", label="act_prep: random large blocks", workload=salt,
-                      phase="precondition", group="prep", tags={"stream_names": ["prep"]}, streams=(salt,)),
+                      phase="precondition", group="prep", tags=PointTags.of(stream_names=["prep"]), streams=(salt,)),
         ]
 
     def level_points(self, ctx: PlanContext, level: Level | float) -> list[TestPoint]:
@@ -696,14 +698,14 @@ class ActSuite(Suite):
             targets[S_LB_READS] = derived.large_block_reads_per_s
         if derived.large_block_writes_per_s > 0:
             targets[S_LB_WRITES] = derived.large_block_writes_per_s
-        tags = {
-            "stream_names": [sp.name for sp in plans], "shared_streams": [sp.name for sp in plans if sp.shared],
-            "load": level.key, "level": level.label, "slice_s": slice_s, "target_per_s": targets,
-            "jobs": {sp.name: sp.jobs for sp in plans}, "service_threads": cfg.service_threads,
-            "devices": cfg.devices, "min_op": min_op, "max_lag_s": cfg.max_lag_s,
-        }
+        tags = PointTags.of(
+            stream_names=[sp.name for sp in plans], shared_streams=[sp.name for sp in plans if sp.shared],
+            load=level.key, level=level.label, slice_s=slice_s, target_per_s=targets,
+            jobs={sp.name: sp.jobs for sp in plans}, service_threads=cfg.service_threads,
+            devices=cfg.devices, min_op=min_op, max_lag_s=cfg.max_lag_s,
+        )
         return [TestPoint(id=point_id(level, i + 1), label=f"ACT {level.label} slice {i + 1}", workload=streams[0],
-                          group=f"ACT {level.label}", tags={**tags, "slice": i + 1}, streams=streams)
+                          group=f"ACT {level.label}", tags=tags.replace(slice=i + 1), streams=streams)
                 for i in range(duration // slice_s)]
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
@@ -828,11 +830,11 @@ class ActSuite(Suite):
             text = f"ACT {lv.label}: {'PASS' if ok else 'FAIL'} (worst slice: {_level_text(lv)})"
             if lv.lagging:
                 text += f"; {lv.lagging}"
-        event = {"time": store.now_iso(), "kind": "verdict", "suite": "act", "passed": ok, "text": text,
-                 "highest_passing_load": best,
-                 "levels": [{"load": lv.load, "level": lv.label, "passed": lv.passed, "complete": lv.complete,
-                             "lagging": lv.lagging, "worst_reads_pct": lv.worst,
-                             "worst_writes_pct": lv.worst_commits, "max_lag_s": lv.max_lag_s} for lv in ran]}
+        event = VerdictEvent.of(
+            time=store.now_iso(), kind="verdict", suite="act", passed=ok, text=text, highest_passing_load=best,
+            levels=[{"load": lv.load, "level": lv.label, "passed": lv.passed, "complete": lv.complete,
+                     "lagging": lv.lagging, "worst_reads_pct": lv.worst,
+                     "worst_writes_pct": lv.worst_commits, "max_lag_s": lv.max_lag_s} for lv in ran])
         run = run.with_event(event)
         return run if ok else run.with_warning(text)
 

@@ -118,11 +118,11 @@ def apply_common(ctx: PlanContext, point: TestPoint) -> TestPoint:
     w = point.workload
     size = ctx.capacity if w.size is None else min(w.size, ctx.capacity)
     workload = dataclasses.replace(w, size=size, offset=w.offset + ctx.misalign)
-    tags = dict(point.tags)
+    tags = point.tags
     if ctx.footprint is not None:
-        tags["footprint_bytes"] = ctx.footprint
+        tags = tags.replace(footprint_bytes=ctx.footprint)
     if ctx.misalign:
-        tags["misalign_bytes"] = ctx.misalign
+        tags = tags.replace(misalign_bytes=ctx.misalign)
     return dataclasses.replace(point, workload=workload, tags=tags)
 
 

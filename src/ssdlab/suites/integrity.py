@@ -25,7 +25,9 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.verify import CHECKSUMS, DEFAULT_CHECKSUM, HEADER_BYTES, backlog_options, check_options, write_options
+from ssdlab.results.events import ManifestEvent, VerdictEvent
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
 from ssdlab.units import format_bytes
 
@@ -45,7 +47,7 @@ def check_point(point_id: str, label: str, *, block_size: int, iodepth: int, siz
         id=point_id, label=label, group="integrity",
         workload=Workload(rw="read", bs=block_size, iodepth=iodepth, size=size, offset=offset,
                           options=check_options(checksum)),
-        tags={"integrity": role, "readonly": True, "errors_are_results": True},
+        tags=PointTags.of(integrity=role, readonly=True, errors_are_results=True),
     )
 
 
@@ -95,7 +97,7 @@ class IntegritySuite(Suite):
         points = [TestPoint(
             id="01-write", label=f"Write {format_bytes(span)} with {checksum} headers", group="integrity",
             workload=Workload(rw="write", bs=bs, iodepth=qd, size=span, options=write_options(checksum, seed)),
-            tags={"integrity": "write", "checksum": checksum, "seed": seed},
+            tags=PointTags.of(integrity="write", checksum=checksum, seed=seed),
         )]
         if ctx.options.get("mixed"):
             runtime = self.runtime(ctx)
@@ -107,7 +109,7 @@ class IntegritySuite(Suite):
             points.append(TestPoint(
                 id="02-mixed", label="Random writes checked while random reads run", group="integrity",
                 workload=writer, streams=(writer, load),
-                tags={"integrity": "mixed", "stream_names": ["verify", "load"], "errors_are_results": True},
+                tags=PointTags.of(integrity="mixed", stream_names=["verify", "load"], errors_are_results=True),
             ))
         n = len(points) + 1
         points.append(check_point(f"{n:02d}-check", f"Check {format_bytes(span)} ({checksum})", block_size=bs,
@@ -124,23 +126,23 @@ class IntegritySuite(Suite):
 
         found = manifest(run)
         if found is not None:
-            run = run.with_event({"time": store.now_iso(), "kind": MANIFEST_EVENT, **found})
+            run = run.with_event(ManifestEvent.of(time=store.now_iso(), kind=MANIFEST_EVENT, **found))
         v = verdict(run)
-        run = run.with_event({"time": store.now_iso(), "kind": "verdict", "suite": "integrity", **v})
+        run = run.with_event(VerdictEvent.of(time=store.now_iso(), kind="verdict", suite="integrity", **v))
         return run if v["passed"] else run.with_warning(str(v["text"]))
 
 
 # ---------------------------------------------------------------- manifest and verdict (pure, from the run)
 
 def _write_result(run: Run) -> PointResult | None:
-    return next((r for r in run.points if r.point.tags.get("integrity") == "write" and r.status == "ok"), None)
+    return next((r for r in run.points if r.point.tags.integrity == "write" and r.status == "ok"), None)
 
 
 def manifest(run: Run) -> dict[str, Any] | None:
     """What `ssdlab verify` needs to check the written data again; None when nothing was written."""
-    stored = next((e for e in reversed(run.events) if e.get("kind") == MANIFEST_EVENT), None)
+    stored = next((e for e in reversed(run.events) if isinstance(e, ManifestEvent)), None)
     if stored is not None:
-        return {k: v for k, v in stored.items() if k not in ("time", "kind")}
+        return stored.manifest()
     r = _write_result(run)
     if r is None:
         return None
@@ -162,7 +164,7 @@ def manifest(run: Run) -> dict[str, Any] | None:
 
 def check_results(run: Run) -> list[PointResult]:
     """Every point that checked data (check passes, the mixed pass, later `ssdlab verify` passes), in order."""
-    return [r for r in run.points if r.point.tags.get("integrity") in ("check", "mixed", "reverify")]
+    return [r for r in run.points if r.point.tags.integrity in ("check", "mixed", "reverify")]
 
 
 def summary(r: PointResult) -> dict[str, Any]:
@@ -170,7 +172,7 @@ def summary(r: PointResult) -> dict[str, Any]:
     extra: Mapping[str, Any] = r.measurement.extra if r.measurement else {}
     v = extra.get("verify") or {}
     errors = extra.get("io_errors") or {}
-    return {"point": r.point.id, "role": r.point.tags.get("integrity"), "status": r.status,
+    return {"point": r.point.id, "role": r.point.tags.integrity, "status": r.status,
             "checked_bytes": int(v.get("checked_bytes", 0) or 0), "mismatches": int(v.get("mismatches", 0) or 0),
             "header_mismatches": int(v.get("header_mismatches", 0) or 0),
             "unreadable": int(errors.get("count", 0) or 0), "checksum": v.get("checksum", ""),

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ssdlab.results.model import Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import Outlook, PlanContext, Suite, register
 from ssdlab.units import format_bs, format_bytes, format_duration
 
@@ -40,7 +41,7 @@ def prefill_point(ctx: PlanContext) -> TestPoint:
     return TestPoint(
         id="00-prefill", label=f"prefill: sequential 1M writes over the {format_bytes(span)} the reads touch",
         workload=Workload(rw="write", bs=PREFILL_BS, iodepth=PREFILL_QD, io_bytes=span, size=span),
-        phase="precondition", group="prefill", tags={"amount_bytes": span})
+        phase="precondition", group="prefill", tags=PointTags.of(amount_bytes=span))
 
 
 def log_interval_ms(runtime_s: float) -> int:
@@ -63,7 +64,7 @@ def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float)
                 workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
                                   ramp_s=ctx.ramp_s or 0.0, log_interval_ms=log_interval_ms(runtime)),
                 group=c.group,
-                tags={"direction": direction, "access": "seq" if c.seq else "rnd"},
+                tags=PointTags.of(direction=direction, access="seq" if c.seq else "rnd"),
             ))
     return points
 
@@ -119,7 +120,7 @@ class QuickReadSuite(QuickSuite):
     writes = False
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        return [p for p in super().plan(ctx) if p.tags.get("direction") == "read"]
+        return [p for p in super().plan(ctx) if p.tags.direction == "read"]
 
 
 register(QuickSuite())

@@ -17,8 +17,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ssdlab.results.events import VerdictEvent
 from ssdlab.results.model import Measurement, PointResult
 
 
@@ -99,7 +99,7 @@ def window_p99_us(m: Measurement) -> float | None:
     return min(max(value, min(c.min_ns for c in lats)), max(c.max_ns for c in lats)) / 1000.0
 
 
-def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> dict[str, Any]:
+def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> VerdictEvent:
     """The verdict event of one stability point: pass/fail against the limits that are set (CoV of per-second
     IOPS, p99 of the window), complete when none is, incomplete without per-second samples."""
     from ssdlab.results import verdict

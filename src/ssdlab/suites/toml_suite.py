@@ -36,6 +36,7 @@ from typing import Any
 from ssdlab.errors import UsageError
 from ssdlab.fio.options import suite_option_refusal
 from ssdlab.results.model import Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites import apps, curves, sweeps
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption
 from ssdlab.units import format_bs, format_bytes
@@ -311,33 +312,30 @@ class TomlSuite(Suite):
         label = (f"phase {ph.name}: {w.rw} {format_bs(w.bs)} Q{w.iodepth}T{w.numjobs} "
                  + (f"for {runtime:g} s" if runtime is not None else f"{amount} ({ph.io:g}x active range)"))
         return TestPoint(id=f"{n:03d}-phase-{ph.name}", label=label, workload=w, phase="precondition",
-                         group=ph.name, tags={"family": FAMILY, "view": "long-phase", "suite_title": self.title,
-                                              "matrix": ph.name})
+                         group=ph.name, tags=PointTags.of(family=FAMILY, view="long-phase", suite_title=self.title,
+                                                          matrix=ph.name))
 
     def _matrix_point(self, n: int, m: Matrix, combo: Mapping[str, Any], swept: list[str], w: Workload,
                       max_ids: dict[str, str], extra: Mapping[str, Any]) -> TestPoint:
         display = {k: _display(k, v) for k, v in combo.items()}
         slug_parts = [f"{_short(k)}{_slug(str(display[k]))}" for k in swept]
         pid = f"{n:03d}-{m.name}" + ("-" + "-".join(slug_parts) if slug_parts else "")
-        tags: dict[str, Any] = {"family": FAMILY, "view": m.view, "suite_title": self.title, "matrix": m.name,
-                                "axes": display, "swept": swept, **extra}
+        tags = PointTags.of(family=FAMILY, view=m.view, suite_title=self.title, matrix=m.name, axes=display,
+                            swept=swept, **extra)
         if self.translation is not None:
-            tags["translation"] = dict(self.translation.record)
+            tags = tags.replace(translation=dict(self.translation.record))
         label = _label(m.name, w, combo)
         rate = combo.get("rate")
         if rate is not None:
             curve_key = f"{m.name}|" + "|".join(f"{k}={display[k]}" for k in combo if k != "rate")
-            tags["curve"] = curve_key
+            tags = tags.replace(curve=curve_key)
             if rate == "max":
                 max_ids[curve_key] = pid
-                tags["rate"] = "max"
+                tags = tags.replace(rate="max")
             elif isinstance(rate, str):
-                tags["rate"] = rate
-                tags["rate_pct"] = float(rate[:-1])
-                tags["max_point"] = max_ids.get(curve_key, "")
+                tags = tags.replace(rate=rate, rate_pct=float(rate[:-1]), max_point=max_ids.get(curve_key, ""))
             else:
-                tags["rate"] = rate
-                tags["target_iops"] = rate
+                tags = tags.replace(rate=rate, target_iops=rate)
                 opts, _reads, _writes = curves.rate_options(rate, (w.rwmixread if w.rwmixread is not None else
                                                                  (100 if not w.writes else 0)) / 100.0,
                                                           w.numjobs, w.rw)
@@ -362,7 +360,7 @@ class TomlSuite(Suite):
         from ssdlab.suites.stability import point_verdict
 
         for r in run.points:
-            if r.point.phase == "measure" and r.point.tags.get("view") == "stability":
+            if r.point.phase == "measure" and r.point.tags.view == "stability":
                 run = run.with_event(point_verdict(r, cov, p99))
         return run
 

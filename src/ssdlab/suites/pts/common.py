@@ -17,8 +17,10 @@ from typing import Any
 from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
+from ssdlab.results.events import SteadyStateEvent, VerdictEvent
 from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
 from ssdlab.units import format_bs, format_bytes, format_duration
 
@@ -333,7 +335,7 @@ def purge_point(test: str, s: PtsSettings) -> TestPoint:
     return TestPoint(
         id=f"{test}-0-purge", label=f"{test.upper()} purge ({s.purge or 'best available'})",
         workload=Workload(rw="write", bs=max(4096, s.logical_block_size)), phase="purge", group=test,
-        tags={"test": test, "method": s.purge, "write_cache": s.write_cache},
+        tags=PointTags.of(test=test, method=s.purge, write_cache=s.write_cache),
     )
 
 
@@ -345,7 +347,7 @@ def wipc_point(test: str, s: PtsSettings, bs: int = WIPC_BS) -> TestPoint:
         workload=Workload(rw="write", bs=bs, iodepth=s.toio, numjobs=1, io_bytes=WIPC_FACTOR * s.active_range_bytes,
                           size=s.active_range_bytes, options=s.pattern_options()),
         phase="precondition", group=test,
-        tags={"test": test, "amount_bytes": WIPC_FACTOR * s.active_range_bytes, "bs": bs},
+        tags=PointTags.of(test=test, amount_bytes=WIPC_FACTOR * s.active_range_bytes, bs=bs),
     )
 
 
@@ -354,8 +356,7 @@ def round_point(test: RoundTest, s: PtsSettings, r: int, st: Stimulus) -> TestPo
     return TestPoint(
         id=f"{test.name}-r{r:02d}-{st.key}", label=f"{test.title} R{r} {st.label}",
         workload=_round_workload(test, s, st), phase="measure", group=test.name,
-        tags={"test": test.name, "round": r, "key": st.key, "access": st.access, "bs": st.bs,
-              "read_pct": st.read_pct},
+        tags=PointTags.of(test=test.name, round=r, key=st.key, access=st.access, bs=st.bs, read_pct=st.read_pct),
     )
 
 
@@ -723,14 +724,13 @@ def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> 
 def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
     """Record the steady-state determination of one round test; warn when it did not reach steady state."""
     state = analyse(t, s, run)
-    event: dict[str, Any] = {
-        "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
-        "window": state.window, "note": state.note,
-        "determinations": {k: det_record(d) for k, d in state.determinations.items()},
-    }
+    event = SteadyStateEvent.of(
+        kind="pts-steady-state", test=t.name, steady=state.steady, window=state.window, note=state.note,
+        determinations={k: det_record(d) for k, d in state.determinations.items()},
+    )
     if state.device_determinations:  # per device: the test was judged on each of them
-        event["devices"] = {dev: {k: det_record(d) for k, d in per.items()}
-                            for dev, per in state.device_determinations.items()}
+        event = event.replace(devices={dev: {k: det_record(d) for k, d in per.items()}
+                                       for dev, per in state.device_determinations.items()})
     run = run.with_event(event)
     run = run.with_event(test_verdict_event(t, state))
     if state.finished and not state.steady and not state.invalid:
@@ -754,7 +754,7 @@ def round_notes(t: RoundTest, s: PtsSettings) -> list[str]:
          if (caps := capture_points(t, s)) else [])
 
 
-def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
+def test_verdict_event(test: RoundTest, state: TestState) -> VerdictEvent:
     """The verdict event of one round test (verdict.py): steady at round N, not steady, or incomplete."""
     from ssdlab.results import verdict
 

@@ -20,12 +20,13 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
+from ssdlab.results.events import SteadyStateEvent, VerdictEvent
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import (
     KiB,
@@ -287,7 +288,7 @@ def pc_point(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> TestP
         id=pc_id(t, r), label=f"{t.key.upper()} PC {what}: {st.label} writes T{tc}Q{qd}",
         workload=st.workload(s, tc, qd, _seconds(s, ds.pc_min), writes_only=True, interval_ms=_interval_ms(s)),
         phase="precondition", group=t.key,
-        tags={"test": t.key, "stage": "pc", "round": r, "tc": tc, "qd": qd, "spec_minutes": ds.pc_min},
+        tags=PointTags.of(test=t.key, stage="pc", round=r, tc=tc, qd=qd, spec_minutes=ds.pc_min),
     )
 
 
@@ -306,14 +307,12 @@ def _round_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> 
         workload=st.workload(s, tc0, qd0, _seconds(s, ds.prewrite_min), writes_only=True,
                              interval_ms=_interval_ms(s)),
         phase="precondition", group=t.key,
-        tags={"test": t.key, "stage": "prewrite", "round": r, "tc": tc0, "qd": qd0,
-              "spec_minutes": ds.prewrite_min})]
+        tags=PointTags.of(test=t.key, stage="prewrite", round=r, tc=tc0, qd=qd0, spec_minutes=ds.prewrite_min))]
     for tc, qd in ds.sweep_points():
         out.append(TestPoint(
             id=round_id(t, r, tc, qd), label=f"{t.key.upper()} R{r} T{tc}Q{qd} {st.label}",
             workload=st.workload(s, tc, qd, s.runtime_s), phase="measure", group=t.key,
-            tags={"test": t.key, "stage": "sweep", "round": r, "tc": tc, "qd": qd, "toio": tc * qd,
-                  "read_pct": st.read_pct}))
+            tags=PointTags.of(test=t.key, stage="sweep", round=r, tc=tc, qd=qd, toio=tc * qd, read_pct=st.read_pct)))
     return tuple(out)
 
 
@@ -322,17 +321,17 @@ def hist_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, role: str, tc
     """At one chosen point: the pre-write, then the capture whose bins give the response-time histogram."""
     st = t.stimulus(s)
     names = "/".join(ROLE_TITLES[r] for r in (roles or (role,)))
-    tags = {"test": t.key, "role": role, "roles": list(roles or (role,)), "tc": tc, "qd": qd, "toio": tc * qd}
+    tags = PointTags.of(test=t.key, role=role, roles=list(roles or (role,)), tc=tc, qd=qd, toio=tc * qd)
     return [
         TestPoint(id=hist_id(t, role, True), label=f"{t.key.upper()} {names} pre-write {ds.hist_prewrite_min:g} min "
                   f"T{tc}Q{qd}",
                   workload=st.workload(s, tc, qd, _seconds(s, ds.hist_prewrite_min), writes_only=True,
                                        interval_ms=_interval_ms(s)),
-                  phase="precondition", group=t.key, tags={**tags, "stage": "hist-prewrite",
-                                                           "spec_minutes": ds.hist_prewrite_min}),
+                  phase="precondition", group=t.key, tags=tags.replace(stage="hist-prewrite",
+                                                                       spec_minutes=ds.hist_prewrite_min)),
         TestPoint(id=hist_id(t, role), label=f"{t.key.upper()} {names} histogram {ds.hist_min:g} min T{tc}Q{qd}",
                   workload=st.workload(s, tc, qd, _seconds(s, ds.hist_min), interval_ms=_interval_ms(s)),
-                  phase="measure", group=t.key, tags={**tags, "stage": "hist", "spec_minutes": ds.hist_min}),
+                  phase="measure", group=t.key, tags=tags.replace(stage="hist", spec_minutes=ds.hist_min)),
     ]
 
 
@@ -605,12 +604,12 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     sel = state.selection
     tc, qd = state.settings.top
     det = state.determination
-    run = run.with_event({
-        "kind": "pts-steady-state", "test": t.key, "steady": state.steady, "window": state.window,
-        "note": state.note, "pc_steady": state.pc_steady, "pc_rounds": len(state.pc_values),
-        "determinations": {} if det is None else {f"IOPS T{tc}Q{qd}": det_record(det)},
-        "selection": None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
-    })
+    run = run.with_event(SteadyStateEvent.of(
+        kind="pts-steady-state", test=t.key, steady=state.steady, window=state.window, note=state.note,
+        pc_steady=state.pc_steady, pc_rounds=len(state.pc_values),
+        determinations={} if det is None else {f"IOPS T{tc}Q{qd}": det_record(det)},
+        selection=None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
+    ))
     title = t.display_title(s)
     if state.pc_steady is False:
         run = run.with_warning(f"{title}: preconditioning did not reach steady state in {len(state.pc_values)} "
@@ -626,7 +625,7 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     return run.with_event(verdict_event(t, s, state, run))
 
 
-def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> dict[str, Any]:
+def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> VerdictEvent:
     """The test's verdict (verdict.py): steady at round N or not steady, from the measurement rounds; incomplete
     when a point was invalid, a capture is missing or invalid, or the run stopped first."""
     from ssdlab.results import verdict

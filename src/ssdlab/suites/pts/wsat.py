@@ -7,7 +7,9 @@ import functools
 import math
 from dataclasses import dataclass
 
+from ssdlab.results.events import WsatEvent
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import Outlook, SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -29,7 +31,7 @@ def sample_point(s: PtsSettings, n: int) -> TestPoint:
         id=f"{TEST}-s{n:04d}", label=f"WSAT sample {n}",
         workload=Workload(rw="randwrite", bs=WSAT_BS, iodepth=s.qd, numjobs=s.threads, runtime_s=s.runtime_s,
                           size=s.active_range_bytes, options=s.pattern_options()),
-        phase="measure", group=TEST, tags={"test": TEST, "sample": n}, continuous=TEST,
+        phase="measure", group=TEST, tags=PointTags.of(test=TEST, sample=n), continuous=TEST,
     )
 
 
@@ -122,8 +124,10 @@ def wsat_conclude(s: PtsSettings, run: Run) -> Run:
     from ssdlab.results import verdict
 
     state = analyse(s, run)
-    run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
-                          "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+    run = run.with_event(WsatEvent.of(
+        kind="pts-wsat", samples=len(state.samples), written_bytes=state.written[-1] if state.written else 0,
+        note=state.note,
+    ))
     bad = [p for p in state.samples if p.status == "invalid"]
     if bad:
         event = verdict.verdict_event(TEST, "WSAT", "incomplete", f"{len(bad)} invalid sample(s), first "
