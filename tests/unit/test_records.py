@@ -3,6 +3,7 @@ names where they are made, and write back exactly what they loaded (any schema).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import re
@@ -12,7 +13,8 @@ import pytest
 
 import ssdlab
 from ssdlab.results.events import ResumeEvent, RunEvent, SteadyStateEvent, VerdictEvent, event_from_dict
-from ssdlab.results.model import Run, run_from_dict, to_dict
+from ssdlab.results.extra import MeasurementExtra
+from ssdlab.results.model import Measurement, Run, run_from_dict, to_dict
 from ssdlab.results.request import DeviceSettings, RunRequest
 from ssdlab.results.tags import PointTags
 from ssdlab.results.verdict import from_event, run_verdicts
@@ -92,16 +94,30 @@ def test_a_request_writes_back_the_keys_it_was_stored_with() -> None:
     assert new.to_dict()["device_settings"] == {"write_cache": "off", "power_state": None}
 
 
+def test_a_measurement_keeps_its_extra_facts_as_a_typed_record() -> None:
+    m = Measurement(engine="fio", engine_version="3.33", directions={},
+                    extra={"wall_s": 1.5, "host_cpu": {"available": True, "submitting_busy_pct": 97.0}})
+    assert isinstance(m.extra, MeasurementExtra)
+    assert m.extra.wall_s == 1.5
+    assert m.extra.host_cpu is not None
+    assert m.extra.host_cpu.submitting_busy_pct == 97.0
+    assert m.extra.io_errors is None
+    later = dataclasses.replace(m, extra=m.extra.replace(idle_s=None))
+    assert list(later.extra) == ["wall_s", "host_cpu", "idle_s"]  # a key set to None is recorded as null
+    assert Measurement(engine="sim", engine_version="0", directions={}).extra == {}
+
+
 SRC = Path(ssdlab.__file__).parent
-LOOKUP = re.compile(r"""\btags(\.get\(|\[)["']""")
+LOOKUP = re.compile(r"""\b(tags|extra)(\.get\(|\[)["']""")
 FREE_FORM = ("catalog.py",)  # a run's notes in the catalog (tags.json) are free-form KEY=VALUE pairs
 
 
-def test_tags_are_read_by_attribute_outside_the_renderers() -> None:
-    """Suites, the verdict, comparison, run and fio code read attributes; report/ is being rewritten into
-    templates (issue 23) and may still list tags by key."""
+def test_tags_and_extra_are_read_by_attribute_outside_the_renderers() -> None:
+    """Suites, the verdict, comparison, run and fio code read point tags and Measurement.extra by attribute;
+    report/ is being rewritten into templates and sim/ into a new model (issues 23 and 22): they may still
+    read some keys."""
     found = [f"{p.relative_to(SRC)}:{n}: {line.strip()}" for p in SRC.rglob("*.py")
-             if "report" not in p.parts and p.name not in FREE_FORM
+             if "report" not in p.parts and "sim" not in p.parts and p.name not in FREE_FORM
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
              if LOOKUP.search(line)]
     assert not found, "\n".join(found)

@@ -104,13 +104,13 @@ class FioExecutor:
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
         idle = self.idle.observe(started, io_window(doc))
         if point.idle_before_s:  # as achieved (None: not measurable)
-            m = dataclasses.replace(m, extra={**m.extra, "idle_s": round(idle, 4) if idle is not None else None})
-        errors = m.extra.get("io_errors")
+            m = dataclasses.replace(m, extra=m.extra.replace(idle_s=round(idle, 4) if idle is not None else None))
+        errors = m.extra.io_errors
         if errors and not point.tags.errors_are_results:  # fio went on past them (--on-error continue)
             from ssdlab.fio.failures import error_message, io_error_from_dict
 
-            listed = [io_error_from_dict(e) for e in errors["listed"]]
-            raise FioFailedError(f"fio reported {error_message(listed, int(errors['count']))}",
+            listed = [io_error_from_dict(e) for e in errors.listed]
+            raise FioFailedError(f"fio reported {error_message(listed, int(errors.count))}",
                                  partial=self._finish(m, point, point_dir, doc, job, target))
         return self._finish(m, point, point_dir, doc, job, target)
 
@@ -124,15 +124,14 @@ class FioExecutor:
 
         w = point.workload
         m = with_logs(m, point, point_dir)
-        extra = dict(m.extra)
         if point.streams:  # per-stream results (one reporting group per stream and device)
             from ssdlab.fio.pacing import section_pacing
 
-            extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(doc).items()}
+            extra = m.extra.replace(streams={name: to_dict(sm) for name, sm in measurements_by_job(doc).items()})
             pacing = section_pacing(job, point_dir)  # how far each paced section fell behind its schedule
             if pacing:
-                extra["pacing"] = pacing
-        m = dataclasses.replace(m, extra=extra)
+                extra = extra.replace(pacing=pacing)
+            m = dataclasses.replace(m, extra=extra)
         names = target.device_names()
         if len(names) > 1 and not point.streams:  # several devices at once: each device's own result
             from ssdlab.fio.parts import with_device_parts
@@ -164,7 +163,7 @@ class FioExecutor:
             if cutter.closed == 1:  # the first sample: the idle before the stimulus (documents carry fio's clock)
                 idle = self.idle.observe(started, io_window(doc))
                 if first.idle_before_s:
-                    m = dataclasses.replace(m, extra={**m.extra, "idle_s": idle})
+                    m = dataclasses.replace(m, extra=m.extra.replace(idle_s=idle))
             atomic.write_text(here / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
             where[0] = on_sample(m)
             return where[0] is not None
@@ -214,7 +213,7 @@ def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) 
     found = summarize(point_dir, doc)
     if not found:
         return m
-    m = dataclasses.replace(m, extra={**m.extra, **found})
+    m = dataclasses.replace(m, extra=m.extra.replace(**found))
     if "verify" in found and doc is not None:  # a verify mismatch is the check's result, not a job error
         m = dataclasses.replace(m, errors=len(job_errors(doc, ignore=(EILSEQ,))))
     return m

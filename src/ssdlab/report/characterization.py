@@ -292,9 +292,9 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
                                                    ylabel="seconds")))
         lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
                       for d in ("read", "write") if f"{d}_lat_mean_us" in series]
-        files = list(m.extra.get("hist_logs", []))
+        files = list(m.extra.hist_logs)
         p99 = stability.per_interval_percentiles(run_dir / "points" / r.point.id, files,
-                                                 int(m.extra.get("hist_log_ms", 1000))) if files else {}
+                                                 int(m.extra.hist_log_ms or 1000)) if files else {}
         for d in ("read", "write"):
             if d in p99:
                 lat_series.append(Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-"))

@@ -81,7 +81,7 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             v = metric_value("iops", p)
             xs.append(t / 60.0)
             ys.append(v)
-            idle = p.measurement.extra.get("idle_s") if p.measurement is not None else None
+            idle = p.measurement.extra.idle_s if p.measurement is not None else None
             writer.writerow(["burst", f"{w:g}", k, f"{t / 60.0:.6g}", csv_num(v), csv_num(idle)])
             t += h.burst_s
         if xs:

@@ -12,7 +12,7 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
      is their exact aggregate).
      Also compatible (absent in older runs, ignored by older readers): Run.health (drive
      snapshots before/after, temperature samples, write-cache/power-state changes; targets/session.py) and
-     Measurement.extra["host_cpu"] / ["host_limit"] (CPU utilisation and the host-limit flag; hostload.py).
+     Measurement.extra.host_cpu / .host_limit (CPU utilisation and the host-limit flag; hostload.py).
   2  a run directory also holds a points log (points.jsonl, store.py): points finished since run.json was
      written are records there, one per line, until the run folds them in. The run and point shapes are
      unchanged, so a version-1 run.json loads as it is. Additive in version 2: TestPoint.continuous (the
@@ -29,6 +29,8 @@ from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
 from ssdlab.results.events import RunEvent, event_from_dict
+from ssdlab.results.extra import MeasurementExtra
+from ssdlab.results.record import RecordField
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
 
@@ -116,7 +118,8 @@ class Measurement:
     runtime_ms: int = 0
     errors: int = 0
     series: Mapping[str, Sequence[float]] = field(default_factory=dict)  # optional time series
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # what else the point recorded (results/extra.py); given as the record or any mapping
+    extra: RecordField[MeasurementExtra] = RecordField(MeasurementExtra)  # noqa: RUF009 (a descriptor: no call per instance)
     # a point on several devices (one host or a host group): each device's own result; the fields above are
     # then their exact aggregate (IOPS and bandwidth summed, latency histogram bins added)
     parts: tuple[PartResult, ...] = ()
@@ -408,7 +411,7 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
         directions={k: _direction(v) for k, v in d["directions"].items()},
         usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
-        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=dict(d.get("extra", {})),
+        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=d.get("extra"),
         parts=tuple(part_from_dict(p) for p in d.get("parts", ())),
     )
 

@@ -17,7 +17,13 @@ from typing import Any, ClassVar, Generic, Self, TypeVar, overload
 T = TypeVar("T")
 
 
-class Key(Generic[T]):
+class Declared:
+    """A key a record type declares (Key, Nested): its name is the attribute's."""
+
+    __slots__ = ()
+
+
+class Key(Declared, Generic[T]):
     """A declared key of a record: `round = Key[int | None](None)` reads the stored "round", None when absent."""
 
     __slots__ = ("default", "name")
@@ -50,7 +56,8 @@ class Record(Mapping[str, Any]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.KEYS = frozenset(name for klass in cls.__mro__ for name, v in vars(klass).items() if isinstance(v, Key))
+        cls.KEYS = frozenset(name for klass in cls.__mro__ for name, v in vars(klass).items()
+                             if isinstance(v, Declared))
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         """The record of a stored object (copied; any keys, in their order)."""
@@ -97,3 +104,60 @@ class Record(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._data!r})"
+
+
+R = TypeVar("R", bound=Record)
+
+
+class Nested(Declared, Generic[R]):
+    """A declared key whose stored value is an object of its own, read as a record of type `kind` (None when
+    absent)."""
+
+    __slots__ = ("kind", "name")
+
+    def __init__(self, kind: type[R]) -> None:
+        self.kind = kind
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> Nested[R]: ...
+
+    @overload
+    def __get__(self, obj: Record, owner: type | None = None) -> R | None: ...
+
+    def __get__(self, obj: Record | None, owner: type | None = None) -> Nested[R] | R | None:
+        if obj is None:
+            return self
+        value = obj._data.get(self.name)
+        return self.kind(value) if isinstance(value, Mapping) else None
+
+
+class RecordField(Generic[R]):
+    """A dataclass field that holds a record: it takes the record or its stored form (any mapping; None for an
+    empty one) and keeps the record, so code that builds the dataclass from plain data needs no conversion."""
+
+    __slots__ = ("kind", "slot")
+
+    def __init__(self, kind: type[R]) -> None:
+        self.kind = kind
+        self.slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> None: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> R: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> R | None:
+        if obj is None:
+            return None  # the dataclass field's default: an empty record
+        return obj.__dict__[self.slot]  # type: ignore[no-any-return]
+
+    def __set__(self, obj: object, value: Mapping[str, Any] | None) -> None:
+        obj.__dict__[self.slot] = value if isinstance(value, self.kind) else self.kind(value)

@@ -69,7 +69,7 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
         executor, twin = _twin(target)
         t0 = time.monotonic()
         m = executor.run_point(point, twin, store.point_dir(run_dir, POINT_ID))
-        m = dataclasses.replace(m, extra={**m.extra, "wall_s": round(time.monotonic() - t0, 3)})
+        m = dataclasses.replace(m, extra=m.extra.replace(wall_s=round(time.monotonic() - t0, 3)))
         result = PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m)
     except SsdlabError as exc:  # the check informs; it never stops the run
         result = PointResult(point=point, status="skipped", started=started, finished=store.now_iso(),

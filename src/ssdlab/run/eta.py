@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ssdlab.results.extra import SimCounters
 from ssdlab.results.model import PointResult, TestPoint
 from ssdlab.suites.base import Outlook, PlanContext, Suite
 from ssdlab.units import format_duration
@@ -124,8 +125,8 @@ class Estimator:
         if result.status != "ok" or m is None or p.phase == "purge":
             return
         if self.engine == "sim":
-            sim = m.extra.get("sim") or {}
-            ios, rate = float(sim.get("simulated_ios") or 0), float(sim.get("simulated_ios_per_wall_s") or 0)
+            sim = m.extra.sim or SimCounters()
+            ios, rate = float(sim.simulated_ios or 0), float(sim.simulated_ios_per_wall_s or 0)
             if ios > 0 and rate > 0:
                 self._sim_ios += ios
                 self._sim_core_s += ios / rate

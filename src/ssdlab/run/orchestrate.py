@@ -21,6 +21,7 @@ from ssdlab.fio import runner
 from ssdlab.results import store, verdict
 from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.events import RunEvent, StopEvent
+from ssdlab.results.extra import HostCpu
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
 from ssdlab.run import ceiling, hostload
@@ -111,14 +112,14 @@ def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
 
 def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> hostload.HostLimit:
     """Whether the CPUs submitting this point's I/O were saturated (fio's usr+sys per job, and the system-wide
-    /proc/stat sample stored in extra["host_cpu"]); the simulator uses no host CPU per I/O."""
+    /proc/stat sample stored in extra.host_cpu); the simulator uses no host CPU per I/O."""
     if m.engine != "fio":
         return hostload.HostLimit(False)
-    cpu = m.extra.get("host_cpu") or {}
+    cpu = m.extra.host_cpu or HostCpu()
     w = point.workload
     return hostload.assess(
-        m.usr_cpu + m.sys_cpu if m.directions else None, cpu.get("submitting_busy_pct"), numjobs=w.numjobs,
-        submitting_count=cpu.get("submitting_count"), online_cpus=cpu.get("online_cpus"), ioengine=ioengine,
+        m.usr_cpu + m.sys_cpu if m.directions else None, cpu.submitting_busy_pct, numjobs=w.numjobs,
+        submitting_count=cpu.submitting_count, online_cpus=cpu.online_cpus, ioengine=ioengine,
         options=w.options, null_target=target_kind == "null")
 
 
@@ -136,8 +137,8 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
            progress: Progress, *, grant: WriteGrant) -> Run:
     estimator = Estimator(run.target, suite.point_overhead_s)
     for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
-        if earlier.measurement is not None and "wall_s" in earlier.measurement.extra:
-            estimator.observe(earlier, float(earlier.measurement.extra["wall_s"]))
+        if earlier.measurement is not None and earlier.measurement.extra.wall_s is not None:
+            estimator.observe(earlier, float(earlier.measurement.extra.wall_s))
     progress.run_start(f"{suite.name} on {target.name}", estimator.estimate(suite.outlook(ctx, run)))
     runner.clear_stop_request()
     policy = on_error_policy(run)
@@ -371,14 +372,13 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
     sampler = _cpu_sampler(point, target)
     with sampler or contextlib.nullcontext():
         m = executor.run_point(point, target, pdir, progress.live)
-    extra = dict(m.extra)
-    extra["wall_s"] = round(time.monotonic() - t0, 3)
+    extra = m.extra.replace(wall_s=round(time.monotonic() - t0, 3))
     if sampler is not None:
-        extra["host_cpu"] = sampler.result()
+        extra = extra.replace(host_cpu=sampler.result())
     m = dataclasses.replace(m, extra=extra)
     limit = host_limit(point, m, target.kind, target.options.ioengine)
     if limit.saturated:
-        m = dataclasses.replace(m, extra={**extra, "host_limit": limit.as_dict()})
+        m = dataclasses.replace(m, extra=extra.replace(host_limit=limit.as_dict()))
     return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
                        warnings=tuple(measurement_warnings(point, m, target.kind, target.options.ioengine)),
                        attempt=attempt)

@@ -9,7 +9,7 @@ and the ETA counted down from it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import IO, Protocol
 
 from ssdlab.results.live import LiveSample
@@ -32,8 +32,8 @@ def _summary(result: PointResult) -> str:
     if result.status != "ok" or m is None:
         return f"{result.status}: {result.reason}"
     parts = []
-    streams = m.extra.get("streams")
-    if isinstance(streams, dict) and streams:  # concurrent streams (ACT): one figure each, never summed
+    streams = m.extra.streams
+    if isinstance(streams, Mapping) and streams:  # concurrent streams (ACT): one figure each, never summed
         from ssdlab.results.model import measurement_from_dict
 
         for section, data in streams.items():

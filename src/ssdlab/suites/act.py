@@ -382,7 +382,7 @@ def slice_streams(result: PointResult) -> dict[str, StreamSlice]:
     m = result.measurement
     if m is None:
         return {}
-    raw: Mapping[str, Any] = m.extra.get("streams") or {}
+    raw: Mapping[str, Any] = m.extra.streams
     targets: Mapping[str, float] = result.point.tags.target_per_s
     seconds = float(result.point.workload.runtime_s or 0.0)
     merged: dict[str, tuple[int, hist.Counts, float]] = {}
@@ -423,8 +423,8 @@ def slice_lags(result: PointResult, carried: Mapping[str, float]) -> list[Sectio
     m = result.measurement
     if m is None:
         return []
-    raw: Mapping[str, Any] = m.extra.get("streams") or {}
-    pacing: Mapping[str, Mapping[str, float]] = m.extra.get("pacing") or {}
+    raw: Mapping[str, Any] = m.extra.streams
+    pacing: Mapping[str, Mapping[str, float]] = m.extra.pacing
     seconds = float(result.point.workload.runtime_s or 0.0)
     targets: Mapping[str, float] = result.point.tags.target_per_s
     devices = max(1, int(result.point.tags.devices or 1))

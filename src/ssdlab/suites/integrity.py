@@ -26,6 +26,7 @@ from typing import Any
 from ssdlab.errors import UsageError
 from ssdlab.fio.verify import CHECKSUMS, DEFAULT_CHECKSUM, HEADER_BYTES, backlog_options, check_options, write_options
 from ssdlab.results.events import ManifestEvent, VerdictEvent
+from ssdlab.results.extra import IoErrors, MeasurementExtra, VerifyFailures
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
@@ -169,14 +170,14 @@ def check_results(run: Run) -> list[PointResult]:
 
 def summary(r: PointResult) -> dict[str, Any]:
     """bytes checked, mismatches and unreadable blocks of one checking point."""
-    extra: Mapping[str, Any] = r.measurement.extra if r.measurement else {}
-    v = extra.get("verify") or {}
-    errors = extra.get("io_errors") or {}
+    extra = r.measurement.extra if r.measurement else MeasurementExtra()
+    v = extra.verify or VerifyFailures()
+    errors = extra.io_errors or IoErrors()
     return {"point": r.point.id, "role": r.point.tags.integrity, "status": r.status,
-            "checked_bytes": int(v.get("checked_bytes", 0) or 0), "mismatches": int(v.get("mismatches", 0) or 0),
-            "header_mismatches": int(v.get("header_mismatches", 0) or 0),
-            "unreadable": int(errors.get("count", 0) or 0), "checksum": v.get("checksum", ""),
-            "listed": list(v.get("listed") or []), "errors": list(errors.get("listed") or [])}
+            "checked_bytes": int(v.checked_bytes or 0), "mismatches": int(v.mismatches or 0),
+            "header_mismatches": int(v.header_mismatches or 0),
+            "unreadable": int(errors.count or 0), "checksum": v.checksum,
+            "listed": list(v.listed or []), "errors": list(errors.listed or [])}
 
 
 def describe(s: Mapping[str, Any]) -> str:

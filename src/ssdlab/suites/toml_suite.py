@@ -273,13 +273,13 @@ class TomlSuite(Suite):
             axes = self._axes_for(m, ctx)
             swept = [k for k, v in axes.items() if len(v) > 1]
             max_ids: dict[str, str] = {}
-            extra: dict[str, Any] = {}
+            p99_limit_us = None
             if m.view == "lat-curve":
                 limit = ctx.options.get("p99_limit")
-                extra["p99_limit_us"] = float(limit) if limit is not None else self.p99_limit_us
+                p99_limit_us = float(limit) if limit is not None else self.p99_limit_us
             for combo in sweeps.expand(axes):
                 w = self._workload(m.fixed, combo, runtime, ramp)
-                points.append(self._matrix_point(len(points) + 1, m, combo, swept, w, max_ids, extra))
+                points.append(self._matrix_point(len(points) + 1, m, combo, swept, w, max_ids, p99_limit_us))
         return points
 
     def _selected(self, ctx: PlanContext) -> list[Matrix]:
@@ -316,12 +316,14 @@ class TomlSuite(Suite):
                                                           matrix=ph.name))
 
     def _matrix_point(self, n: int, m: Matrix, combo: Mapping[str, Any], swept: list[str], w: Workload,
-                      max_ids: dict[str, str], extra: Mapping[str, Any]) -> TestPoint:
+                      max_ids: dict[str, str], p99_limit_us: float | None) -> TestPoint:
         display = {k: _display(k, v) for k, v in combo.items()}
         slug_parts = [f"{_short(k)}{_slug(str(display[k]))}" for k in swept]
         pid = f"{n:03d}-{m.name}" + ("-" + "-".join(slug_parts) if slug_parts else "")
         tags = PointTags.of(family=FAMILY, view=m.view, suite_title=self.title, matrix=m.name, axes=display,
-                            swept=swept, **extra)
+                            swept=swept)
+        if p99_limit_us is not None:  # a latency curve's limit
+            tags = tags.replace(p99_limit_us=p99_limit_us)
         if self.translation is not None:
             tags = tags.replace(translation=dict(self.translation.record))
         label = _label(m.name, w, combo)

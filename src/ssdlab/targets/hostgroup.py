@@ -81,7 +81,7 @@ class HostGroupExecutor:
                              missing=missing)
         m = with_logs(m, point, point_dir)
         m = dataclasses.replace(m, parts=parts,
-                                extra={**m.extra, "hosts": {h.name: h.spec.endpoint.label for h, _ in pairs}})
+                                extra=m.extra.replace(hosts={h.name: h.spec.endpoint.label for h, _ in pairs}))
         failed = [p for p in parts if p.status != "ok"]
         if not failed:
             return m

@@ -257,8 +257,7 @@ def wait_state_summaries(state: HirState) -> list[WaitStateSummary]:
     out = []
     for w, prs in state.bursts.items():
         vals = [v for v in (metric_value("iops", p) for p in prs) if v is not None]
-        idles = [float(p.measurement.extra["idle_s"]) for p in prs
-                 if p.measurement is not None and p.measurement.extra.get("idle_s") is not None]
+        idles = [float(i) for p in prs if p.measurement is not None and (i := p.measurement.extra.idle_s) is not None]
         base = [v for v in (metric_value("iops", p) for p in state.baselines.get(w, [])) if v is not None]
         mean = sum(vals) / len(vals) if vals else None
         out.append(WaitStateSummary(
