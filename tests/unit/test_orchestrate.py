@@ -257,6 +257,8 @@ class ThreeSamples(ThreePoints):
 class SeriesExecutor(FakeExecutor):
     """Runs a series sample by sample; the samples named in `fail` end the series with that error."""
 
+    series = True  # (Executor.series: it runs a continuous stimulus as one run)
+
     def run_series(self, points: list[TestPoint], target: Target, point_dir: Path, on_live: LiveCallback | None,
                    on_sample: Callable[[Measurement], Path | None]) -> None:
         for p in points:

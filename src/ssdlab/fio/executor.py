@@ -64,6 +64,7 @@ class FioExecutor:
     `gate` (safety.WriteGrant) checks every job at the fio boundary before fio starts."""
 
     name = "fio"
+    series = True  # a continuous stimulus is one fio run, cut into samples from its status stream
 
     def __init__(self, gate: JobGate, status_interval: float = 1.0) -> None:
         from ssdlab.fio.runner import fio_binary

@@ -13,14 +13,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ssdlab.errors import SsdlabError
 from ssdlab.results import store
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.results.tags import PointTags
+from ssdlab.safety import WriteGrant
 from ssdlab.targets.base import Target
-from ssdlab.targets.null import NullTwin, null_options
 
 if TYPE_CHECKING:
     from ssdlab.run.progress import Progress
@@ -53,9 +53,8 @@ def ceiling_point(base: TestPoint) -> TestPoint:
 
 def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, progress: Progress) -> Run:
     """Run the ceiling point once per run on a multi-device target (resume keeps the first one)."""
-    if len(target.device_names()) < 2 or target.kind == "null" or target.engine() == "sim":
-        return run
-    if any(r.point.id == POINT_ID for r in run.points):
+    twin = target.ceiling_twin()
+    if twin is None or any(r.point.id == POINT_ID for r in run.points):
         return run
     from ssdlab.suites.base import apply_common
 
@@ -66,7 +65,8 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     started = store.now_iso()
     progress.note(f"host ceiling: {point.label}, {point.workload.runtime_s:g} s")
     try:
-        executor, twin = _twin(target)
+        # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
+        executor = twin.executor(WriteGrant(twin, writes=False))
         t0 = time.monotonic()
         m = executor.run_point(point, twin, store.point_dir(run_dir, POINT_ID))
         m = dataclasses.replace(m, extra=m.extra.replace(wall_s=round(time.monotonic() - t0, 3)))
@@ -78,26 +78,6 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     store.save_run(run_dir, run)
     progress.point_end(result)
     return run
-
-
-def _twin(target: Target) -> tuple[Any, Target]:
-    """The null twin of `target` and the executor that drives it (a host group's goes through its agents)."""
-    from ssdlab.safety import WriteGrant
-
-    if target.engine() == "fio-client":
-        from ssdlab.targets.hostgroup import HostGroupExecutor
-        from ssdlab.targets.hosts import HostGroupTarget
-
-        assert isinstance(target, HostGroupTarget)
-        twin_group = target.null_twin()
-        # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
-        return HostGroupExecutor(twin_group, WriteGrant(twin_group, writes=False)), twin_group
-    from ssdlab.fio.executor import FioExecutor
-
-    size = min(target.capacity(), 1024**3)
-    twin = NullTwin(spec="null", kind="null", devices=null_options(target.device_fio_options(), size),
-                    names=target.device_names(), size=size)
-    return FioExecutor(WriteGrant(twin, writes=False)), twin
 
 
 def ceiling_of(run: Run) -> PointResult | None:

@@ -39,7 +39,6 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
     points = suite.plan(ctx)
     check_plan_size(len(points), f"{suite.name} on this target")
     points = [apply_common(ctx, p) for p in points]
-    sim = target.engine() == "sim"
     options, devices = target.fio_options(), target.device_fio_options()  # asked once: a device's reads sysfs
     rendered: set[str] = set()
     for p in points:
@@ -54,10 +53,7 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
                 continue
             rendered.add(key)
         job_on(p, options, devices).render()  # the job the executor and the write gate build (point_job)
-        if sim and not p.streams:
-            from ssdlab.sim.executor import translate
-
-            translate(p, target.capacity(), 0)
+        target.check_point(p)  # what the target's kind refuses beyond it (the simulator: its model's limits)
     eta = plan_seconds(suite, ctx)
     if not math.isfinite(eta):
         raise UsageError(f"{suite.name}: the plan's duration is not finite; check --runtime and the suite options")

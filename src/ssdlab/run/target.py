@@ -60,18 +60,6 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
 
 
 def executor_for(target: Target, gate: JobGate) -> Executor:
-    """The executor that can run points on `target` (fio for devices/files/null, the model for sim:); fio jobs
-    pass `gate` (the run's safety.WriteGrant) before fio starts."""
-    if target.engine() == "sim":
-        from ssdlab.sim.executor import SimExecutor
-
-        return SimExecutor()
-    if target.engine() == "fio-client":  # a host group: one fio client drives every agent host
-        from ssdlab.targets.hostgroup import HostGroupExecutor
-        from ssdlab.targets.hosts import HostGroupTarget
-
-        assert isinstance(target, HostGroupTarget)
-        return HostGroupExecutor(target, gate)
-    from ssdlab.fio.executor import FioExecutor
-
-    return FioExecutor(gate)
+    """The executor that runs points on `target` (Target.executor: fio for devices, files and null, one fio
+    client for a host group, the model for sim:); fio jobs pass `gate` (the run's write grant) first."""
+    return target.executor(gate)

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -327,6 +327,7 @@ class SimExecutor:
     """Executor for `sim:` targets (same protocol as FioExecutor)."""
 
     name = "sim"
+    series = True  # samples of a continuous stimulus run back to back (run_series)
 
     def version(self) -> str:
         """Engine version recorded in run.json."""
@@ -345,10 +346,7 @@ class SimExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None, *, keep_position: bool = False) -> Measurement:
         """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
-        from ssdlab.sim.target import SimTarget
-
-        if not isinstance(target, SimTarget):
-            raise TargetError(f"the sim executor needs a sim: target, not {target.kind}")
+        target = cast("SimTarget", target)  # only a SimTarget makes a SimExecutor (SimTarget.executor)
         if point.streams:
             raise TargetError(f"point {point.id} runs {len(point.streams)} concurrent streams; the simulated "
                               "drive runs one workload per point: use a file or block device target")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import TargetError
 from ssdlab.results import atomic
@@ -23,6 +23,11 @@ from ssdlab.sim import core
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes
+
+if TYPE_CHECKING:
+    from ssdlab.fio.runner import JobGate
+    from ssdlab.results.model import TestPoint
+    from ssdlab.targets.base import Executor
 
 STATE_FILE = "sim-state.bin"
 STATE_META = "sim-state.json"
@@ -72,6 +77,28 @@ class SimTarget(Target):
 
     def engine(self) -> str:
         return "sim"
+
+    fio_here = False  # a model: no host CPU submits its I/O, and it does not join a run on several devices
+
+    def executor(self, gate: JobGate) -> Executor:
+        """The model runs the points (no fio job, so no write gate to pass)."""
+        from ssdlab.sim.executor import SimExecutor
+
+        return SimExecutor()
+
+    def point_writes(self, point: TestPoint) -> str:
+        writes = point.workload.writes or any(s.writes for s in point.streams)
+        return f"rw={point.workload.rw} writes" if writes else ""
+
+    def check_point(self, point: TestPoint) -> None:
+        """The point translated for the model once (a workload it cannot take fails here, in one line)."""
+        if not point.streams:
+            from ssdlab.sim.executor import translate
+
+            translate(point, self.capacity(), 0)
+
+    def health_unavailable(self) -> str:
+        return "a simulated drive has no health log or link (its wear is in the simulator's own results)"
 
     def logical_block_size(self) -> int:
         return 512

@@ -610,7 +610,7 @@ class ActSuite(Suite):
     # ---------------------------------------------------------------- checks before anything is created
 
     def _check(self, ctx: PlanContext) -> None:
-        if ctx.target_kind == "sim":
+        if ctx.traits.simulated:
             raise UsageError("act needs fio's paced concurrent streams, which the simulated SSD does not model: "
                              "use a file or block device target")
 
@@ -684,7 +684,7 @@ class ActSuite(Suite):
                              f"{MAX_FIO_JOBS}: lower --service-threads")
         interval = s.get("report_interval")
         hist_ms = int(interval) * 1000 if interval else hist_interval_ms(slice_s)
-        keep = ctx.target_kind == "null"
+        keep = ctx.traits.null_engine
         streams = tuple(stream_workload(sp, cfg, min_op, slice_s, hist_ms, keep_engine=keep) for sp in plans)
         if ctx.footprint is not None or ctx.misalign:  # --footprint/--misalign reach every stream
             streams = tuple(dataclasses.replace(w, size=ctx.footprint, offset=ctx.misalign) for w in streams)

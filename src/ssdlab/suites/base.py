@@ -39,6 +39,34 @@ class Outlook:
 
 
 @dataclass(frozen=True)
+class TargetTraits:
+    """What a plan may depend on about the kind of target it runs on (PlanContext.traits): suites plan from
+    these, never from the kind's name."""
+
+    device: bool = False  # a block device: data it holds was written before the run (quick prefills it)
+    null_engine: bool = False  # fio's null engine: no storage at all
+    simulated: bool = False  # the simulated SSD: one workload per point, no paced concurrent streams
+    no_data: str = ""  # why reads do not return what was written ('' when they do)
+    not_device: str = ""  # why results are not a device's (SNIA PTS's scaled-run reasons; '' for a device)
+
+
+def traits_of(kind: str) -> TargetTraits:
+    """The traits of a kind of target, by the kind a Target (and run.json's target) records."""
+    found = _TRAITS.get(kind)
+    return found if found is not None else TargetTraits(not_device=f"the target is a {kind} target, not a device")
+
+
+_TRAITS = {
+    "block": TargetTraits(device=True),
+    "file": TargetTraits(not_device="the target is a file on a filesystem, not a device"),
+    "null": TargetTraits(null_engine=True, no_data="fio's null engine stores no data",
+                         not_device="the target is a null target, not a device"),
+    "sim": TargetTraits(simulated=True, no_data="the simulated SSD models timing, not data",
+                        not_device="the target is a sim target, not a device"),
+}
+
+
+@dataclass(frozen=True)
 class PlanContext:
     """Everything a plan may depend on: target facts and the user's options. No I/O happens here."""
 
@@ -52,6 +80,11 @@ class PlanContext:
     misalign: int = 0  # --misalign: bytes added to every I/O offset (unaligned 4K writes, S3500 review)
     devices: int = 1  # number of --target devices (multi-target suites split their load over them)
     target: Mapping[str, Any] = field(default_factory=dict)  # the target's info() record, for wall-clock ETAs
+
+    @property
+    def traits(self) -> TargetTraits:
+        """What the plan may depend on about the target's kind."""
+        return traits_of(self.target_kind)
 
 
 class Suite(ABC):

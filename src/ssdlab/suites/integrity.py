@@ -38,7 +38,6 @@ DEFAULT_QD = 32
 DEFAULT_BACKLOG = 64
 MANIFEST_EVENT = "integrity-manifest"
 MANIFEST_VERSION = 1
-NO_DATA_KINDS = {"null": "fio's null engine stores no data", "sim": "the simulated SSD models timing, not data"}
 
 
 def check_point(point_id: str, label: str, *, block_size: int, iodepth: int, size: int | None, offset: int,
@@ -75,8 +74,8 @@ class IntegritySuite(Suite):
         ]
 
     def _settings(self, ctx: PlanContext) -> tuple[str, int, int, int]:
-        if ctx.target_kind in NO_DATA_KINDS:
-            raise UsageError(f"integrity needs a target that stores data: {NO_DATA_KINDS[ctx.target_kind]}; use a "
+        if ctx.traits.no_data:
+            raise UsageError(f"integrity needs a target that stores data: {ctx.traits.no_data}; use a "
                              "file, a block device or an nbdkit target")
         o = ctx.options
         checksum = str(o.get("checksum") or DEFAULT_CHECKSUM)

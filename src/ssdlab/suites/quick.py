@@ -53,7 +53,7 @@ def log_interval_ms(runtime_s: float) -> int:
 def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
     """Read points first (on laid-out data), then write points, CrystalDiskMark's order. On a raw block device
     the span is prefilled first (files are laid out and simulated drives written when they are prepared)."""
-    points: list[TestPoint] = [prefill_point(ctx)] if ctx.target_kind == "block" else []
+    points: list[TestPoint] = [prefill_point(ctx)] if ctx.traits.device else []
     for direction in ("read", "write"):
         for c in corners:
             rw = direction if c.seq else f"rand{direction}"
@@ -83,7 +83,7 @@ class CornerSuite(Suite):
         return sum(p.est_seconds + self.point_overhead_s for p in points) + fill / (PREFILL_MBPS * 1e6)
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
-        if ctx.target_kind != "block":
+        if not ctx.traits.device:
             return []
         if self.writes:
             return [f"prefill: the {format_bytes(ctx.capacity)} the reads touch is written sequentially first "
@@ -92,7 +92,7 @@ class CornerSuite(Suite):
         return [f"note: {NOT_PREFILLED}"]
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        if ctx.target_kind == "block" and not self.writes:
+        if ctx.traits.device and not self.writes:
             return run.with_warning(NOT_PREFILLED)
         return run
 

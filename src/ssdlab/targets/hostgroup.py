@@ -25,16 +25,19 @@ from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
 from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
-from ssdlab.targets.hosts import HostGroupTarget
 
 if TYPE_CHECKING:
-    from ssdlab.fio.executor import LiveCallback
+    from collections.abc import Sequence
+
+    from ssdlab.results.live import LiveCallback, SampleCallback
+    from ssdlab.targets.hosts import HostGroupTarget
 
 
 class HostGroupExecutor:
     """Runs points on a HostGroupTarget through fio's client/server mode."""
 
     name = "fio"
+    series = False  # fio's client mode reports no status stream to cut samples from: points run one by one
 
     def __init__(self, group: HostGroupTarget, gate: JobGate) -> None:
         from ssdlab.fio.runner import fio_binary
@@ -51,6 +54,10 @@ class HostGroupExecutor:
 
             self.group.local_fio = fio_version(self.binary)
         return self.group.local_fio
+
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        raise NotImplementedError("a host group runs the samples of a continuous stimulus one by one (series)")
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:

@@ -25,15 +25,18 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import TargetError, UnsafeTargetError, UsageError
 from ssdlab.fio.client import DEFAULT_PORT, Endpoint, ProbeResult
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
 from ssdlab.fio.runner import JobGate
-from ssdlab.targets import numa
+from ssdlab.targets import file, null, numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.null import DEFAULT_NULL_SIZE
+
+if TYPE_CHECKING:
+    from ssdlab.targets.base import Executor
 from ssdlab.targets.spec import split_spec
 from ssdlab.units import format_bytes, parse_size
 
@@ -358,6 +361,27 @@ class HostGroupTarget(Target):
 
     def engine(self) -> str:
         return "fio-client"
+
+    fio_here = False  # its points run through one fio client on the agent hosts, on their CPUs
+
+    def executor(self, gate: JobGate) -> Executor:
+        """One fio client drives every agent host (targets/hostgroup.py)."""
+        from ssdlab.targets.hostgroup import HostGroupExecutor
+
+        return HostGroupExecutor(self, gate)
+
+    def ceiling_twin(self) -> Target | None:
+        """The null twin (null_twin) of a group of several devices that are not null already."""
+        if len(self.device_names()) < 2 or self.kind == "null":
+            return None
+        return self.null_twin()
+
+    def health_unavailable(self) -> str:
+        if self.kind == "null":
+            return null.NO_HEALTH
+        if self.kind == "file":
+            return file.NO_HEALTH
+        return f"{self.kind} targets have no drive to query"  # its devices are another host's
 
     def fio_options(self) -> dict[str, OptionValue]:
         return self.active_devices()[0].fio_options()

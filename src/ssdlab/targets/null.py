@@ -10,6 +10,7 @@ from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import parse_size
 
 DEFAULT_NULL_SIZE = 1024**3
+NO_HEALTH = "the null engine touches no device"
 
 
 @dataclass
@@ -27,6 +28,9 @@ class NullTarget(Target):
     @property
     def name(self) -> str:
         return "null"
+
+    def health_unavailable(self) -> str:
+        return NO_HEALTH
 
     def capacity(self) -> int:
         return self.size

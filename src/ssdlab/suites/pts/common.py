@@ -21,7 +21,7 @@ from ssdlab.results.events import SteadyStateEvent, VerdictEvent
 from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
+from ssdlab.suites.base import PlanContext, SuiteOption, common_limits, traits_of
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -140,10 +140,8 @@ class PtsSettings:
         out = []
         if self.runtime_s < SPEC_RUNTIME_S:
             out.append(f"test points run {self.runtime_s:g} s instead of 60 s")
-        if self.target_kind == "file":
-            out.append("the target is a file on a filesystem, not a device")
-        elif self.target_kind not in ("block",):
-            out.append(f"the target is a {self.target_kind} target, not a device")
+        if traits_of(self.target_kind).not_device:
+            out.append(traits_of(self.target_kind).not_device)
         t = target or {}
         device = t.get("device_bytes")
         o = run_options or RunRequest()
@@ -214,7 +212,7 @@ def settings(ctx: PlanContext) -> PtsSettings:
     max_rounds = int(o.get("max_rounds") or 25)
     if max_rounds < steady.WINDOW:
         raise UsageError(f"--max-rounds {max_rounds} must be at least {steady.WINDOW} (the measurement window)")
-    if ctx.target_kind == "null":
+    if ctx.traits.null_engine:
         raise UsageError("PTS suites need a target that stores data (a device, a file or a simulated SSD), "
                          "not the null engine")
     ar_bytes = int(ctx.capacity * ar / 100)
