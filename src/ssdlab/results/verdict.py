@@ -247,37 +247,59 @@ def _went_on_without_some(r: PointResult) -> bool:
 
 def run_verdicts(run: Run) -> RunVerdict:
     """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
-    tests = {v.test: v for v in (from_event(e, run.suite) for e in run.events if isinstance(e, VerdictEvent))}
-    for e in run.events:  # PTS runs stored before verdict events existed recorded their steady state only
-        if isinstance(e, SteadyStateEvent) and e.test and e.test not in tests:
-            tests[e.test] = from_steady_state(e)
+    tests = recorded_verdicts(run)
     invalid = tuple(r for r in run.points if r.status == "invalid")
     failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
         if run.status == "complete" else ()
-    for bad, is_failed in ((invalid, False), (failed, True)):
-        by_test: dict[str, list[PointResult]] = {}
-        for r in bad:
-            by_test.setdefault(point_test(r, run.suite), []).append(r)
-        for key, pts in by_test.items():
-            known = tests.get(key)
-            if known is None and key != run.suite and run.suite in tests:
-                key = run.suite
-                known = tests[key]
-            if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
-                continue
-            why = _invalid_text(pts) if not is_failed else \
-                f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason or '; '.join(pts[0].warnings)}"
-            tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete",
-                                     reason=why, failed=is_failed)
+    _mark_incomplete(tests, run.suite, invalid, failed=False)
+    _mark_incomplete(tests, run.suite, failed, failed=True)
     if run.status != "complete":
         stopped = TestVerdict(test="run", title="run", kind="incomplete", reason=_stopped_text(run))
         return RunVerdict(run.status, (*tests.values(), stopped), invalid)
     if not tests:
-        measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-        skipped = sum(1 for r in run.points if r.status == "skipped")
-        reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
-        tests[run.suite] = TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
+        tests[run.suite] = _complete(run)
     return RunVerdict(run.status, tuple(tests.values()), invalid, failed)
+
+
+def recorded_verdicts(run: Run) -> dict[str, TestVerdict]:
+    """Test -> verdict, as the suites recorded them (the last event per test counts; a PTS test of schema 1
+    that recorded only its steady-state determination is judged from it)."""
+    tests = {v.test: v for v in (from_event(e, run.suite) for e in run.events if isinstance(e, VerdictEvent))}
+    for e in run.events:
+        if isinstance(e, SteadyStateEvent) and e.test and e.test not in tests:
+            tests[e.test] = from_steady_state(e)
+    return tests
+
+
+def _mark_incomplete(tests: dict[str, TestVerdict], suite: str, bad: Sequence[PointResult], *,
+                     failed: bool) -> None:
+    """Tests with invalid points (or points fio failed on) are incomplete, unless already negative."""
+    by_test: dict[str, list[PointResult]] = {}
+    for r in bad:
+        by_test.setdefault(point_test(r, suite), []).append(r)
+    for key, pts in by_test.items():
+        known = tests.get(key)
+        if known is None and key != suite and suite in tests:
+            key = suite
+            known = tests[key]
+        if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
+            continue
+        why = _failed_text(pts) if failed else _invalid_text(pts)
+        tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete", reason=why,
+                                 failed=failed)
+
+
+def _failed_text(points: Sequence[PointResult]) -> str:
+    first = points[0]
+    return f"{len(points)} point(s) failed: {first.point.label}: {first.reason or '; '.join(first.warnings)}"
+
+
+def _complete(run: Run) -> TestVerdict:
+    """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
+    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
+    skipped = sum(1 for r in run.points if r.status == "skipped")
+    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 
 def exit_code(run: Run) -> int:

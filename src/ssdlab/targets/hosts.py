@@ -71,35 +71,7 @@ def parse_inventory(data: dict[str, Any], source: str = "inventory") -> list[Hos
     tables = data.get("host")
     if not isinstance(tables, list) or not tables:
         raise UsageError(f"{source}: no [[host]] tables: list each agent host with address and targets")
-    hosts: list[HostSpec] = []
-    for i, t in enumerate(tables, 1):
-        where = f"{source}: host #{i}"
-        if not isinstance(t, dict):
-            raise UsageError(f"{where}: write it as a [[host]] table")
-        bad = sorted(set(t) - HOST_KEYS)
-        if bad:
-            raise UsageError(f"{where}: unknown key {bad[0]!r} (known: {', '.join(sorted(HOST_KEYS))})")
-        address = t.get("address")
-        if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
-            raise UsageError(f"{where}: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
-        port = t.get("port", DEFAULT_PORT)
-        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
-            raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
-        ep = Endpoint(address.strip(), port)
-        name = t.get("name", ep.label)
-        if not isinstance(name, str) or not name.strip() or any(c in name for c in FIO_UNSAFE_CHARS + "\n"):
-            raise UsageError(f"{where}: name must be a short text (no ; # $)")
-        targets = t.get("targets")
-        if not isinstance(targets, list) or not targets or not all(isinstance(x, str) and x.strip() for x in targets):
-            raise UsageError(f"{where} ({name}): targets must list its devices, e.g. targets = [\"/dev/nvme0n1\"]")
-        dup = sorted({x for x in targets if targets.count(x) > 1})
-        if dup:
-            raise UsageError(f"{where} ({name}): target {dup[0]} is listed twice")
-        labels = t.get("labels", {})
-        if not isinstance(labels, dict):
-            raise UsageError(f"{where} ({name}): labels must be a table, e.g. labels = {{ node = \"a\" }}")
-        hosts.append(HostSpec(name.strip(), ep, tuple(x.strip() for x in targets),
-                              {str(k): str(v) for k, v in labels.items()}))
+    hosts = [_host(t, f"{source}: host #{i}") for i, t in enumerate(tables, 1)]
     checks: list[tuple[str, list[str]]] = [("name", [h.name for h in hosts]),
                                            ("address and port", [h.endpoint.label for h in hosts])]
     for what, names in checks:
@@ -107,6 +79,41 @@ def parse_inventory(data: dict[str, Any], source: str = "inventory") -> list[Hos
         if shared:
             raise UsageError(f"{source}: two hosts share the {what} {shared}: each agent is listed once")
     return hosts
+
+
+def _host(t: Any, where: str) -> HostSpec:
+    """One [[host]] table, checked key by key."""
+    if not isinstance(t, dict):
+        raise UsageError(f"{where}: write it as a [[host]] table")
+    bad = sorted(set(t) - HOST_KEYS)
+    if bad:
+        raise UsageError(f"{where}: unknown key {bad[0]!r} (known: {', '.join(sorted(HOST_KEYS))})")
+    ep = _endpoint(t, where)
+    name = t.get("name", ep.label)
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in FIO_UNSAFE_CHARS + "\n"):
+        raise UsageError(f"{where}: name must be a short text (no ; # $)")
+    where = f"{where} ({name})"
+    targets = t.get("targets")
+    if not isinstance(targets, list) or not targets or not all(isinstance(x, str) and x.strip() for x in targets):
+        raise UsageError(f"{where}: targets must list its devices, e.g. targets = [\"/dev/nvme0n1\"]")
+    dup = sorted({x for x in targets if targets.count(x) > 1})
+    if dup:
+        raise UsageError(f"{where}: target {dup[0]} is listed twice")
+    labels = t.get("labels", {})
+    if not isinstance(labels, dict):
+        raise UsageError(f"{where}: labels must be a table, e.g. labels = {{ node = \"a\" }}")
+    return HostSpec(name.strip(), ep, tuple(x.strip() for x in targets), {str(k): str(v) for k, v in labels.items()})
+
+
+def _endpoint(t: dict[str, Any], where: str) -> Endpoint:
+    """The agent's address and port."""
+    address = t.get("address")
+    if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
+        raise UsageError(f"{where}: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
+    port = t.get("port", DEFAULT_PORT)
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
+    return Endpoint(address.strip(), port)
 
 
 def load_inventory(path: Path) -> list[HostSpec]:
