@@ -157,24 +157,11 @@ def _level(read_reqs: int, write_reqs: int, k: float, nx: float | None) -> Level
 
 def levels(ctx: PlanContext) -> list[Level]:
     """The load levels in order: one, or N, 2N, ... (k x the request rates) up to --max-load with --find-max."""
-    s = settings(ctx)
-    devices = max(1, ctx.devices)
-    cli_rates = any(ctx.options.get(k) is not None for k in ("read_reqs_per_sec", "write_reqs_per_sec"))
-    if ctx.options.get("load") is not None and cli_rates:
-        raise UsageError("give either --load or --read-reqs-per-sec/--write-reqs-per-sec, not both")
-    rates = cli_rates or (ctx.options.get("load") is None
-                          and any(k in s for k in ("read_reqs_per_sec", "write_reqs_per_sec")))
-    if rates:
-        reads, writes = int(s.get("read_reqs_per_sec") or 0), int(s.get("write_reqs_per_sec") or 0)
-        # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
-        nx = reads / (READS_PER_DEVICE_1X * devices) if reads > 0 and reads * WRITES_PER_DEVICE_1X == \
-            writes * READS_PER_DEVICE_1X else None
-    else:
-        nx = parse_load(s.get("load") or "1x")
-        reads, writes = load_rates(nx, devices)
+    reads, writes, nx = _first_level(ctx)
     if not ctx.options.get("find_max"):
         return [_level(reads, writes, 1.0, nx)]
     top = parse_load(ctx.options["max_load"]) if ctx.options.get("max_load") else None
+    devices = max(1, ctx.devices)
     out = []
     if nx is not None:
         top = top if top is not None else 10 * nx
@@ -188,6 +175,26 @@ def levels(ctx: PlanContext) -> list[Level]:
     if not out:
         raise UsageError("--max-load leaves no load level to run")
     return out
+
+
+def _first_level(ctx: PlanContext) -> tuple[int, int, float | None]:
+    """(read reqs/s, write reqs/s, load N when they are N x ACT's 1x rates, else None) of the first level:
+    from --load, or from request rates (the command line's, or the --act-config file's)."""
+    s = settings(ctx)
+    devices = max(1, ctx.devices)
+    cli_rates = any(ctx.options.get(k) is not None for k in ("read_reqs_per_sec", "write_reqs_per_sec"))
+    if ctx.options.get("load") is not None and cli_rates:
+        raise UsageError("give either --load or --read-reqs-per-sec/--write-reqs-per-sec, not both")
+    rates = cli_rates or (ctx.options.get("load") is None
+                          and any(k in s for k in ("read_reqs_per_sec", "write_reqs_per_sec")))
+    if not rates:
+        nx = parse_load(s.get("load") or "1x")
+        reads, writes = load_rates(nx, devices)
+        return reads, writes, nx
+    reads, writes = int(s.get("read_reqs_per_sec") or 0), int(s.get("write_reqs_per_sec") or 0)
+    # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
+    exact = reads > 0 and reads * WRITES_PER_DEVICE_1X == writes * READS_PER_DEVICE_1X
+    return reads, writes, reads / (READS_PER_DEVICE_1X * devices) if exact else None
 
 
 def config_for(ctx: PlanContext, level: Level | None = None, s: Mapping[str, Any] | None = None) -> ActConfig:
@@ -506,6 +513,22 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
     The lag rule is ACT's: one schedule per stream for the whole level, and the run stops as soon as any
     section's lag passes max-lag (0: never). fio starts a new schedule in every slice, so the lag a slice
     ends with is carried into the next one (fio does not make it up; ACT would, by issuing back to back)."""
+    slices, lagging, worst_lag = _slices(ctx, run, load, level)
+    worst = _worst(slices, S_READS)
+    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in p.tags.target_per_s
+                                                          for p in level)
+    worst_commits = _worst(slices, S_COMMITS) if commits else None
+    complete = len(slices) == len(level) and not lagging
+    passed = complete and judge(worst) and (worst_commits is None or judge(worst_commits))
+    label = str(level[0].tags.level or "") if level else ""
+    return LevelResult(load=load, slices=slices, complete=complete, lagging=lagging, passed=passed, worst=worst,
+                       label=label or load_label(load), worst_commits=worst_commits, max_lag_s=worst_lag)
+
+
+def _slices(ctx: PlanContext, run: Run, load: float, level: Sequence[TestPoint]
+            ) -> tuple[list[dict[str, StreamSlice]], str, dict[str, float]]:
+    """The level's finished slices in order, up to the first that broke ACT's lag rule (its message, else
+    ''), and each section's worst lag over them."""
     limit = max_lag_s(ctx)
     slices: list[dict[str, StreamSlice]] = []
     lagging = ""
@@ -527,15 +550,7 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
                 lagging = lag_message(lag.section, lag.worst_s, limit, where, cpu)
         if lagging:
             break  # ACT stops here: later slices do not exist
-    worst = _worst(slices, S_READS)
-    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in p.tags.target_per_s
-                                                          for p in level)
-    worst_commits = _worst(slices, S_COMMITS) if commits else None
-    complete = len(slices) == len(level) and not lagging
-    passed = complete and judge(worst) and (worst_commits is None or judge(worst_commits))
-    label = str(level[0].tags.level or "") if level else ""
-    return LevelResult(load=load, slices=slices, complete=complete, lagging=lagging, passed=passed, worst=worst,
-                       label=label or load_label(load), worst_commits=worst_commits, max_lag_s=worst_lag)
+    return slices, lagging, worst_lag
 
 
 def _worst(slices: Sequence[Mapping[str, StreamSlice]], stream: str) -> dict[int, float]:
@@ -549,6 +564,27 @@ def _worst(slices: Sequence[Mapping[str, StreamSlice]], stream: str) -> dict[int
 
 def _worst_text(worst: Mapping[int, float]) -> str:
     return ", ".join(f"{worst.get(t, 0.0):.2f}% >= {t} ms" for t, _ in CRITERIA)
+
+
+def _level_of(ctx: PlanContext, load: float) -> Level:
+    """The level of a load: one of the run's levels, else N x ACT's 1x rates."""
+    found = next((lv for lv in levels(ctx) if lv.key == load), None)
+    return found or _level(*load_rates(load, max(1, ctx.devices)), load, load)
+
+
+def target_rates(derived: Derived) -> dict[str, float]:
+    """The I/Os per second each stream must hold (all devices): ACT's derived rates."""
+    targets: dict[str, float] = {}
+    if derived.service_reqs_per_thread:
+        if derived.read_split:
+            targets[S_READS] = derived.service_reads_per_s
+        if derived.read_split < SPLIT_RESOLUTION:
+            targets[S_COMMITS] = derived.service_commits_per_s
+    if derived.large_block_reads_per_s > 0:
+        targets[S_LB_READS] = derived.large_block_reads_per_s
+    if derived.large_block_writes_per_s > 0:
+        targets[S_LB_WRITES] = derived.large_block_writes_per_s
+    return targets
 
 
 # ------------------------------------------------------------------ the suite
@@ -671,8 +707,7 @@ class ActSuite(Suite):
         """The slices of one load level, each one fio run of every stream (the pool on all devices at once)."""
         s = settings(ctx)
         if not isinstance(level, Level):
-            level = next((lv for lv in levels(ctx) if lv.key == level), None) or _level(
-                *load_rates(level, max(1, ctx.devices)), level, level)
+            level = _level_of(ctx, level)
         cfg = config_for(ctx, level, s)
         derived = derive(cfg)
         duration, slice_s = self.times(ctx)
@@ -688,19 +723,9 @@ class ActSuite(Suite):
         streams = tuple(stream_workload(sp, cfg, min_op, slice_s, hist_ms, keep_engine=keep) for sp in plans)
         if ctx.footprint is not None or ctx.misalign:  # --footprint/--misalign reach every stream
             streams = tuple(dataclasses.replace(w, size=ctx.footprint, offset=ctx.misalign) for w in streams)
-        targets: dict[str, float] = {}
-        if derived.service_reqs_per_thread:
-            if derived.read_split:
-                targets[S_READS] = derived.service_reads_per_s
-            if derived.read_split < SPLIT_RESOLUTION:
-                targets[S_COMMITS] = derived.service_commits_per_s
-        if derived.large_block_reads_per_s > 0:
-            targets[S_LB_READS] = derived.large_block_reads_per_s
-        if derived.large_block_writes_per_s > 0:
-            targets[S_LB_WRITES] = derived.large_block_writes_per_s
         tags = PointTags.of(
             stream_names=[sp.name for sp in plans], shared_streams=[sp.name for sp in plans if sp.shared],
-            load=level.key, level=level.label, slice_s=slice_s, target_per_s=targets,
+            load=level.key, level=level.label, slice_s=slice_s, target_per_s=target_rates(derived),
             jobs={sp.name: sp.jobs for sp in plans}, service_threads=cfg.service_threads,
             devices=cfg.devices, min_op=min_op, max_lag_s=cfg.max_lag_s,
         )

@@ -211,18 +211,21 @@ def verdict(run: Run, results: list[PointResult] | None = None) -> dict[str, Any
     mismatches = sum(s["mismatches"] for s in sums)
     unreadable = sum(s["unreadable"] for s in sums)
     checked = sum(s["checked_bytes"] for s in sums)
-    if passed:
-        assert latest_check is not None
+    return {"passed": passed, "text": _verdict_text(sums, bad, latest_check), "checked_bytes": checked,
+            "mismatches": mismatches, "unreadable": unreadable}
+
+
+def _verdict_text(sums: list[dict[str, Any]], bad: list[dict[str, Any]], latest_check: dict[str, Any] | None) -> str:
+    """'integrity: PASS, ...' (with what was checked under load), or FAIL and the first bad check."""
+    if not bad and latest_check is not None:
         text = f"integrity: PASS, {describe(latest_check)}"
         during = sum(s["checked_bytes"] for s in sums if s["role"] == "mixed")
         if during:
             text += f"; {format_bytes(during)} ({during:,} bytes) checked while a random workload ran"
-    elif latest_check is None:
-        text = "integrity: FAIL, the full check did not run" + (f"; {describe(bad[0])}" if bad else "")
-    else:
-        text = f"integrity: FAIL, {describe(bad[0])}" + (f" (in {bad[0]['point']})" if len(sums) > 1 else "")
-    return {"passed": passed, "text": text, "checked_bytes": checked, "mismatches": mismatches,
-            "unreadable": unreadable}
+        return text
+    if latest_check is None:
+        return "integrity: FAIL, the full check did not run" + (f"; {describe(bad[0])}" if bad else "")
+    return f"integrity: FAIL, {describe(bad[0])}" + (f" (in {bad[0]['point']})" if len(sums) > 1 else "")
 
 
 register(IntegritySuite())

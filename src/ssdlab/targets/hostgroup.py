@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import client_hosts, missing_hosts, run_clients
+from ssdlab.fio.client import ClientRun, client_hosts, missing_hosts, run_clients
 from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
 from ssdlab.results.model import Measurement, TestPoint
@@ -83,25 +83,30 @@ class HostGroupExecutor:
             raise FioFailedError(f"no host returned a result for point {point.id}: {why}", cmd=list(res.argv),
                                  returncode=res.returncode, stderr=res.stderr)
         m = measurement_from_document(doc)  # every job of every host that answered: the exact aggregate
-        w = point.workload
-        parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir, log_interval_ms=w.log_interval_ms,
-                             missing=missing)
+        parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir,
+                             log_interval_ms=point.workload.log_interval_ms, missing=missing)
         m = with_logs(m, point, point_dir)
         m = dataclasses.replace(m, parts=parts,
                                 extra=m.extra.replace(hosts={h.name: h.spec.endpoint.label for h, _ in pairs}))
-        failed = [p for p in parts if p.status != "ok"]
+        self._after_failures(point, m, missing, res)
+        return m
+
+    def _after_failures(self, point: TestPoint, m: Measurement, missing: dict[str, str], res: ClientRun) -> None:
+        """Hosts that did not answer and devices that failed: under --on-error continue they leave the group
+        for every later point; otherwise the point fails, keeping what the others measured."""
+        failed = [p for p in m.parts if p.status != "ok"]
         if not failed:
-            return m
+            return
         summary = "; ".join(f"host {h}: {r}" for h, r in missing.items())
         others = [p for p in failed if p.host not in missing]
         if others:
             summary = "; ".join(x for x in (summary, *(f"{p.key}: {p.reason}" for p in others)) if x)
-        if group.on_error == "continue":
+        if self.group.on_error == "continue":
             for h, r in missing.items():
-                group.drop(h, r)
+                self.group.drop(h, r)
             for p in others:
-                group.drop(p.key, p.reason)
-            return m
+                self.group.drop(p.key, p.reason)
+            return
         raise FioFailedError(f"point {point.id}: {summary}; the devices that finished are kept with the point "
                              "(--on-error continue would go on without the failed ones)",
                              cmd=list(res.argv), returncode=res.returncode, stderr=res.stderr, partial=m)

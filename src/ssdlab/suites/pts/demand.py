@@ -524,33 +524,13 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
                                invalid_note(pr), invalid=(pr.point.id,))
         pc_values.append(metric_value("iops", pr))
         r += 1
-    if ds.pc_mode == "fixed":
-        pc_finished, pc_steady, pc_det = bool(pc_values), None, None
-    else:
-        pc_finished, ok, _, pc_det = _series_ss(pc_values, s)
-        pc_steady = ok if pc_finished else None
-        # stop reading PC rounds at the first window that decides
-        if pc_finished and pc_det is not None:
-            pc_values = pc_values[:pc_det.rounds[-1]]
+    pc_finished, pc_steady, pc_det, pc_values = _preconditioned(pc_values, s, ds)
     tracking: list[float | None] = []
-    rounds = 0
-    while pc_finished:
-        ids = [p.id for p in round_points(t, s, ds, rounds + 1)]
-        if not all(i in res for i in ids):
-            break
-        rounds += 1
-        tracking.append(metric_value("iops", res.get(round_id(t, rounds, *ds.top))))
-        bad = [i for i in ids if res[i].status == "invalid"]
-        if bad:  # a round with a point that measured too little cannot be judged
-            end = rounds if rounds >= steady.WINDOW else None
-            return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
-                               end, None, invalid_note(res[bad[0]]), invalid=tuple(bad))
-        if rounds >= s.max_rounds and not s.until_steady:
-            break
-        if rounds >= steady.WINDOW:
-            d = window_steady(tracking, rounds)
-            if d is not None and d.steady:
-                break
+    rounds, bad = _rounds(t, s, ds, res, tracking) if pc_finished else (0, [])
+    if bad:  # a round with a point that measured too little cannot be judged
+        end = rounds if rounds >= steady.WINDOW else None
+        return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
+                           end, None, invalid_note(res[bad[0]]), invalid=tuple(bad))
     finished, ok, end, det = _series_ss(tracking, s) if pc_finished else (False, False, None, None)
     if finished:
         note = (f"steady state reached at round {end}" if ok else
@@ -564,6 +544,40 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
             else "not finished: the run stopped before the test did")
     return DemandState(t, ds, purged, pc_values, pc_finished, pc_steady, pc_det, rounds, tracking, False, False,
                        end, det, note)
+
+
+def _preconditioned(pc_values: list[float | None], s: PtsSettings, ds: DemandSettings
+                    ) -> tuple[bool, bool | None, Determination | None, list[float | None]]:
+    """(finished, steady (None: fixed rounds or not finished), the deciding window, the rounds that count):
+    fixed preconditioning ends after its rounds, steady-state preconditioning at the first window that decides."""
+    if ds.pc_mode == "fixed":
+        return bool(pc_values), None, None, pc_values
+    pc_finished, ok, _, pc_det = _series_ss(pc_values, s)
+    if pc_finished and pc_det is not None:  # stop reading PC rounds at the first window that decides
+        pc_values = pc_values[:pc_det.rounds[-1]]
+    return pc_finished, ok if pc_finished else None, pc_det, pc_values
+
+
+def _rounds(t: DemandTest, s: PtsSettings, ds: DemandSettings, res: Mapping[str, PointResult],
+            tracking: list[float | None]) -> tuple[int, list[str]]:
+    """Complete sweep rounds (their tracked IOPS appended to `tracking`) up to the one that decides: steady, the
+    last, or one with an invalid point (its ids returned)."""
+    rounds = 0
+    while True:
+        ids = [p.id for p in round_points(t, s, ds, rounds + 1)]
+        if not all(i in res for i in ids):
+            return rounds, []
+        rounds += 1
+        tracking.append(metric_value("iops", res.get(round_id(t, rounds, *ds.top))))
+        bad = [i for i in ids if res[i].status == "invalid"]
+        if bad:
+            return rounds, bad
+        if rounds >= s.max_rounds and not s.until_steady:
+            return rounds, []
+        if rounds >= steady.WINDOW:
+            d = window_steady(tracking, rounds)
+            if d is not None and d.steady:
+                return rounds, []
 
 
 def capture_points(t: DemandTest, s: PtsSettings, state: DemandState) -> list[TestPoint]:
