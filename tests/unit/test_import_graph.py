@@ -1,4 +1,5 @@
-"""The package's import structure: no import cycles, and suites never import renderers.
+"""The package's structure: no import cycles, layers that import only downwards, suites that never import
+renderers, and a docstring at the top of every module saying its one job.
 
 Every `import` / `from ... import` anywhere in a module counts (also inside functions: a lazy import is still a
 dependency), except those under `if TYPE_CHECKING:`; so does a string constant that names a module of the package
@@ -191,3 +192,9 @@ def test_layer_check_sees_an_upward_import() -> None:
     assert layer_of("ssdlab.results.model") < layer_of("ssdlab.fio.parse") < layer_of("ssdlab.report.html")
     assert cycles(package_graph({"ssdlab.fio.job": {"ssdlab.results.model"},
                                  "ssdlab.results.model": {"ssdlab.fio.job"}})) == [["ssdlab.fio", "ssdlab.results"]]
+
+
+def test_every_module_opens_with_a_docstring_saying_its_job() -> None:
+    missing = sorted(m for m, path in MODULES.items()
+                     if len((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()) < 20)
+    assert not missing, "modules without a docstring saying their one job: " + ", ".join(missing)
