@@ -17,6 +17,12 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
      written are records there, one per line, until the run folds them in. The run and point shapes are
      unchanged, so a version-1 run.json loads as it is. Additive in version 2: TestPoint.continuous (the
      continuous stimulus a sample belongs to) and TestPoint.idle_before_s (host idle before a point, PTS HIR).
+
+Loading (run_from_dict) gives every open-ended object its type as it was stored: the run's options a RunRequest
+(results/request.py; keys a run lacks, e.g. schema 1's on_error, read as their defaults and are not added),
+point tags a PointTags (tags.py), events their kind's RunEvent (events.py; the earlier verdict shape and schema
+1's steady-state-only PTS runs read as verdicts there), Measurement.extra a MeasurementExtra (extra.py). Each
+writes back exactly what it loaded, so run.json's content is unchanged and no schema bump was needed.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 
 from ssdlab.results.extra import SimCounters
 from ssdlab.results.model import PointResult, TestPoint
-from ssdlab.suites.base import Outlook, PlanContext, Suite
+from ssdlab.suites.base import Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
 SIM_RATE_PRIOR = 4e6  # simulated I/Os per wall-clock second before the first point (benchmarks/sim_speed.py)
@@ -98,7 +98,7 @@ class Estimator:
 
     def __init__(self, target: Mapping[str, Any], overhead_s: float = 0.5) -> None:
         self.kind = str(target.get("kind") or "file")
-        self.engine = "sim" if self.kind == "sim" else "fio"
+        self.engine = "sim" if traits_of(self.kind).simulated else "fio"
         self.params: Mapping[str, Any] = dict((target.get("sim") or {}).get("params") or {})
         self.capacity = int(target.get("capacity_bytes") or 0)
         self.default_overhead_s = overhead_s

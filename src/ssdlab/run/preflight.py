@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint]:
     """The suite's worst-case plan with --footprint/--misalign applied, every point validated and the fio job
-    (executor.point_job) of every distinct workload rendered once. Raises UsageError/TargetError (one line) on
+    (fio/executor.point_job) of every distinct workload rendered once. Raises UsageError/TargetError (one line) on
     the first problem.
 
     A plain point's job and its simulated workload depend on its workload only (the point's id names the

@@ -757,7 +757,7 @@ class ActSuite(Suite):
         return remaining
 
     def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
-        """What is left (eta.Outlook). A single level: its remaining slices. --find-max: worst case, every
+        """What is left (suites.base.Outlook). A single level: its remaining slices. --find-max: worst case, every
         level up to --max-load; expected, the levels up to the one the last finished level's worst read
         exceedance predicts to fail (taken to grow in proportion to the load), or the worst case before a level
         has finished."""

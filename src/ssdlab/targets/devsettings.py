@@ -5,7 +5,7 @@ NVMe: Set Features 6 (Volatile Write Cache) and 2 (Power Management, bits 4:0; t
 is kept) through nvme-cli, without --save, so a power cycle also restores the drive's default. SATA and SAS:
 the sd driver's cache_type in sysfs, which sends MODE SELECT to the drive (libata translates it for SATA).
 Every change is read back; the original is recorded in run.json before the change is made, so a run killed
-with -9 is put right by `ssdlab resume`. Changing either is a write-class action on the device: cli.py asks
+with -9 is put right by `ssdlab resume`. Changing either is a write-class action on the device: run/setup.authorize asks
 the same consent as for writing.
 """
 

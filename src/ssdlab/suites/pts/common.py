@@ -717,7 +717,7 @@ def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[Test
 
 def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds: int
                        ) -> tuple[list[tuple[TestPoint, int]], list[tuple[TestPoint, int]], TestState | None]:
-    """What one test has left, as (worst, expected) runs of points (see eta.Outlook), and its analysed state
+    """What one test has left, as (worst, expected) runs of points (see suites.base.Outlook), and its analysed state
     (None before its set-up is done). Expected: the test stops at round `expect_rounds`, or at the next round
     when it has run that many without steady state (any round from the fifth on may be the steady one)."""
     done = run.done_ids()
@@ -852,7 +852,7 @@ def settings_from_run(run: Run) -> PtsSettings:
     o = run.options
     t = run.target
     lbs = int(t.get("logical_block_size") or 512)
-    # the active capacity as the run and its resume computed it (cli.make_context: --footprint, --misalign)
+    # the active capacity as the run and its resume computed it (run/setup.plan_context: --footprint, --misalign)
     capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.footprint, o.misalign)
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
                       runtime_s=o.runtime_s, ramp_s=o.ramp_s, options=dict(o.suite_options))

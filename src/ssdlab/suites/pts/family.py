@@ -39,7 +39,7 @@ def _nothing(s: PtsSettings) -> None:
     return None
 
 
-# what a test has left as an ETA outlook (eta.Outlook: worst and expected runs of points), given the rounds the
+# what a test has left as an ETA outlook (suites.base.Outlook: worst and expected runs of points), given the rounds the
 # run's finished round tests needed so far (it appends those it finishes: later tests expect as many)
 OutlookFn = Callable[[PtsSettings, Run, list[int]], Outlook]
 
