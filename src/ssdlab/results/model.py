@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
-from ssdlab.results.events import RunEvent, event_from_dict
+from ssdlab.results.events import EVENT_CLASSES, RunEvent, event_from_dict
 from ssdlab.results.extra import MeasurementExtra
-from ssdlab.results.record import RecordField
+from ssdlab.results.record import Record, RecordField
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
 
@@ -221,7 +221,8 @@ class TestPoint:
 
     def __post_init__(self) -> None:
         tags: object = self.tags
-        if not isinstance(tags, PointTags):  # their stored form (a mapping), as a point built by hand may give it
+        if type(tags) is not PointTags and not isinstance(tags, PointTags):  # their stored form (a mapping), as a
+            # point built by hand may give it (the exact type test first: cheaper than isinstance on a Mapping)
             object.__setattr__(self, "tags", PointTags(tags if isinstance(tags, Mapping) else None))
 
     @property
@@ -263,9 +264,9 @@ class Run:
 
     def __post_init__(self) -> None:
         options: object = self.options
-        if isinstance(options, Mapping):  # its stored form, as a run built by hand may give it
-            object.__setattr__(self, "options", RunRequest.from_dict(options))
-        if not all(isinstance(e, RunEvent) for e in self.events):  # (idem)
+        if not isinstance(options, RunRequest):  # its stored form (a mapping), as a run built by hand may give it
+            object.__setattr__(self, "options", RunRequest.from_dict(options))  # type: ignore[arg-type]
+        if not all(type(e) in EVENT_CLASSES for e in self.events):  # (idem)
             object.__setattr__(self, "events", tuple(event_from_dict(e) for e in self.events))
 
     def with_point(self, result: PointResult) -> Run:
@@ -372,15 +373,24 @@ def to_dict(obj: Any) -> Any:
         return [v if type(v) in _PLAIN else to_dict(v) for v in obj]
     if kind is dict:
         return {str(k): v if type(v) in _PLAIN else to_dict(v) for k, v in obj.items()}
-    if kind is RunRequest:
-        return obj.to_dict()
     names = _FIELD_NAMES.get(kind)
-    if names is None and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
-    if names is not None:
+    if names is not None:  # a dataclass of the model
         if kind is LatencyStats:  # its bins are hundreds of (index, count) pairs per point
             return {name: _pairs(obj.bins) if name == "bins" else to_dict(getattr(obj, name)) for name in names}
         return {name: to_dict(getattr(obj, name)) for name in names}
+    return _other_to_dict(obj, kind)
+
+
+def _other_to_dict(obj: Any, kind: type) -> Any:
+    """to_dict of what is not plain data nor a dataclass met before: the run request, a record (tags, events,
+    extra: the stored object), a dataclass met for the first time, any other mapping or sequence."""
+    if kind is RunRequest:
+        return obj.to_dict()
+    if isinstance(obj, Record):
+        return {k: v if type(v) in _PLAIN else to_dict(v) for k, v in obj._data.items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
+        return to_dict(obj)
     if isinstance(obj, Mapping):
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

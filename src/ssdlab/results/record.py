@@ -76,9 +76,8 @@ class Record(Mapping[str, Any]):
 
     @classmethod
     def _check(cls, values: Mapping[str, Any]) -> None:
-        unknown = sorted(set(values) - cls.KEYS)
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no key {', '.join(unknown)}")
+        if not cls.KEYS.issuperset(values):
+            raise TypeError(f"{cls.__name__} has no key {', '.join(sorted(set(values) - cls.KEYS))}")
 
     def to_dict(self) -> dict[str, Any]:
         """The stored object (a copy)."""
@@ -160,4 +159,6 @@ class RecordField(Generic[R]):
         return obj.__dict__[self.slot]  # type: ignore[no-any-return]
 
     def __set__(self, obj: object, value: Mapping[str, Any] | None) -> None:
-        obj.__dict__[self.slot] = value if isinstance(value, self.kind) else self.kind(value)
+        # (an exact type test first: isinstance on a Mapping subclass goes through the ABC machinery)
+        keep = type(value) is self.kind or isinstance(value, self.kind)
+        obj.__dict__[self.slot] = value if keep else self.kind(value)
