@@ -77,7 +77,7 @@ def run_ssdlab(device: str, load: str, duration: int, workdir: Path, extra: list
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode not in (0, 1):
         raise SystemExit(f"ssdlab failed ({res.returncode}): {res.stderr[-800:]}")
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
     from ssdlab.suites.act import S_READS, slice_streams
 
     run = load_run(out_dir)

@@ -35,7 +35,7 @@ def suite_file(path: Path, rw: str, bs: str, runtime: float) -> Path:
 
 
 def lab_iops(run_dir: Path) -> float:
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     m = load_run(run_dir).points[-1].measurement
     assert m is not None

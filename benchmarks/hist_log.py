@@ -27,7 +27,7 @@ from pathlib import Path
 
 from timing import alternate, check, load, run, spread, ssdlab
 
-from ssdlab.fio import hist
+from ssdlab.results import hist
 
 DEBIAN_COPY = Path("/usr/share/doc/fio/fiologparser_hist.py.gz")
 

@@ -28,13 +28,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ssdlab import orchestrate, safety, store
+from ssdlab import safety
 from ssdlab.cli import Env
-from ssdlab.executor import FioExecutor
-from ssdlab.model import Run, TestPoint, Workload
-from ssdlab.progress import PlainProgress
+from ssdlab.fio.executor import FioExecutor
+from ssdlab.results import store
+from ssdlab.results.model import Run, TestPoint, Workload
+from ssdlab.run import orchestrate
+from ssdlab.run.progress import PlainProgress
+from ssdlab.run.target import parse_target
 from ssdlab.suites.base import PlanContext, Suite
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.targets import TargetOptions
 
 LOG_MS = 10
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, PointStatus, TestPoint
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, PointStatus, TestPoint
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common
 

@@ -6,12 +6,11 @@ import argparse
 import contextlib
 import importlib
 import json
-import math
-import os
 import signal
 import sys
-from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from types import FrameType, ModuleType
+from typing import IO, TYPE_CHECKING
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
@@ -19,6 +18,16 @@ from ssdlab.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from ssdlab.results.model import Run
+    from ssdlab.results.request import DeviceSettings, RunRequest
+    from ssdlab.run.setup import RunSetup
+    from ssdlab.safety import WriteDecision, WriteGrant
+    from ssdlab.targets.base import Target
+
+Handler = Callable[[argparse.Namespace, "Env"], int]  # a subcommand: parsed arguments and the console -> exit code
+AddArgs = Callable[[argparse.ArgumentParser, "str | None"], None]  # a subcommand's arguments, given the suite named
+SignalHandler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
 class Env:
@@ -125,20 +134,17 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
             if opt.name in seen:
                 continue
             seen.add(opt.name)
-            kwargs: dict[str, Any] = {"dest": "sopt_" + opt.key, "default": None,
-                                      "help": opt.help.replace("%", "%%")}  # argparse formats help with %
+            flag, dest, text = f"--{opt.name}", "sopt_" + opt.key, opt.help.replace("%", "%%")  # argparse: %
             if opt.kind == "flag":
-                kwargs["action"] = "store_const"
-                kwargs["const"] = True
-            else:
-                kwargs["type"] = {"int": int, "float": float, "size": parse_size,
-                                  "toml": load_toml_option}.get(opt.kind, str)
-                kwargs["metavar"] = opt.name.upper().replace("-", "_")
-                if opt.choices:
-                    kwargs["choices"] = list(opt.choices)
-                if opt.repeat:
-                    kwargs["action"] = "append"
-            group.add_argument(f"--{opt.name}", **kwargs)
+                group.add_argument(flag, dest=dest, default=None, help=text, action="store_const", const=True)
+                continue
+            converters: dict[str, Callable[[str], object]] = {"int": int, "float": float, "size": parse_size,
+                                                              "toml": load_toml_option}
+            convert = converters.get(opt.kind, str)
+            group.add_argument(flag, dest=dest, default=None, help=text, type=convert,
+                               metavar=opt.name.upper().replace("-", "_"),
+                               choices=list(opt.choices) if opt.choices else None,
+                               action="append" if opt.repeat else "store")
 
 
 def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -201,7 +207,7 @@ def _info_args(p: argparse.ArgumentParser, suite: str | None) -> None:
 
 # The built-in subcommands: name -> (one-line help, function that adds its arguments given the suite named on the
 # command line: None every suite's options, "" none).
-SUBCOMMANDS: dict[str, tuple[str, Any]] = {
+SUBCOMMANDS: dict[str, tuple[str, AddArgs]] = {
     "run": ("run a suite and write results into a directory", _run_args),
     "plan": ("print the test points, ETA and what would be overwritten; runs nothing "
              "(exits 4 when the run would be refused)", _plan_args),
@@ -237,85 +243,24 @@ def build_parser(command: str | None = None, suite: str | None = None) -> argpar
     return parser
 
 
-EXTENSION_COMMANDS: dict[str, Any] = {}
+EXTENSION_COMMANDS: dict[str, Handler] = {}
 
 
 # ------------------------------------------------------------------ commands
 
-def target_options(size: int | None, capacity: int | None, ioengine: str | None) -> Any:
-    from ssdlab.targets import TargetOptions
+def run_request(args: argparse.Namespace) -> RunRequest:
+    """The request of `run` or `plan` as the command line gives it (run/setup.py completes and checks it)."""
+    from ssdlab.results.request import DeviceSettings, RunRequest
 
-    return TargetOptions(size=size, capacity=capacity, ioengine=ioengine or "libaio")
-
-
-def make_target(specs: Sequence[str], suite: Any, opts: Any) -> Any:
-    """One Target from one or more --target strings (several only for suites that accept them)."""
-    from ssdlab.targets import parse_target
-
-    if len(specs) > 1:  # every suite runs on several devices at once: per-device results and their aggregate
-        from ssdlab.targets.multi import MultiTarget
-
-        return MultiTarget.from_targets([parse_target(s, opts) for s in specs], opts)
-    return parse_target(specs[0], opts)
-
-
-def _target(args: argparse.Namespace, suite: Any) -> Any:
-    opts = target_options(getattr(args, "size", None), getattr(args, "capacity", None),
-                          getattr(args, "ioengine", None))
-    if getattr(args, "hosts", None):
-        if args.target:
-            raise UsageError("--hosts and --target exclude each other: list every device in the inventory")
-        if suite.multi_target:  # ACT's service threads share one host's devices: certify each host on its own
-            raise UsageError(f"suite {suite.name} runs on the devices of one host: run it on each host with "
-                             "--target (repeat it for every device)")
-        from ssdlab.targets.hosts import HostGroupTarget, inventory_path
-
-        return HostGroupTarget.from_inventory(inventory_path(args.hosts), opts,
-                                              on_error=getattr(args, "on_error", "stop"))
-    if not args.target:
-        args.target = [DEFAULT_TARGET]
-    return make_target(args.target, suite, opts)
-
-
-def suite_option_values(args: argparse.Namespace, suite: Any) -> dict[str, Any]:
-    """Values of the chosen suite's options (defaults filled in); reject options of other suites."""
-    mine = {o.key: o for o in suite.suite_options()}
-    values: dict[str, Any] = {}
-    for dest, given in vars(args).items():  # the parser holds other suites' options only when one was given
-        if dest.startswith("sopt_") and given is not None and dest[5:] not in mine:
-            raise UsageError(f"--{dest[5:].replace('_', '-')} does not apply to suite {suite.name}")
-    for key, opt in mine.items():
-        given = getattr(args, "sopt_" + key, None)
-        if opt.kind == "float" and given is not None and not math.isfinite(given):
-            raise UsageError(f"--{opt.name} {given} is not a finite number")
-        values[key] = opt.default if given is None else given
-    return values
-
-
-def make_context(target: Any, runtime: float | None, ramp: float | None, options: dict[str, Any],
-                 footprint: str | None = None, misalign: int | None = None, capacity: int | None = None) -> Any:
-    from ssdlab.suites.base import PlanContext, common_limits
-
-    lbs = target.logical_block_size()
-    capacity, limit, shift = common_limits(capacity or target.capacity(), lbs, footprint, misalign)
-    return PlanContext(capacity=capacity, logical_block_size=lbs,
-                       target_kind=target.kind, runtime_s=runtime, ramp_s=ramp, options=options,
-                       footprint=limit, misalign=shift, devices=len(target.device_names()) or 1,
-                       target=target.info())
-
-
-def _context(args: argparse.Namespace, target: Any, suite: Any) -> Any:
-    return make_context(target, args.runtime, args.ramp, suite_option_values(args, suite),
-                        getattr(args, "footprint", None), getattr(args, "misalign", None))
-
-
-def _check_times(args: argparse.Namespace) -> None:
-    from ssdlab.preflight import check_times
-
-    check_times(getattr(args, "runtime", None), getattr(args, "ramp", None))
-    margin = getattr(args, "straggler_margin", None)
-    if margin is not None and not 0 < margin < 100:
-        raise UsageError(f"--straggler-margin {margin:g} is out of range: use a percentage above 0 and below 100")
+    hosts: str | None = getattr(args, "hosts", None)
+    specs = args.target or ([] if hosts else [DEFAULT_TARGET])
+    given = {dest[5:]: v for dest, v in vars(args).items() if dest.startswith("sopt_") and v is not None}
+    return RunRequest(
+        suite=args.suite, target_specs=tuple(specs), size=args.size, capacity=args.capacity, ioengine=args.ioengine,
+        runtime_s=args.runtime, ramp_s=args.ramp, suite_options=given, footprint=args.footprint,
+        misalign=args.misalign, on_error=getattr(args, "on_error", "stop"),
+        straggler_margin_pct=getattr(args, "straggler_margin", None), hosts=hosts,
+        device_settings=DeviceSettings(write_cache=args.write_cache, power_state=args.power_state))
 
 
 def cmd_suites(args: argparse.Namespace, env: Env) -> int:
@@ -331,16 +276,13 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
-    from ssdlab.preflight import check_plan
-    from ssdlab.suites import get_suite
+    from ssdlab.run.eta import plan_seconds
+    from ssdlab.run.setup import check_power_state, setup_run
 
-    _check_times(args)
-    suite = get_suite(args.suite)
-    target = _target(args, suite)
-    ctx = _context(args, target, suite)
-    points = check_plan(suite, ctx, target)
-    eta = suite.eta_seconds(ctx)
-    decision = safety.decide(suite, ctx, target)
+    setup = setup_run(run_request(args))
+    suite, target, ctx = setup.suite, setup.target, setup.ctx
+    eta = plan_seconds(suite, ctx)
+    decision = setup.decision()
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
     if not decision.writes:
         destroys = "nothing (no point writes)"
@@ -349,18 +291,18 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     else:
         destroys = target.destroys()
     if args.json:
-        from ssdlab.model import to_dict
+        from ssdlab.results.model import to_dict
 
         env.out(json.dumps({
             "suite": suite.name, "target": target.info(), "eta_seconds": eta, "writes": decision.writes,
             "writes_because": decision.reason or None, "destroys": destroys,
             "hazards": [h.text for h in verdict.hazards], "refused": verdict.refusal or None,
             "needs_confirmation": verdict.needs_consent, "notes": suite.plan_notes(ctx),
-            "points": [to_dict(p) for p in points],
+            "points": [to_dict(p) for p in setup.plan],
             **suite.plan_extra(ctx),  # suite-specific keys (e.g. ACT's "derived" rates)
         }, indent=1))
     else:
-        _print_plan(env, suite, target, ctx, points, eta)
+        _print_plan(env, setup, eta)
         env.out(f"writes: {decision.summary()}")
         env.out(f"will overwrite: {destroys}")
         for h in verdict.hazards:
@@ -368,7 +310,8 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
                                        " (accepted: --destructive)" if args.destructive else " (needs --destructive)"))
         if verdict.needs_consent and not verdict.refusal:
             env.out("consent: `run` asks to type the name back, or takes --yes")
-    settings = _device_settings(args)
+    settings = setup.request.device_settings
+    check_power_state(settings)
     if settings:  # a write-class action: planned and refused like a write
         if not args.json:
             env.out(f"will change: {settings.describe()} for the run, restored afterwards")
@@ -379,38 +322,34 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     return 0
 
 
-def _print_plan(env: Env, suite: Any, target: Any, ctx: Any, points: list[Any], eta: float) -> None:
+def _print_plan(env: Env, setup: RunSetup, eta: float) -> None:
+    suite, target = setup.suite, setup.target
     env.out(f"suite {suite.name}: {suite.summary}")
     env.out(f"target {target.name} ({target.kind}, {format_bytes(target.capacity())})")
     env.out(f"{'#':>3}  {'point':<34} {'rw':<10} {'bs':>8} {'QD':>4} {'T':>3} {'time':>8}")
-    for i, p in enumerate(points, 1):
+    for i, p in enumerate(setup.plan, 1):
         w = p.workload
         t = format_duration(p.est_seconds) if w.runtime_s is not None else (
             f"{format_bytes(w.io_bytes or 0)}" if w.io_bytes else "-")
         env.out(f"{i:>3}  {p.id:<34} {w.rw:<10} {w.bssplit or format_bytes(w.bs):>8} {w.iodepth:>4} "
                 f"{w.numjobs:>3} {t:>8}")
-    env.out(f"{len(points)} points, estimated duration {format_duration(eta)}")
-    for note in suite.plan_notes(ctx):
+    env.out(f"{len(setup.plan)} points, estimated duration {format_duration(eta)}")
+    for note in suite.plan_notes(setup.ctx):
         env.out(note)
 
 
-def _authorize(target: Any, decision: Any, settings: Any, args: argparse.Namespace, env: Env) -> Any:
-    """safety.authorize for the run; drive settings (--write-cache, --power-state) are a write-class action and
-    pass the same consent, also when no point writes (the grant stays read-only for fio then)."""
-    from ssdlab import safety
+def _authorize(target: Target, decision: WriteDecision, settings: DeviceSettings, args: argparse.Namespace,
+               env: Env) -> WriteGrant:
+    """run/setup.authorize with the command line's --destructive and --yes, asking on this console."""
+    from ssdlab.run.setup import authorize
 
-    if settings:
-        env.err(f"WARNING: this run will change {settings.describe()} of {target.name} (restored when it ends)")
-        if not decision.writes:
-            safety.authorize(target, safety.WriteDecision(f"changes {settings.describe()}", destroys=False),
-                             destructive=args.destructive, yes=args.yes, console=env)
-    return safety.authorize(target, decision, destructive=args.destructive, yes=args.yes, console=env)
+    return authorize(target, decision, settings, destructive=args.destructive, yes=args.yes, console=env)
 
 
-def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
+def _finish(run: Run, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     """End of run/resume: the console summary (results and the verdict panel), the report, and the exit code
     of the run's verdicts (verdict.run_verdicts: the one mapping from results to exit codes)."""
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     verdicts = run_verdicts(run)
     if not args.quiet:
@@ -429,12 +368,12 @@ def _finish(run: Any, run_dir: Path, args: argparse.Namespace, env: Env) -> int:
     return verdicts.exit_code
 
 
-def verdict_exit_code(run: Any) -> int:
+def verdict_exit_code(run: Run) -> int:
     """The exit code of the verdicts a suite's conclude() recorded (verdict.run_verdicts). A run still being
     concluded (status running) is judged as the complete run it is about to become."""
     import dataclasses
 
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     if run.status == "running":
         run = dataclasses.replace(run, status="complete")
@@ -443,91 +382,34 @@ def verdict_exit_code(run: Any) -> int:
 
 def _render(run_dir: Path) -> Path:
     from ssdlab.report.html import render_report
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     return render_report(load_run(run_dir), run_dir)
 
 
-def _device_settings(args: argparse.Namespace) -> Any:
-    from ssdlab.targets.devsettings import Requested
-
-    ps = getattr(args, "power_state", None)
-    if ps is not None and not 0 <= ps <= 31:
-        raise UsageError(f"--power-state {ps} is out of range: NVMe power states are 0 to 31 (see `nvme id-ctrl`)")
-    return Requested(write_cache=getattr(args, "write_cache", None), power_state=ps)
-
-
 def cmd_run(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import orchestrate, safety, store
-    from ssdlab.executor import executor_for
-    from ssdlab.preflight import check_plan
-    from ssdlab.progress import make_progress
-    from ssdlab.suites import get_suite
-    from ssdlab.targets import devsettings
+    from ssdlab.results import store
+    from ssdlab.run import orchestrate
+    from ssdlab.run.progress import make_progress
+    from ssdlab.run.setup import setup_run
+    from ssdlab.run.target import executor_for
 
-    _check_times(args)
-    suite = get_suite(args.suite)
-    target = _target(args, suite)
-    ctx = _context(args, target, suite)
-    check_plan(suite, ctx, target)  # every option and the whole plan, before anything is created
-    settings = _device_settings(args)
-    devsettings.check(target, settings)  # before anything exists: one line when the device cannot take them
-    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
+    setup = setup_run(run_request(args))  # every option and the whole plan, before anything is created
+    setup.check_device_settings()  # before anything exists: one line when the device cannot take them
+    target = setup.target
+    grant = _authorize(target, setup.decision(), setup.request.device_settings, args, env)
     executor = executor_for(target, grant)
-    run_dir = store.create_run_dir(args.out or store.default_run_dir(suite.name, target.name), force=args.force)
-    options = {
-        "suite": suite.name, "target_specs": _recorded_specs(args.target or [], target), "size": args.size,
-        "capacity": args.capacity,
-        "ioengine": args.ioengine, "runtime_s": args.runtime, "ramp_s": args.ramp, "suite_options": ctx.options,
-        "footprint": args.footprint, "misalign": args.misalign, "on_error": args.on_error,
-        "straggler_margin_pct": args.straggler_margin,
-    }
-    if args.hosts:  # the hosts and their devices are in run.json's target (resume rebuilds the group from it)
-        options["hosts"] = target.inventory
-        options["target_specs"] = [f"{h}:{d}" for h, d in target.device_names()]
-    if settings:
-        options["device_settings"] = {"write_cache": settings.write_cache, "power_state": settings.power_state}
+    run_dir = store.create_run_dir(args.out or store.default_run_dir(setup.suite.name, target.name), force=args.force)
     with store.locked(run_dir):
-        run = orchestrate.new_run(suite, target, executor, options, run_dir)
+        run = orchestrate.new_run(setup.suite, target, executor, setup.request, run_dir)
         env.err(f"results: {run_dir}")
-        run = orchestrate.drive(run_dir, run, suite, ctx, target, executor,
+        run = orchestrate.drive(run_dir, run, setup.suite, setup.ctx, target, executor,
                                 make_progress(env.stderr, args.quiet), grant=grant)
     return _finish(run, run_dir, args, env)
 
 
-def _recorded_specs(specs: Sequence[str], target: Any) -> list[str]:
-    """Target strings as `resume` will parse them: a file target's path made absolute (resume may run in
-    another directory and must open the same file)."""
-    if len(specs) == 1 and target.kind == "file":
-        return [str(target.spec)]
-    return list(specs)
-
-
-def _stop_orphan_fio(run_dir: Path) -> list[int]:
-    """Kill fio processes left running on this run's points by a killed ssdlab (fio's forked job processes
-    survive it and can hang); only processes whose command line names a job file under run_dir/points/."""
-    from pathlib import Path
-
-    marker = str(run_dir.resolve() / "points").encode()
-    stopped = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and Path(argv[0].decode(errors="replace")).name == "fio" and any(marker in a for a in argv[1:]):
-            try:
-                os.kill(int(proc.name), signal.SIGKILL)
-                stopped.append(int(proc.name))
-            except OSError:
-                pass
-    return stopped
-
-
 def cmd_resume(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab import store
+    from ssdlab.results import store
 
     run = store.load_run(args.dir)
     if run.status == "complete":
@@ -538,59 +420,30 @@ def cmd_resume(args: argparse.Namespace, env: Env) -> int:
     return _finish(run, args.dir, args, env)
 
 
-def _resume_locked(args: argparse.Namespace, env: Env, run: Any) -> Any:
+def _resume_locked(args: argparse.Namespace, env: Env, run: Run) -> Run:
     """The resume proper, under the run directory's lock (so no other process owns its fio)."""
-    from ssdlab import orchestrate, safety, store
-    from ssdlab.executor import executor_for
-    from ssdlab.progress import make_progress
-    from ssdlab.suites import get_suite
-    from ssdlab.targets import devsettings
+    from ssdlab.run import orchestrate, resume
+    from ssdlab.run.progress import make_progress
+    from ssdlab.run.setup import setup_run
+    from ssdlab.run.target import executor_for
 
-    o = run.options
-    suite = get_suite(run.suite)
-    opts = target_options(o.get("size"), o.get("capacity"), o.get("ioengine"))
-    from ssdlab.devices import dropped_in
-
-    gone = dropped_in(run)  # devices/hosts --on-error continue left out: they stay out
-    if o.get("hosts"):  # a host group: the hosts and devices the run recorded
-        from ssdlab.targets.hosts import HostGroupTarget
-
-        target = HostGroupTarget.from_stored(dict(run.target), opts, on_error=str(o.get("on_error") or "stop"),
-                                             dropped=gone)
-    else:
-        target = make_target(o["target_specs"], suite, opts)
-        for key, why in gone.items():
-            target.drop(key, why)
-    # several devices: the plan keeps the capacity the run started with, whoever left since
-    capacity = int(run.target["capacity_bytes"]) if gone and run.target.get("capacity_bytes") else None
-    ctx = make_context(target, o.get("runtime_s"), o.get("ramp_s"), dict(o.get("suite_options", {})),
-                       o.get("footprint"), o.get("misalign"), capacity=capacity)
-    settings = devsettings.requested(o)
-    devsettings.check(target, settings)
+    setup = setup_run(run.options, resume=run)
+    setup.check_device_settings()
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
-    grant = _authorize(target, safety.decide(suite, ctx, target), settings, args, env)
-    executor = executor_for(target, grant)
-    unfinished = [p.point.id for p in run.points if p.status == "failed"]
-    pending = suite.next_points(ctx, run)
-    resumed_at = pending[0].id if pending else ""
-    # a point killed mid-run (Ctrl-C, kill -9, power loss) was never recorded but left its directory: it runs again
-    if resumed_at and resumed_at not in unfinished and store.point_dir(args.dir, resumed_at).exists():
-        unfinished.append(resumed_at)
-    orphans = _stop_orphan_fio(args.dir)
-    run = run.with_event({"time": store.now_iso(), "kind": "resume", "previous_status": run.status,
-                          "points_done": len(run.ok_points()), "repeated": unfinished, "resumed_at": resumed_at,
-                          "stopped_fio_pids": orphans})
-    return orchestrate.drive(args.dir, run, suite, ctx, target, executor, make_progress(env.stderr, args.quiet),
-                             grant=grant)
+    grant = _authorize(setup.target, setup.decision(), setup.request.device_settings, args, env)
+    executor = executor_for(setup.target, grant)
+    run = resume.mark_resumed(args.dir, run, setup.suite, setup.ctx)
+    return orchestrate.drive(args.dir, run, setup.suite, setup.ctx, setup.target, executor,
+                             make_progress(env.stderr, args.quiet), grant=grant)
 
 
 def cmd_report(args: argparse.Namespace, env: Env) -> int:
     """Re-render report.html (and JUnit XML with --junit); the exit code is the stored run's verdict (0 positive,
     1 negative/incomplete)."""
-    from ssdlab.catalog import resolve
     from ssdlab.report.html import render_report
-    from ssdlab.store import load_run
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.catalog import resolve
+    from ssdlab.results.store import load_run
+    from ssdlab.results.verdict import run_verdicts
 
     run_dir = resolve(args.dir)
     run = load_run(run_dir)
@@ -605,9 +458,9 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_export(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.catalog import read_tags, resolve
     from ssdlab.report import export
-    from ssdlab.store import load_run
+    from ssdlab.results.catalog import read_tags, resolve
+    from ssdlab.results.store import load_run
 
     dirs = [resolve(d) for d in args.dirs]
     runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
@@ -616,7 +469,7 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_info(args: argparse.Namespace, env: Env) -> int:
-    from ssdlab.targets import parse_target
+    from ssdlab.run.target import parse_target
     from ssdlab.targets.health import info_lines
 
     target = parse_target(args.target)
@@ -678,8 +531,8 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         env.err(f"ssdlab: internal error: {type(exc).__name__}: {exc} (rerun with --traceback and report it)")
         return 70
     finally:
-        for sig, handler in previous_handlers.items():
-            signal.signal(sig, handler)
+        for sig, previous in previous_handlers.items():
+            signal.signal(sig, previous)
 
 
 def _parse(command: str | None, args_list: list[str]) -> argparse.Namespace:
@@ -704,23 +557,23 @@ def _print_traceback(env: Env) -> None:
     traceback.print_exc(file=env.stderr)
 
 
-def _stop_requests() -> Any:
+def _stop_requests() -> ModuleType | None:
     """fio's runner, which remembers stop requests and stops a running fio, once a command has loaded it
     (before that there is no fio to stop and no request to forget): None until then."""
     return sys.modules.get("ssdlab.fio.runner")
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     runner = _stop_requests()
     if runner is not None:
         runner.request_stop()  # remembered too: a KeyboardInterrupt raised inside a finalizer would be lost
     raise KeyboardInterrupt
 
 
-def _install_interrupt_handlers() -> dict[int, Any]:
+def _install_interrupt_handlers() -> dict[int, SignalHandler]:
     """Treat Ctrl-C and SIGTERM (service managers, CI timeouts) alike, so finished points are saved and the
     run is marked interrupted; returns the previous handlers (none when not on the main thread)."""
-    previous: dict[int, Any] = {}
+    previous: dict[int, SignalHandler] = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             previous[sig] = signal.signal(sig, _raise_interrupt)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
-from ssdlab.executor import point_job
 from ssdlab.fio.job import FioJob, OptionValue
 from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS
 from ssdlab.suites.base import PlanContext, Suite, apply_common
@@ -64,12 +63,9 @@ def decide(suite: Suite, ctx: PlanContext, target: Target) -> WriteDecision:
         point = apply_common(ctx, planned)
         if point.phase == "purge":
             return WriteDecision(f"point {point.id}: purges {target.name}")
-        if target.engine() in ("fio", "fio-client"):  # a host group's jobs are the same sections, per host
-            why = point_job(point, target).writes()
-            if why:
-                return WriteDecision(f"point {point.id}: {why[0]}")
-        elif point.workload.writes or any(s.writes for s in point.streams):
-            return WriteDecision(f"point {point.id}: rw={point.workload.rw} writes")
+        why = target.point_writes(point)  # fio targets: from the job it becomes (a host group's, per host)
+        if why:
+            return WriteDecision(f"point {point.id}: {why}")
     return WriteDecision()
 
 
@@ -120,9 +116,9 @@ def authorize(target: Target, decision: WriteDecision, *, destructive: bool, yes
         return WriteGrant(target, writes=True)
     if not console.interactive():
         raise UnsafeTargetError(f"writing to {target.name} needs confirmation: run interactively, or pass --yes "
-                                f"after checking the {'device' if target.kind == 'block' else 'target'}")
+                                f"after checking the {'device' if target.is_device else 'target'}")
     expected = Path(target.name).name
-    console.stderr.write(f"Type the device name ({expected}) to confirm: " if target.kind == "block" else
+    console.stderr.write(f"Type the device name ({expected}) to confirm: " if target.is_device else
                          f"Type the file name ({expected}) to confirm: ")
     console.stderr.flush()
     answer = console.stdin.readline().strip()

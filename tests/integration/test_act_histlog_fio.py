@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab import histlog
-from ssdlab.fio import hist
+from ssdlab.fio import histlog
 from ssdlab.fio.parse import parse_measurement
+from ssdlab.results import hist
 
 pytestmark = pytest.mark.integration
 

@@ -88,7 +88,7 @@ def test_plot_several_runs_one_series_each(stored: Path, tmp_path: Path) -> None
 def test_plot_where_filters_points(stored: Path) -> None:
     """--where keeps only matching points (the curve through QD 1 and 4 of one bs and thread count)."""
     from ssdlab.commands.plot import parse_where, plot_data
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     run = load_run(stored)
     data = plot_data([(run, "r")], "iodepth", "iops", None, where=parse_where(["bs=4k,numjobs=2"]))

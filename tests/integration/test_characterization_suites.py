@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 from ssdlab.units import format_bytes
 
 pytestmark = pytest.mark.integration

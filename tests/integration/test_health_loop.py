@@ -11,7 +11,7 @@ import pytest
 
 from conftest import LoopFactory, run_cli
 from ssdlab.errors import ExitCode
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 MiB = 1024**2

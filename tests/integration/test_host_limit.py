@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CliRunner
-from ssdlab import hostload, orchestrate
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
+from ssdlab.run import hostload, orchestrate
 
 pytestmark = pytest.mark.integration
 

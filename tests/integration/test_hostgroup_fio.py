@@ -24,9 +24,8 @@ import numpy as np
 import pytest
 
 from conftest import CliResult, LoopFactory, MiB, run_cli
-from ssdlab import aggregate
-from ssdlab.fio import hist
-from ssdlab.store import load_run
+from ssdlab.results import aggregate, hist
+from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration
 

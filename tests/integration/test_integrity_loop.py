@@ -12,7 +12,7 @@ import pytest
 
 from conftest import LoopFactory, flip_bytes, run_cli
 from ssdlab.errors import ExitCode
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 

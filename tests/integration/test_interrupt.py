@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from conftest import fio_pids
-from ssdlab import store
 from ssdlab.errors import ExitCode, StoredResultsError
-from ssdlab.model import to_dict
+from ssdlab.results import store
+from ssdlab.results.model import to_dict
 
 pytestmark = pytest.mark.integration
 
@@ -179,9 +179,9 @@ def test_a_stop_request_ends_a_long_fio_point_promptly(tmp_path: Path) -> None:
     """The runner forwards a stop request to fio and does not report the cut-short point as a result."""
     from ssdlab.fio import runner
     from ssdlab.fio.job import build_job
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.results.model import TestPoint, Workload
+    from ssdlab.run.target import parse_target
     from ssdlab.safety import WriteGrant
-    from ssdlab.targets import parse_target
 
     point = TestPoint(id="long", label="long", workload=Workload(rw="randread", bs=4096, runtime_s=60))
     target = parse_target("null")

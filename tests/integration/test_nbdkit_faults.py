@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from conftest import flip_bytes, run_cli
-from ssdlab import executor as executor_module
 from ssdlab.errors import ExitCode
 from ssdlab.fio.runner import engine_available
-from ssdlab.model import Measurement, TestPoint
-from ssdlab.store import load_run
+from ssdlab.results.model import Measurement, TestPoint
+from ssdlab.results.store import load_run
+from ssdlab.run import target as executor_module
 from ssdlab.targets.base import Target
 
 pytestmark = [pytest.mark.integration]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from ssdlab.store import load_run
-from ssdlab.verdict import run_verdicts
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 

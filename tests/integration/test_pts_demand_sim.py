@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from ssdlab import steady
-from ssdlab.fio import hist
+from ssdlab.analysis import steady
 from ssdlab.report import latency
-from ssdlab.store import load_run
+from ssdlab.results import hist
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 from ssdlab.suites.pts import common, demand
-from ssdlab.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from conftest import fio_pids
-from ssdlab import store
 from ssdlab.errors import StoredResultsError
-from ssdlab.model import to_dict
-from ssdlab.store import load_run
-from ssdlab.verdict import run_verdicts
+from ssdlab.results import store
+from ssdlab.results.model import to_dict
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ssdlab import steady
-from ssdlab.store import load_run
+from ssdlab.analysis import steady
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 from ssdlab.suites.pts import common, family
-from ssdlab.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 

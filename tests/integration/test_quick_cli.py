@@ -15,8 +15,8 @@ import pytest
 
 from conftest import CliResult, run_cli
 from ssdlab.fio.parse import parse_measurement
-from ssdlab.model import to_dict
-from ssdlab.store import load_run
+from ssdlab.results.model import to_dict
+from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration
 
@@ -180,7 +180,7 @@ def test_cmd_txt_reruns_to_a_valid_result(quick: QuickRun) -> None:
 
 def test_plan_lists_the_same_points(quick: QuickRun) -> None:
     run = load_run(quick.out)
-    targets = [arg for spec in run.options["target_specs"] for arg in ("--target", spec)]
+    targets = [arg for spec in run.options.target_specs for arg in ("--target", spec)]
     res = run_cli("plan", "quick", *targets, "--runtime", "1")
     assert res.code == 0, res.err
     for pid in QUICK_IDS:
@@ -191,10 +191,10 @@ def test_plan_lists_the_same_points(quick: QuickRun) -> None:
 
 def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     """FioExecutor turns --status-interval documents into per-interval rates for the progress display."""
-    from ssdlab.executor import FioExecutor, LiveSample
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.fio.executor import FioExecutor, LiveSample
+    from ssdlab.results.model import TestPoint, Workload
+    from ssdlab.run.target import parse_target
     from ssdlab.safety import WriteGrant
-    from ssdlab.targets import parse_target
 
     samples: list[LiveSample] = []
     point = TestPoint(id="live", label="live", workload=Workload(rw="randread", bs=4096, runtime_s=3))

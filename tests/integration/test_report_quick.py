@@ -12,7 +12,7 @@ import pytest
 from markupsafe import escape
 
 from ssdlab.report import html
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ssdlab.errors import ExitCode
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.sim.executor import SimExecutor
 
 pytestmark = pytest.mark.integration

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import CliRunner
 from ssdlab.errors import ExitCode
-from ssdlab.store import load_run
-from ssdlab.verdict import run_verdicts
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 
 pytestmark = pytest.mark.integration
 

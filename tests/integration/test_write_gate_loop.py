@@ -18,8 +18,8 @@ from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError
 from ssdlab.fio import runner
 from ssdlab.fio.job import build_job
-from ssdlab.model import TestPoint, Workload
-from ssdlab.targets import parse_target
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.target import parse_target
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 

@@ -8,9 +8,10 @@ import pytest
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import build_job
+from ssdlab.run.target import parse_target
 from ssdlab.suites.act import ActSuite
 from ssdlab.suites.base import PlanContext
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.targets import TargetOptions
 from ssdlab.targets.multi import MultiTarget
 
 
@@ -116,7 +117,7 @@ def test_the_write_gate_takes_the_shared_pool_and_nothing_wider(tmp_path: Path) 
 
     from ssdlab import safety
     from ssdlab.errors import UnsafeTargetError
-    from ssdlab.executor import point_job
+    from ssdlab.fio.executor import point_job
     from ssdlab.fio.job import FioSection
 
     opts = TargetOptions()

@@ -9,8 +9,8 @@ import pytest
 
 from ssdlab.cli import verdict_exit_code
 from ssdlab.errors import UsageError
-from ssdlab.fio import hist
-from ssdlab.model import (
+from ssdlab.results import hist
+from ssdlab.results.model import (
     DirectionStats,
     LatencyStats,
     Measurement,
@@ -289,9 +289,9 @@ def test_console_prints_acts_table_and_never_adds_large_block_reads_to_reads() -
     at 2000/s and large-block reads at 23.5/s stay apart; nothing prints their sum (2023.5)."""
     import io
 
-    from ssdlab.progress import _summary
     from ssdlab.report.act import console_lines
     from ssdlab.report.terminal import print_results
+    from ssdlab.run.progress import _summary
 
     suite = ActSuite()
     ctx = _ctx(skip_prep=True)

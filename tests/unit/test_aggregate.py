@@ -8,9 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssdlab import aggregate
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
+from ssdlab.results import aggregate, hist
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
 
 PS = (50.0, 90.0, 99.0, 99.9, 99.99)
 

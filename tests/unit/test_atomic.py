@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import atomic
 from ssdlab.errors import ResultsDirError
+from ssdlab.results import atomic
 
 
 def fsynced(monkeypatch: pytest.MonkeyPatch) -> list[Path]:

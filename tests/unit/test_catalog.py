@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ssdlab import catalog
+from ssdlab.results import catalog
 from stored_runs import SCHEMA2, copy_run
 
 

@@ -13,7 +13,7 @@ import ssdlab.errors
 from conftest import CliRunner
 from ssdlab.cli import build_parser
 from ssdlab.errors import ExitCode
-from ssdlab.model import SCHEMA_VERSION
+from ssdlab.results.model import SCHEMA_VERSION
 
 EXIT_DOCS = {0: "ok", 1: "negative verdict", 2: "usage", 3: "target", 4: "refused", 5: "fio missing",
              6: "fio failed", 7: "results dir", 8: "stored results", 130: "interrupted"}

@@ -42,8 +42,8 @@ def test_help_lists_compare_runs_and_tag_without_loading_them() -> None:
     text, loaded = _loaded_after("--help")
     for name in ("compare", "runs", "tag", "latency", "plot"):
         assert f"    {name}" in text
-    assert not {m for m in loaded if m.startswith(("ssdlab.commands", "ssdlab.comparison", "ssdlab.catalog",
-                                                   "scipy", "sqlite3"))}
+    assert not {m for m in loaded if m.startswith(("ssdlab.commands", "ssdlab.compare.matching",
+                                                   "ssdlab.results.catalog", "scipy", "sqlite3"))}
 
 
 def test_runs_loads_the_catalog_but_not_compare(tmp_path: Path) -> None:

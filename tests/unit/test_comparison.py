@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import comparison
-from ssdlab.comparison import compare, run_data
-from ssdlab.store import load_run
+from ssdlab.compare import matching as comparison
+from ssdlab.compare.matching import compare, run_data
+from ssdlab.results.store import load_run
 from stored_runs import SCHEMA1, SCHEMA2, copy_run
 
 
@@ -124,7 +124,7 @@ def test_pts_curves_and_facts() -> None:
 
 
 def test_interval_samples_leave_out_the_partial_last_interval() -> None:
-    from ssdlab.model import Measurement
+    from ssdlab.results.model import Measurement
 
     m = Measurement(engine="fio", engine_version="3.33", directions={},
                     series={"time_s": [1.0, 2.0, 3.0, 3.4], "read_iops": [10.0, 12.0, 11.0, 2.0],

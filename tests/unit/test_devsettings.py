@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from fakedrive import FakeDrive, nvme_tree, sata_tree
-from ssdlab import orchestrate, store
 from ssdlab.errors import FioFailedError, RunInterrupted, TargetError, UsageError
-from ssdlab.executor import LiveCallback
-from ssdlab.model import DirectionStats, Measurement, Run, TestPoint, Workload
-from ssdlab.progress import QuietProgress
+from ssdlab.fio.executor import LiveCallback
+from ssdlab.results import store
+from ssdlab.results.model import DirectionStats, Measurement, Run, TestPoint, Workload
+from ssdlab.run import orchestrate
+from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.targets import NullTarget, TargetOptions, devsettings, drivecli
@@ -250,7 +251,7 @@ def test_scsi_cache_type_is_set_and_restored(tmp_path: Path, fake: FakeDrive) ->
 
 def test_a_suite_that_sets_the_cache_itself_leaves_it_as_found(tmp_path: Path, fake: FakeDrive) -> None:
     """SNIA PTS sets WCD at its purge step; the session puts the drive's cache back at the end."""
-    from ssdlab.model import PointResult
+    from ssdlab.results.model import PointResult
 
     run_dir, executor, run = run_with(tmp_path, fake, {})
     purge = TestPoint(id="purge", label="purge", workload=Workload(rw="write", bs=4096), phase="purge",
@@ -345,8 +346,8 @@ def test_the_console_gets_health_and_the_bytes_cross_check(tmp_path: Path, fake:
 
 
 def test_the_reproducing_command_carries_the_settings() -> None:
-    from ssdlab.model import SCHEMA_VERSION
     from ssdlab.report import readable
+    from ssdlab.results.model import SCHEMA_VERSION
 
     run = Run(schema_version=SCHEMA_VERSION, ssdlab_version="0", run_id="x", suite="quick-read", status="complete",
               created="", options={"suite": "quick-read", "target_specs": ["/dev/nvme0n1"],

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from pts_points import pts_context, pts_result
-from ssdlab.eta import SIM_RATE_PRIOR, Estimator, Eta, Outlook, shape
-from ssdlab.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.run.eta import SIM_RATE_PRIOR, Estimator, Eta, shape
 from ssdlab.sim.bounds import iops_bound
 from ssdlab.sim.presets import resolve
 from ssdlab.suites import get_suite
+from ssdlab.suites.base import Outlook
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts.tests import IOPS
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from conftest import GOLDEN_DIR, CliRunner
-from ssdlab import aggregate
-from ssdlab.devices import device_parts
-from ssdlab.fio import client, hist
+from ssdlab.fio import client
 from ssdlab.fio.parse import measurement_from_document, results_by_device
+from ssdlab.fio.parts import device_parts
+from ssdlab.results import aggregate, hist
 
 CLIENT_DIR = GOLDEN_DIR / "client"
 A = client.Endpoint("127.0.0.2", 28765)

@@ -14,7 +14,7 @@ from conftest import fio_available, fio_path
 from ssdlab.errors import ExitCode, UsageError
 from ssdlab.fio.job import FioJob, FioSection, OptionValue, build_job
 from ssdlab.fio.options import PATH_OR_COMMAND_OPTIONS, SUITE_FILE_OPTIONS, section_writes, suite_option_refusal
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 from ssdlab.suites.toml_suite import load_file
 
 # Every fio 3.33 job option that names a file, directory or device, runs a command, picks the engine, or

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ssdlab.fio import hist, parse, series
+from ssdlab.fio import parse, series
+from ssdlab.results import hist
 
 Golden = Callable[[str], Path]
 SERIES = "file-randwrite-series.json"  # 2 s, status documents every 500 ms, 2 threads in one reporting group

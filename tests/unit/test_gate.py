@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import gate
-from ssdlab.comparison import compare, run_data
+from ssdlab.compare import gate
+from ssdlab.compare.matching import compare, run_data
 from ssdlab.errors import UsageError
-from ssdlab.store import load_run
+from ssdlab.results.store import load_run
 from stored_runs import SCHEMA1, copy_run
 
 SCRIPT = Path(__file__).parents[2] / "scripts" / "gate-firmware.sh"

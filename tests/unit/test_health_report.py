@@ -19,8 +19,8 @@ import pytest
 
 from fakedrive import HEALTH_DATA, FakeDrive, nvme_tree
 from ssdlab import __version__
-from ssdlab.model import SCHEMA_VERSION, DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
 from ssdlab.report.html import render_html, render_report
+from ssdlab.results.model import SCHEMA_VERSION, DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
 from ssdlab.targets import health
 
 FIRECUDA = ("smartctl/7.3-nvme-firecuda530-netdata.json", "smartctl/7.3-nvme-firecuda530-later-netdata.json")

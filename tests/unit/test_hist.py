@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssdlab.fio import hist
+from ssdlab.results import hist
 
 ALL = range(hist.PLAT_NR)
 TOP = 1 << 34  # values at or above 2^34 ns (about 17.2 s) all land in the last bucket

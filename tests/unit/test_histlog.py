@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab import histlog
-from ssdlab.fio import hist
+from ssdlab.fio import histlog
+from ssdlab.results import hist
 
 RNG = np.random.default_rng(7)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import hostload
+from ssdlab.run import hostload
 
 STAT = """cpu  400 0 100 500 0 0 0 0 0 0
 cpu0 300 0 50 100 50 0 0 0 0 0

@@ -205,8 +205,8 @@ def _executor_on(tmp_path: Path, probes: dict[str, Any], monkeypatch: pytest.Mon
                  on_error: str) -> tuple[Any, HostGroupTarget, list[Any]]:
     from test_fio_client import CLIENT_DIR
 
-    from ssdlab import hostgroup
     from ssdlab.fio.client import ClientRun
+    from ssdlab.targets import hostgroup
 
     probes["127.0.0.2:28765"] = _report([])
     probes["127.0.0.3:28766"] = _report([])
@@ -228,7 +228,7 @@ def _executor_on(tmp_path: Path, probes: dict[str, Any], monkeypatch: pytest.Mon
 
 
 def _point() -> Any:
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.results.model import TestPoint, Workload
 
     return TestPoint(id="p", label="p", workload=Workload(rw="randrw", bs=4096, iodepth=4, rwmixread=70,
                                                            runtime_s=1.0))
@@ -270,10 +270,10 @@ def test_a_lost_host_is_left_out_under_continue(tmp_path: Path, probes: dict[str
 
 def test_every_agents_job_meets_the_write_gate(tmp_path: Path, probes: dict[str, Any]) -> None:
     """A run authorized only to read cannot send a writing job to any agent: refused before fio starts."""
-    from ssdlab import hostgroup
     from ssdlab.errors import UnsafeTargetError
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.results.model import TestPoint, Workload
     from ssdlab.safety import WriteGrant
+    from ssdlab.targets import hostgroup
 
     probes["127.0.0.2:28765"] = _report([])
     probes["127.0.0.3:28766"] = _report([])

@@ -1,4 +1,5 @@
-"""The package's import structure: no import cycles, and suites never import renderers.
+"""The package's structure: no import cycles, layers that import only downwards, suites that never import
+renderers, and a docstring at the top of every module saying its one job.
 
 Every `import` / `from ... import` anywhere in a module counts (also inside functions: a lazy import is still a
 dependency), except those under `if TYPE_CHECKING:`; so does a string constant that names a module of the package
@@ -115,7 +116,7 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_graph_sees_lazy_imports() -> None:
     graph = import_graph()
-    assert "ssdlab.sim.target" in graph["ssdlab.targets"]  # imported inside parse_target
+    assert "ssdlab.sim.target" in graph["ssdlab.run.target"]  # imported inside parse_target
     assert "ssdlab.report.pts" in graph["ssdlab.report.html"]  # named in SECTION_MODULES, loaded by importlib
     assert "ssdlab.commands.histlog" in graph["ssdlab.cli"]  # cli.EXTENSIONS
 
@@ -130,3 +131,70 @@ def test_suites_never_import_renderers() -> None:
     bad = {m: sorted(d for d in deps if d.startswith("ssdlab.report"))
            for m, deps in graph.items() if m.startswith("ssdlab.suites")}
     assert not {m: d for m, d in bad.items() if d}
+
+
+# The layers of the package, lowest first (ARCHITECTURE.md): a module imports modules of its own layer or of
+# lower ones only. Every module belongs to exactly one layer (the longest name below that prefixes it).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("ssdlab", "ssdlab.errors", "ssdlab.units", "ssdlab.system"),  # foundation: errors, units, host facts
+    ("ssdlab.results",),  # the result model and its store: what every other part reads or writes
+    ("ssdlab.analysis",),  # pure statistics over results (steady state, anomalies, significance)
+    ("ssdlab.fio",),  # the fio boundary, its executor included
+    ("ssdlab.targets",),  # what a run writes to: kinds, hazards, purge, drive health, host groups
+    ("ssdlab.sim",),  # the simulated SSD: a target kind and its executor
+    ("ssdlab.suites",),  # plans (pure)
+    ("ssdlab.safety",),  # the write gate
+    ("ssdlab.run",),  # request -> setup -> orchestrate: the run loop, ETAs, progress
+    ("ssdlab.compare",),  # several stored runs matched, gates
+    ("ssdlab.report",),  # renderers of stored runs
+    ("ssdlab.commands",),  # extra subcommands
+    ("ssdlab.cli", "ssdlab.__main__"),  # the command line and its error boundary
+)
+
+
+def layer_of(module: str) -> int:
+    """The index of the layer a module belongs to (-1: none)."""
+    best, found = -1, -1
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, found = len(name), i
+    return found
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph between the layers' packages (a module stands for the layer entry it belongs to)."""
+    def entry(module: str) -> str:
+        return max((n for names in LAYERS for n in names if module == n or module.startswith(n + ".")), key=len)
+
+    out: dict[str, set[str]] = {}
+    for m, deps in graph.items():
+        out.setdefault(entry(m), set()).update(entry(d) for d in deps if entry(d) != entry(m))
+    return out
+
+
+def test_every_module_has_a_layer() -> None:
+    assert not [m for m in MODULES if layer_of(m) < 0], "modules outside every layer: add them to LAYERS"
+
+
+def test_packages_import_only_their_own_layer_or_lower_ones() -> None:
+    graph = import_graph()
+    upward = sorted(f"{m} -> {d}" for m, deps in graph.items() for d in deps if layer_of(d) > layer_of(m))
+    assert not upward, "upward imports: " + "; ".join(upward)
+
+
+def test_no_import_cycles_between_packages() -> None:
+    found = cycles(package_graph(import_graph()))
+    assert not found, "package cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_layer_check_sees_an_upward_import() -> None:
+    assert layer_of("ssdlab.results.model") < layer_of("ssdlab.fio.parse") < layer_of("ssdlab.report.html")
+    assert cycles(package_graph({"ssdlab.fio.job": {"ssdlab.results.model"},
+                                 "ssdlab.results.model": {"ssdlab.fio.job"}})) == [["ssdlab.fio", "ssdlab.results"]]
+
+
+def test_every_module_opens_with_a_docstring_saying_its_job() -> None:
+    missing = sorted(m for m, path in MODULES.items()
+                     if len((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()) < 20)
+    assert not missing, "modules without a docstring saying their one job: " + ", ".join(missing)

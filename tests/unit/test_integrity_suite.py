@@ -11,7 +11,7 @@ from conftest import CliRunner
 from ssdlab.commands.verify import identity_problems
 from ssdlab.errors import ExitCode, UsageError
 from ssdlab.fio.job import build_job
-from ssdlab.model import DirectionStats, Measurement, PointResult, Run, TestPoint
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.integrity import MANIFEST_EVENT, IntegritySuite, manifest, verdict

@@ -7,7 +7,7 @@ import pytest
 from conftest import JOB_HEAD
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import FioJob, FioSection, OptionValue, build_job, escape_filename, workload_options
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 
 TARGET: dict[str, OptionValue] = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "size": 1 << 30}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ssdlab.fio.job import build_device_job
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 
 DEV_A = {"filename": "/dev/nvme0n1", "ioengine": "libaio", "direct": 1, "size": 1 << 30,
          "cpus_allowed": "16-31", "cpus_allowed_policy": "shared"}

@@ -11,7 +11,7 @@ import pytest
 
 from ssdlab.errors import ExitCode, StoredResultsError
 from ssdlab.fio.parse import parse_measurement
-from ssdlab.model import (
+from ssdlab.results.model import (
     SCHEMA_VERSION,
     PointResult,
     Run,

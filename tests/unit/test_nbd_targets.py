@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.run.target import parse_target
+from ssdlab.targets import TargetOptions
 from ssdlab.targets.nbd import DEFAULT_PORT, is_nbd_uri, parse_uri
 from ssdlab.targets.nbdkit import Faults, NbdkitTarget, Stall, ddrescue_map
 

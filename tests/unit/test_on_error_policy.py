@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import anomalies, orchestrate, store
+from ssdlab.analysis import anomalies
 from ssdlab.cli import Env, _finish
 from ssdlab.errors import ExitCode, FioFailedError
-from ssdlab.executor import LiveCallback
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, Run, TestPoint, Workload
-from ssdlab.progress import QuietProgress
+from ssdlab.fio.executor import LiveCallback
+from ssdlab.results import hist, store
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, Run, TestPoint, Workload
+from ssdlab.run import orchestrate
+from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.targets import NullTarget, TargetOptions

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import orchestrate, store
 from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
-from ssdlab.executor import LiveCallback
 from ssdlab.fio import runner
-from ssdlab.model import DirectionStats, Measurement, Run, TestPoint, Workload
-from ssdlab.progress import QuietProgress
+from ssdlab.fio.executor import LiveCallback
+from ssdlab.results import store
+from ssdlab.results.model import DirectionStats, Measurement, Run, TestPoint, Workload
+from ssdlab.run import orchestrate
+from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.targets import NullTarget, TargetOptions
@@ -236,7 +237,7 @@ def test_a_point_that_stays_stalled_is_stored_invalid_never_ok(tmp_path: Path) -
     assert "up to 16x its planned 1 s" in p2.reason
     assert [p.point.id for p in run.ok_points()] == ["p1", "p3"]
     assert "p2" in run.done_ids()  # finished: a resume does not run it again
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     v = run_verdicts(store.load_run(run_dir))
     assert [(t.kind, t.title) for t in v.tests] == [("incomplete", "three")]
@@ -255,6 +256,8 @@ class ThreeSamples(ThreePoints):
 @dataclass
 class SeriesExecutor(FakeExecutor):
     """Runs a series sample by sample; the samples named in `fail` end the series with that error."""
+
+    series = True  # (Executor.series: it runs a continuous stimulus as one run)
 
     def run_series(self, points: list[TestPoint], target: Target, point_dir: Path, on_live: LiveCallback | None,
                    on_sample: Callable[[Measurement], Path | None]) -> None:

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio import hist, parse
-from ssdlab.model import percentile_key
+from ssdlab.fio import parse
+from ssdlab.results import hist
+from ssdlab.results.model import percentile_key
 
 Golden = Callable[[str], Path]
 

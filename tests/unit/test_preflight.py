@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from ssdlab import preflight
 from ssdlab.errors import ExitCode, UsageError
-from ssdlab.model import Workload
+from ssdlab.results.model import Workload
+from ssdlab.run import preflight
+from ssdlab.run.target import parse_target
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.quick import QuickSuite
-from ssdlab.targets import parse_target
 from ssdlab.targets.base import Target
 
 SIM = "sim:tlc-4k?capacity=64MiB"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import progress
-from ssdlab.eta import Eta
 from ssdlab.fio.status import StatusRates, documents
-from ssdlab.live import LiveSample
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.results.live import LiveSample
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.run import progress
+from ssdlab.run.eta import Eta
 
 FIXED = Eta(expected_s=75, worst_s=75, expected_points=8, worst_points=8, next_s=10)
 ADAPTIVE = Eta(expected_s=40, worst_s=3170, expected_points=120, worst_points=3174, next_s=2)
@@ -35,7 +35,7 @@ def test_make_progress_picks_by_terminal_and_quiet() -> None:
 
 def test_plain_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [100.0]
-    monkeypatch.setattr("ssdlab.progress.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("ssdlab.run.progress.time.monotonic", lambda: clock[0])
     out = io.StringIO()
     p = progress.PlainProgress(out, live_every_s=10)
     p.run_start("quick on null", FIXED)

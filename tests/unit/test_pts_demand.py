@@ -11,7 +11,7 @@ import pytest
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import build_job
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common, demand
 from ssdlab.suites.pts.demand import CBW, DIRTH, Selection, SweepValue, select_points

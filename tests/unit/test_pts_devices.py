@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from tests.unit.test_pts_rounds import SMALL, ctx, drive, measurement, new_run, suite
 
-from ssdlab import aggregate
-from ssdlab.model import PartResult, PointResult, Run, TestPoint
+from ssdlab.results import aggregate
+from ssdlab.results.model import PartResult, PointResult, Run, TestPoint
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts.tests import IOPS
 

@@ -10,7 +10,7 @@ import pytest
 from tests.unit.test_pts_rounds import ctx, measurement, new_run, simulate
 
 from ssdlab.errors import UsageError
-from ssdlab.model import Measurement, PointResult, TestPoint
+from ssdlab.results.model import Measurement, PointResult, TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common, hir

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from ssdlab.cli import _stop_orphan_fio
+from ssdlab.run.resume import stop_orphan_fio as _stop_orphan_fio
 
 
 def _fake_fio(tmp_path: Path, job: Path) -> subprocess.Popen[bytes]:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.targets import parse_target, purge
+from ssdlab.run.target import parse_target
+from ssdlab.targets import purge
 
 MiB = 1024**2
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from tests.unit.test_pts_rounds import ctx, flat, rising, simulate, suite
 
-from ssdlab.model import Run
 from ssdlab.report import pts as report_pts
 from ssdlab.report.html import render_html
+from ssdlab.results.model import Run
 from ssdlab.suites.base import PlanContext
 
 

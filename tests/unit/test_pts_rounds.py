@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ssdlab.errors import UsageError
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, Run, TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext, Suite
 from ssdlab.suites.pts import common

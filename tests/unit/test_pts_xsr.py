@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.unit.test_pts_rounds import ctx, simulate
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common, xsr

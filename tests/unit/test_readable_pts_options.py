@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ssdlab.model import Run
 from ssdlab.report.readable import option_facts
+from ssdlab.results.model import Run
 
 
 def _run(suite: str, **suite_options: Any) -> Run:

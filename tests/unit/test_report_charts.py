@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from matplotlib.backends import backend_svg
 
-from ssdlab.fio import hist
 from ssdlab.report import charts, latency
+from ssdlab.results import hist
 
 _URL = re.compile(r"https?://[^\s\"'<>]+")
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from ssdlab.fio import hist
-from ssdlab.model import (
+from ssdlab.report import html, sections
+from ssdlab.results import hist
+from ssdlab.results.model import (
     SCHEMA_VERSION,
     DirectionStats,
     LatencyStats,
@@ -22,7 +23,6 @@ from ssdlab.model import (
     TestPoint,
     Workload,
 )
-from ssdlab.report import html, sections
 
 HOST = {
     "hostname": "benchbox-7", "os": "Debian GNU/Linux 12 (bookworm)", "kernel": "6.1.0-18-amd64",

@@ -7,9 +7,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, TestPoint, Workload
 from ssdlab.report import latency
+from ssdlab.results import hist
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, TestPoint, Workload
 
 US = 1000
 

@@ -15,14 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pts_points import pts_context, pts_result
-from ssdlab import atomic
 from ssdlab.errors import UsageError
-from ssdlab.eta import Estimator, Outlook
-from ssdlab.fio import hist
 from ssdlab.fio.job import build_job, workload_options
-from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.results import atomic, hist
+from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.run.eta import Estimator
 from ssdlab.suites import get_suite
-from ssdlab.suites.base import PlanContext
+from ssdlab.suites.base import Outlook, PlanContext
 from ssdlab.suites.pts import common
 from ssdlab.suites.pts.tests import IOPS, LAT, TP128
 

@@ -11,9 +11,9 @@ import pytest
 
 from conftest import run_cli
 from ssdlab.errors import ExitCode
-from ssdlab.model import SCHEMA_VERSION
-from ssdlab.store import load_run
-from ssdlab.verdict import run_verdicts
+from ssdlab.results.model import SCHEMA_VERSION
+from ssdlab.results.store import load_run
+from ssdlab.results.verdict import run_verdicts
 from stored_runs import RUNS_DIR, fixture_dirs
 
 FIXTURES = fixture_dirs()

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ssdlab import significance
-from ssdlab.significance import judge
+from ssdlab.analysis import significance
+from ssdlab.analysis.significance import judge
 
 BASE = [100.0, 102.0, 98.0, 101.0, 99.0]
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ssdlab.fio import hist
+from ssdlab.results import hist
 from ssdlab.sim import core
 from ssdlab.sim.validate import Bench, desnoyers_wa, qd1_read_us
 

@@ -8,13 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ssdlab import store
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.fio import hist
-from ssdlab.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
+from ssdlab.results import hist, store
+from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
+from ssdlab.run.target import parse_target
 from ssdlab.sim.executor import SimExecutor, parse_bssplit, translate
 from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
-from ssdlab.targets import parse_target
 from ssdlab.targets.base import TargetOptions
 
 SPEC = "sim:tlc-4k?capacity=256MiB"
@@ -166,7 +165,7 @@ def test_info_states_model() -> None:
 
 
 def test_histogram_log_matches_point_bins(tmp_path: Path) -> None:
-    from ssdlab import histlog
+    from ssdlab.fio import histlog
 
     t = target()
     t.prepare(True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ssdlab.errors import UsageError
+from ssdlab.run.target import parse_target
 from ssdlab.sim.presets import CELL_DEFAULTS, PARAM_KEYS, PRESETS, core_params, resolve, retry_share
-from ssdlab.targets import parse_target
 
 
 def test_required_presets_exist_and_resolve() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import store
-from ssdlab.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
+from ssdlab.results import store
+from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
 from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
 from ssdlab.sim.validate import Line, check_determinism, check_idle_gc, check_little, desnoyers_wa, format_table
 from ssdlab.targets.base import TargetOptions

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 from ssdlab.sim.executor import parse_zoned, translate, zone_table
 from ssdlab.sim.validate import Bench
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ssdlab.model import DirectionStats, Measurement, PointResult, TestPoint, Workload
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, TestPoint, Workload
 from ssdlab.suites.stability import consistency, point_verdict
 
 

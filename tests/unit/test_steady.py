@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ssdlab import steady
+from ssdlab.analysis import steady
 from ssdlab.errors import UsageError
 
 ROUNDS = [6, 7, 8, 9, 10]

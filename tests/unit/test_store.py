@@ -10,9 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab import atomic, store
 from ssdlab.errors import ExitCode, ResultsDirError, StoredResultsError
-from ssdlab.model import SCHEMA_VERSION, DirectionStats, Measurement, PointResult, Run, TestPoint, Workload, to_dict
+from ssdlab.results import atomic, store
+from ssdlab.results.model import (
+    SCHEMA_VERSION,
+    DirectionStats,
+    Measurement,
+    PointResult,
+    Run,
+    TestPoint,
+    Workload,
+    to_dict,
+)
 
 
 def tiny_run(status: str = "running") -> Run:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint, Workload
-from ssdlab.orchestrate import skip_reason
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.orchestrate import skip_reason
 from ssdlab.suites import curves, stability
 from ssdlab.suites.base import common_limits
 from ssdlab.targets.null import NullTarget

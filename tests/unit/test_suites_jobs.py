@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import JOB_HEAD
 from ssdlab.fio.job import build_job
-from ssdlab.model import DirectionStats, Measurement, PointResult, Run
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run
 from ssdlab.suites.base import PlanContext, Suite, apply_common, common_limits
 from ssdlab.suites.characterization import builtin_suites
 
@@ -32,7 +32,7 @@ def _run_with(point_id: str, read_iops: float, write_iops: float) -> Run:
     m = Measurement(engine="fio", engine_version="3.33", directions=dirs)
     run = Run(schema_version=1, ssdlab_version="t", run_id="r", suite="s", status="running", created="",
               options={}, target={}, host={})
-    from ssdlab.model import TestPoint, Workload
+    from ssdlab.results.model import TestPoint, Workload
 
     fake = TestPoint(id=point_id, label="max", workload=Workload(rw="randrw", bs=4096))
     return run.with_point(PointResult(point=fake, status="ok", started="", finished="", measurement=m))

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
 from ssdlab.report.characterization import axis_value, build_sections, metric_value
+from ssdlab.results import hist
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, PointResult, Run
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.characterization import builtin_suites
 

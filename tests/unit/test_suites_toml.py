@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ssdlab.errors import UsageError
-from ssdlab.model import Measurement, PointResult, Run, TestPoint
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.characterization import builtin_suites

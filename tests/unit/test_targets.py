@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from ssdlab.errors import TargetError, UsageError
-from ssdlab.targets import BlockTarget, FileTarget, NullTarget, TargetOptions, parse_target
+from ssdlab.run.target import parse_target
+from ssdlab.targets import BlockTarget, FileTarget, NullTarget, TargetOptions
 from ssdlab.targets.spec import split_spec
 
 MiB = 1024**2

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from ssdlab import verdict
 from ssdlab.errors import ExitCode
-from ssdlab.model import DirectionStats, Measurement, PointResult, Run, RunStatus, TestPoint, Workload
+from ssdlab.results import verdict
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, RunStatus, TestPoint, Workload
 
 
 def run_with(events: list[dict[str, Any]], points: list[PointResult] | None = None,

@@ -15,23 +15,25 @@ from hypothesis import strategies as st
 from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError, UsageError
-from ssdlab.executor import point_job
 from ssdlab.fio import runner
+from ssdlab.fio.executor import point_job
 from ssdlab.fio.job import FioJob, FioSection, build_job
 from ssdlab.fio.options import PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS, SUITE_FILE_OPTIONS
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.target import parse_target
 from ssdlab.suites import get_suite
 from ssdlab.suites.base import apply_common
 from ssdlab.suites.sweeps import RW_VALUES
 from ssdlab.suites.toml_suite import load_toml_text
-from ssdlab.targets import TargetOptions, parse_target
+from ssdlab.targets import TargetOptions
 from ssdlab.targets.base import Target
 
 
 def ctx_for(target: Target, **options: object) -> object:
-    from ssdlab.cli import make_context
+    from ssdlab.results.request import RunRequest
+    from ssdlab.run.setup import plan_context
 
-    return make_context(target, 0.5, None, dict(options))
+    return plan_context(target, RunRequest(runtime_s=0.5, suite_options=dict(options)))
 
 
 READ_SUITE = """name = "reader"

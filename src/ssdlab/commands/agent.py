@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError, UsageError
 from ssdlab.fio import client, runner
+from ssdlab.results import atomic
 
 STARTUP_WAIT_S = 0.5
 WHY_LOOPBACK = ("fio's client/server protocol has no authentication: anyone who can reach the port can make "

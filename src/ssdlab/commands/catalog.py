@@ -46,7 +46,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
 
 def cmd_runs(args: argparse.Namespace, env: Any) -> int:
     """One line per run (or JSON), oldest first; unreadable run directories are named on stderr."""
-    from ssdlab.catalog import Catalog, Filters, default_root, parse_tag
+    from ssdlab.results.catalog import Catalog, Filters, default_root, parse_tag
 
     root = args.root or default_root()
     filters = Filters(device=args.device, model=args.model, serial=args.serial, firmware=args.firmware,
@@ -81,8 +81,8 @@ def _fit(text: str, width: int) -> str:
 
 def cmd_tag(args: argparse.Namespace, env: Any) -> int:
     """Set/remove tags; print the run's tags afterwards."""
-    from ssdlab.catalog import parse_tag, read_tags, resolve, write_tags
-    from ssdlab.store import load_run
+    from ssdlab.results.catalog import parse_tag, read_tags, resolve, write_tags
+    from ssdlab.results.store import load_run
 
     if not args.tags and not args.remove:
         raise UsageError("tag needs KEY=VALUE to set or --remove KEY (e.g. `ssdlab tag RUN label=fw-2.1`)")

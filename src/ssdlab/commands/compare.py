@@ -65,7 +65,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
 
 
 def _labels(args: argparse.Namespace, dirs: list[Path], runs: list[Any]) -> list[str]:
-    from ssdlab.catalog import read_tags
+    from ssdlab.results.catalog import read_tags
 
     if args.labels:
         labels = [x.strip() for x in args.labels.split(",")]
@@ -94,10 +94,13 @@ def _check_out(path: Path, what: str) -> None:
 
 def cmd_compare(args: argparse.Namespace, env: Any) -> int:
     """Write the comparison; print its path; exit 1 when the gate fails."""
-    from ssdlab import catalog, comparison, gate, significance
+    from ssdlab.analysis import significance
+    from ssdlab.compare import gate
+    from ssdlab.compare import matching as comparison
     from ssdlab.report import compare as report
     from ssdlab.report import junit
-    from ssdlab.store import load_run
+    from ssdlab.results import catalog
+    from ssdlab.results.store import load_run
 
     if len(args.runs) < 2:
         raise UsageError("compare needs at least two runs: the baseline first, then the runs to compare with it")

@@ -40,7 +40,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, out: _Out) -> int:
     """Print the CSV for parsed arguments; returns the exit code."""
-    from ssdlab import histlog
+    from ssdlab.fio import histlog
 
     for f in args.files:
         if not f.is_file():

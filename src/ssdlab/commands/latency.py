@@ -28,9 +28,26 @@ def add_commands(sub: Any) -> dict[str, Any]:
 def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     """Print the confidence levels; draw the chart of the named points and print its path."""
     from ssdlab.report import charts, latency
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     run = load_run(args.dir)
+    dists = _distributions(run, args)
+    header, rows = latency.level_rows(dists)
+    _print_table(env, ["point", *header[1:]], rows)
+    env.out("(µs; fio's percentile rule on the histogram bins; * = too few I/Os to resolve the level)")
+    if not args.points:
+        return 0
+    out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
+    charts.check_figure_path(out)
+    charts.write_figure(latency.distribution_figure(dists, title=f"{run.run_id}: response times"), out)
+    env.out(str(out))
+    return 0
+
+
+def _distributions(run: Any, args: argparse.Namespace) -> list[Any]:
+    """The latency distributions of the named points (all ok points when none is named), per --direction."""
+    from ssdlab.report import latency
+
     by_id = {p.point.id: p for p in run.points}
     unknown = [pid for pid in args.points if pid not in by_id]
     if unknown:
@@ -49,18 +66,12 @@ def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     if not dists:
         raise UsageError(f"no latency bins for {', '.join(args.points) or 'any point'} in {args.dir} "
                          f"({args.direction}): the points measured nothing, or fio ran without json+")
-    header, rows = latency.level_rows(dists)
-    widths = [max(len(str(c)) for c in col) for col in zip(["point", *header[1:]], *rows, strict=True)]
-    env.out("  ".join(h.ljust(w) if i == 0 else h.rjust(w)
-                      for i, (h, w) in enumerate(zip(["point", *header[1:]], widths, strict=True))))
-    for row in rows:
+    return dists
+
+
+def _print_table(env: Any, header: list[str], rows: list[list[str]]) -> None:
+    """A text table: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+    for row in (header, *rows):
         env.out("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths,
                                                                                               strict=True))))
-    env.out("(µs; fio's percentile rule on the histogram bins; * = too few I/Os to resolve the level)")
-    if not args.points:
-        return 0
-    out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
-    charts.check_figure_path(out)
-    charts.write_figure(latency.distribution_figure(dists, title=f"{run.run_id}: response times"), out)
-    env.out(str(out))
-    return 0

@@ -108,62 +108,91 @@ def plot_data(runs: Sequence[tuple[Any, str]], x: str, y: str, series: str | Non
               where: Sequence[tuple[str, str]] = ()) -> dict[str, list[tuple[float, float]]]:
     """{series label: [(x, y), ...] sorted by x} from the ok points of stored (run, label) pairs; refuses a
     series whose points differ in an axis that is not plotted."""
-    from ssdlab.report.characterization import axis_value, fmt_axis, is_metric, metric_value
+    from ssdlab.report.characterization import is_metric
 
     if not is_metric(y):
         raise UsageError(f"--y {y!r} is not a metric; use one of iops, bw_MBps, lat_mean_us, p99_us, "
                          "read_p99.9_us, usr_cpu, ... (see `ssdlab plot --help`)")
-    several = len(runs) > 1
-    out: dict[str, list[tuple[float, float]]] = {}
-    members: dict[str, list[Any]] = {}
-    seen_x = False
+    lines = _Lines(x, y, series, several=len(runs) > 1)
     for run, label in runs:
-        kept = [r for r in run.points if r.status == "ok" and (phase == "all" or r.point.phase == phase)]
-        for axis, value in where:
-            if not any(axis_value(r.point, axis) is not None for r in kept):
-                raise UsageError(f"--where {axis}={value}: no point of {label} has a value for {axis}")
-            kept = [r for r in kept if _matches(r.point, axis, value)]
-        for r in kept:
-            xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
-            if xv is None:
-                continue
-            seen_x = True
-            try:
-                xf = float(xv)
-            except (TypeError, ValueError):
-                raise UsageError(f"--x {x} has non-numeric values ({xv!r}); use it as --series instead") from None
-            yv = metric_value(r, y)
-            if yv is None:
-                continue
-            name = f"{series}={fmt_axis(series, axis_value(r.point, series))}" if series else ("" if several else y)
-            key = " ".join(p for p in (label if several else "", name) if p)
-            out.setdefault(key, []).append((xf, yv))
-            members.setdefault(key, []).append(r.point)
-    if not seen_x:
+        for r in _kept(run, label, phase, where):
+            lines.add(r, label)
+    if not lines.seen_x:
         raise UsageError(f"no point has a value for --x {x}" + (" after --where" if where else "")
                          + ": use a swept parameter such as bs, iodepth, numjobs, outstanding, rwmixread, rate_pct, "
                            "or a metric")
-    if not out:
+    if not lines.out:
         raise UsageError(f"no point has {y}" + (" after --where" if where else ""))
-    for key, points in members.items():
-        varying = _varying(points, x, series)
-        allowed = 1 if is_metric(x) else 0  # a curve against a metric is traced by one parameter
-        if len(varying) > allowed:
-            shown = varying
-            first = next(iter(shown))
-            detail = "; ".join(f"{a} ({', '.join(v[:6])}{' …' if len(v) > 6 else ''})" for a, v in shown.items())
-            raise UsageError(f"the points of {key or 'the plot'} differ in {detail}, which "
-                             f"{'is' if len(shown) == 1 else 'are'} neither --x nor --series: a line would join "
-                             f"different workloads; pick one with --where {first}={shown[first][0]} or split "
-                             f"with --series {first}")
-    return {k: sorted(v) for k, v in out.items()}
+    for key, points in lines.members.items():
+        _check_one_workload(key, points, x, series)
+    return {k: sorted(v) for k, v in lines.out.items()}
+
+
+def _kept(run: Any, label: str, phase: str, where: Sequence[tuple[str, str]]) -> list[Any]:
+    """The ok points of one run in `phase` ('all': every phase) that match every --where."""
+    from ssdlab.report.characterization import axis_value
+
+    kept = [r for r in run.points if r.status == "ok" and (phase == "all" or r.point.phase == phase)]
+    for axis, value in where:
+        if not any(axis_value(r.point, axis) is not None for r in kept):
+            raise UsageError(f"--where {axis}={value}: no point of {label} has a value for {axis}")
+        kept = [r for r in kept if _matches(r.point, axis, value)]
+    return kept
+
+
+class _Lines:
+    """The plotted (x, y) pairs by line, and the points behind each line."""
+
+    def __init__(self, x: str, y: str, series: str | None, *, several: bool) -> None:
+        self.x, self.y, self.series, self.several = x, y, series, several
+        self.out: dict[str, list[tuple[float, float]]] = {}
+        self.members: dict[str, list[Any]] = {}
+        self.seen_x = False
+
+    def add(self, r: Any, label: str) -> None:
+        """One point: on its line when it has both values."""
+        from ssdlab.report.characterization import axis_value, fmt_axis, is_metric, metric_value
+
+        x, series = self.x, self.series
+        xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
+        if xv is None:
+            return
+        self.seen_x = True
+        try:
+            xf = float(xv)
+        except (TypeError, ValueError):
+            raise UsageError(f"--x {x} has non-numeric values ({xv!r}); use it as --series instead") from None
+        yv = metric_value(r, self.y)
+        if yv is None:
+            return
+        name = f"{series}={fmt_axis(series, axis_value(r.point, series))}" if series else \
+            ("" if self.several else self.y)
+        key = " ".join(p for p in (label if self.several else "", name) if p)
+        self.out.setdefault(key, []).append((xf, yv))
+        self.members.setdefault(key, []).append(r.point)
+
+
+def _check_one_workload(key: str, points: Sequence[Any], x: str, series: str | None) -> None:
+    """Refuse a line whose points differ in an axis that is neither --x nor --series."""
+    from ssdlab.report.characterization import is_metric
+
+    varying = _varying(points, x, series)
+    allowed = 1 if is_metric(x) else 0  # a curve against a metric is traced by one parameter
+    if len(varying) > allowed:
+        shown = varying
+        first = next(iter(shown))
+        detail = "; ".join(f"{a} ({', '.join(v[:6])}{' …' if len(v) > 6 else ''})" for a, v in shown.items())
+        raise UsageError(f"the points of {key or 'the plot'} differ in {detail}, which "
+                         f"{'is' if len(shown) == 1 else 'are'} neither --x nor --series: a line would join "
+                         f"different workloads; pick one with --where {first}={shown[first][0]} or split "
+                         f"with --series {first}")
 
 
 def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     """Draw the chart and print the path of the written file."""
-    from ssdlab.catalog import resolve
     from ssdlab.report import charts
-    from ssdlab.store import load_run
+    from ssdlab.results.catalog import resolve
+    from ssdlab.results.store import load_run
     from ssdlab.units import format_bs
 
     dirs = [resolve(r) for r in args.runs]

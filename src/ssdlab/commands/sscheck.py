@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
 from ssdlab.errors import UsageError
 
 

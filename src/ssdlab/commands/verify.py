@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.results.events import VerdictEvent
 
 MAX_PRINTED = 20
 IDENTITY_KEYS = ("serial", "model", "loop_backing_file", "file", "nbd_uri")
@@ -49,7 +50,7 @@ def identity_problems(manifest_target: dict[str, Any], now: dict[str, Any]) -> l
 
 
 def cmd_verify(args: argparse.Namespace, env: Any) -> int:
-    from ssdlab import store
+    from ssdlab.results import store
     from ssdlab.suites.integrity import manifest
 
     if args.iodepth < 1:
@@ -64,34 +65,18 @@ def cmd_verify(args: argparse.Namespace, env: Any) -> int:
 
 
 def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any]) -> int:
-    from ssdlab import store
-    from ssdlab.executor import FioExecutor
-    from ssdlab.model import PointResult
+    from ssdlab.fio.executor import FioExecutor
+    from ssdlab.results import store
+    from ssdlab.results.model import PointResult
     from ssdlab.safety import WriteGrant
     from ssdlab.suites.integrity import check_point, summary, verdict
-    from ssdlab.targets import FileTarget, TargetOptions, parse_target
     from ssdlab.units import format_bytes
 
     then = found.get("target") or {}
-    spec = args.target or str(then.get("spec") or "")
-    if then.get("kind") == "nbdkit" and str(then.get("spec", "")).startswith("nbdkit:memory") and not args.target:
-        raise TargetError("the data was written to an nbdkit memory disk, which ended with its run: nothing is "
-                          "left to check (write to nbdkit:file:PATH to keep it)")
-    o = run.options
-    target = parse_target(spec, TargetOptions(capacity=o.get("capacity"), ioengine=o.get("ioengine") or "libaio"))
-    span_end = int(found.get("span_offset") or 0) + int(found.get("span_bytes") or 0)
-    if isinstance(target, FileTarget) and (not target.path.exists() or target.path.stat().st_size < span_end):
-        raise TargetError(f"{target.path} is missing or shorter than the {span_end:,} bytes that were written")
-    now = target.info()  # identity and hazards: sysfs, blkid, nvme-cli; read once
-    problems = identity_problems(then, now)
-    if problems:
-        raise TargetError(f"{spec} is not the target that was written: {'; '.join(problems)} (name the right one "
-                          "with --target)")
-    if target.capacity() < span_end:
-        raise TargetError(f"{spec} holds {target.capacity():,} bytes, fewer than the {span_end:,} that were written")
+    target, now = _written_target(args, run, found)
     then_fw = (then.get("identity") or {}).get("firmware")
     now_fw = (now.get("identity") or {}).get("firmware")
-    n = 1 + sum(1 for r in run.points if r.point.tags.get("integrity") == "reverify")
+    n = 1 + sum(1 for r in run.points if r.point.tags.integrity == "reverify")
     point = check_point(f"reverify-{n:02d}", f"Re-verify {n}", block_size=int(found["block_size"]),
                         iodepth=args.iodepth, size=int(found["span_bytes"]), offset=int(found.get("span_offset") or 0),
                         checksum=str(found["checksum"]), role="reverify")
@@ -108,25 +93,55 @@ def _verify(args: argparse.Namespace, env: Any, run: Any, found: dict[str, Any])
     finally:
         target.close()
     result = PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m)
-    s = summary(result)
     v = verdict(run, [result])
     run = run.with_point(result)
-    run = run.with_event({"time": store.now_iso(), "kind": "verdict", "suite": "integrity", "source": "ssdlab verify",
-                          "point": point.id, **v})
+    run = run.with_event(VerdictEvent.of(
+        time=store.now_iso(), kind="verdict", suite="integrity", source="ssdlab verify", point=point.id, **v,
+    ))
     store.save_run(args.dir, run)
     if not args.quiet:
-        for f in s["listed"][:MAX_PRINTED]:
-            env.err(f"  offset {f['offset']}: {f['kind']} {f['check']}: expected {f['expected']}, found "
-                    f"{f['received']}" + (f" ({f['time']})" if f.get("time") else ""))
-        for e in s["errors"][:MAX_PRINTED]:
-            env.err(f"  offset {e.get('offset')}: unreadable ({e.get('error')})")
-        shown = min(len(s["listed"]), MAX_PRINTED) + min(len(s["errors"]), MAX_PRINTED)
-        if shown < s["mismatches"] + s["unreadable"]:
-            env.err(f"  ... {s['mismatches'] + s['unreadable'] - shown:,} more in the report and "
-                    f"{store.point_dir(args.dir, point.id) / 'stderr.txt'}")
+        _print_findings(env, summary(result), store.point_dir(args.dir, point.id) / "stderr.txt")
     env.err(f"verdict: {v['text']}")
     if not args.no_report:
         from ssdlab.report.html import render_report
 
         env.out(str(render_report(run, args.dir).resolve()))
     return 0 if v["passed"] else 1
+
+
+def _written_target(args: argparse.Namespace, run: Any, found: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The target that holds the data now (--target, else the one written) and its info; refused when it is
+    not the target that was written, or too short."""
+    from ssdlab.run.target import parse_target
+    from ssdlab.targets import FileTarget, TargetOptions
+
+    then = found.get("target") or {}
+    spec = args.target or str(then.get("spec") or "")
+    if then.get("kind") == "nbdkit" and str(then.get("spec", "")).startswith("nbdkit:memory") and not args.target:
+        raise TargetError("the data was written to an nbdkit memory disk, which ended with its run: nothing is "
+                          "left to check (write to nbdkit:file:PATH to keep it)")
+    o = run.options
+    target = parse_target(spec, TargetOptions(capacity=o.capacity, ioengine=o.ioengine or "libaio"))
+    span_end = int(found.get("span_offset") or 0) + int(found.get("span_bytes") or 0)
+    if isinstance(target, FileTarget) and (not target.path.exists() or target.path.stat().st_size < span_end):
+        raise TargetError(f"{target.path} is missing or shorter than the {span_end:,} bytes that were written")
+    now = target.info()  # identity and hazards: sysfs, blkid, nvme-cli; read once
+    problems = identity_problems(then, now)
+    if problems:
+        raise TargetError(f"{spec} is not the target that was written: {'; '.join(problems)} (name the right one "
+                          "with --target)")
+    if target.capacity() < span_end:
+        raise TargetError(f"{spec} holds {target.capacity():,} bytes, fewer than the {span_end:,} that were written")
+    return target, now
+
+
+def _print_findings(env: Any, s: dict[str, Any], stderr_file: Path) -> None:
+    """The first mismatches and unreadable blocks, and how many more there are."""
+    for f in s["listed"][:MAX_PRINTED]:
+        env.err(f"  offset {f['offset']}: {f['kind']} {f['check']}: expected {f['expected']}, found "
+                f"{f['received']}" + (f" ({f['time']})" if f.get("time") else ""))
+    for e in s["errors"][:MAX_PRINTED]:
+        env.err(f"  offset {e.get('offset')}: unreadable ({e.get('error')})")
+    shown = min(len(s["listed"]), MAX_PRINTED) + min(len(s["errors"]), MAX_PRINTED)
+    if shown < s["mismatches"] + s["unreadable"]:
+        env.err(f"  ... {s['mismatches'] + s['unreadable'] - shown:,} more in the report and {stderr_file}")

@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError
 from ssdlab.fio import runner
 from ssdlab.fio.job import FioJob, FioSection, OptionValue
 from ssdlab.fio.runner import JobGate
+from ssdlab.results import atomic
 
 DEFAULT_PORT = 8765  # fio's own default server port
 PROBE_FILE = "ssdlab-probe.fio"  # in the agent's working directory (fio --server's cwd)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.options import LOCAL_ENGINES, section_writes
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
 
 OptionValue = str | int | float | bool
 
@@ -256,14 +256,14 @@ def stream_section_name(stream: str, device: int) -> str:
 def _stream_job(point: TestPoint, devices: list[Mapping[str, OptionValue]], first_device: int = 0) -> FioJob:
     """Concurrent sections: every stream of `point` on every device, started together.
 
-    A stream named in tags["shared_streams"] is one section over all devices instead (ACT's service
+    A stream named in tags.shared_streams is one section over all devices instead (ACT's service
     threads: each I/O goes to a device picked at random), named after the stream alone.
     """
     from ssdlab.fio.logs import HIST_PREFIX
 
-    names = list(point.tags.get("stream_names") or [])
+    names = list(point.tags.stream_names or ())
     names += [f"s{i}" for i in range(len(names), len(point.streams))]
-    shared = set(point.tags.get("shared_streams") or ())
+    shared = set(point.tags.shared_streams or ())
     glob = common_options()
     sections = []
     for di, dev in enumerate(devices):

@@ -11,7 +11,7 @@ import dataclasses
 from collections import defaultdict
 from pathlib import Path
 
-from ssdlab.model import Measurement, TestPoint
+from ssdlab.results.model import Measurement, TestPoint
 
 LOG_PREFIX = "series"
 HIST_PREFIX = "hist"
@@ -91,10 +91,10 @@ def with_logs(m: Measurement, point: TestPoint, point_dir: Path) -> Measurement:
     """`m` with what fio logged during the point in `point_dir`: its interval series (log_interval_ms) and its
     histogram-log files (hist_log_ms of the workload or of a stream, with the workload's interval)."""
     w = point.workload
-    extra = dict(m.extra)
+    extra = m.extra
     if w.hist_log_ms or any(s.hist_log_ms for s in point.streams):
-        extra["hist_logs"] = hist_log_files(point_dir)
+        extra = extra.replace(hist_logs=hist_log_files(point_dir))
     if w.hist_log_ms:
-        extra["hist_log_ms"] = w.hist_log_ms
+        extra = extra.replace(hist_log_ms=w.hist_log_ms)
     series = read_series(point_dir, w.log_interval_ms) if w.log_interval_ms else m.series
     return dataclasses.replace(m, series=series, extra=extra)

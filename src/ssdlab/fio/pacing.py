@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from ssdlab.errors import SsdlabError
+from ssdlab.fio.histlog import LogReader
 from ssdlab.fio.job import FioJob, OptionValue
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.histlog import LogReader
 from ssdlab.units import parse_size
 
 

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio import hist
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, percentile_key
+from ssdlab.results import hist
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 _DECODER = json.JSONDecoder()
 
@@ -80,6 +80,16 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
               for b, s in blocks) / n
     lo = min(float(b.get("min", 0)) * s for b, s in blocks)
     hi = max(float(b.get("max", 0)) * s for b, s in blocks)
+    counts, binned = _added_bins(blocks)
+    pcts = _merged_percentiles(blocks, counts, n, binned)
+    return LatencyStats(
+        kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=float(np.sqrt(var)),
+        percentiles_ns=pcts, bins=tuple(hist.sparse(counts)) if counts is not None else (),
+    )
+
+
+def _added_bins(blocks: list[tuple[Mapping[str, Any], float]]) -> tuple[hist.Counts | None, int]:
+    """The jobs' latency bins added (json+ in ns only), and how many jobs had bins."""
     counts = None
     binned = 0
     for b, s in blocks:
@@ -88,20 +98,23 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
             c = hist.counts_from_bins(raw)
             counts = c if counts is None else counts + c
             binned += 1
+    return counts, binned
+
+
+def _merged_percentiles(blocks: list[tuple[Mapping[str, Any], float]], counts: hist.Counts | None, n: int,
+                        binned: int) -> dict[str, float]:
+    """Percentiles by fio's rule from the added bins, else fio's own (only valid for a single job/group)."""
     pcts: dict[str, float] = {}
     if counts is not None:
         # fio's rule uses the sample count N; in status documents the bins may hold one sample more than N
         total = min(n, int(counts.sum())) if binned == len(blocks) else None
         for p, v in hist.percentiles(counts, _requested(blocks[0][0]), total=total).items():
             pcts[percentile_key(p)] = float(v)
-    elif len(blocks) == 1:  # no bins: fio's own percentiles are only valid for a single job/group
+    elif len(blocks) == 1:
         b, s = blocks[0]
         for key, value in (b.get("percentile") or {}).items():
             pcts[percentile_key(float(key))] = float(value) * s
-    return LatencyStats(
-        kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=float(np.sqrt(var)),
-        percentiles_ns=pcts, bins=tuple(hist.sparse(counts)) if counts is not None else (),
-    )
+    return pcts
 
 
 def _requested(block: Mapping[str, Any]) -> list[float]:
@@ -123,21 +136,9 @@ def measurement_from_document(doc: Mapping[str, Any]) -> Measurement:
     version = str(doc.get("fio version", "unknown"))
     directions: dict[str, DirectionStats] = {}
     for ddir in ("read", "write", "trim"):
-        parts = [j[ddir] for j in jobs if isinstance(j.get(ddir), Mapping)]
-        total_ios = sum(int(p.get("total_ios", 0) or 0) for p in parts)
-        if total_ios <= 0:
-            continue
-        clats = [blk for blk in (_latency_block(p, "clat") for p in parts) if blk[0] is not None]
-        lats = [blk for blk in (_latency_block(p, "lat") for p in parts) if blk[0] is not None]
-        directions[ddir] = DirectionStats(
-            iops=sum(float(p.get("iops", 0.0)) for p in parts),
-            bw_bytes=sum(_bw_bytes(p) for p in parts),
-            io_bytes=sum(int(p.get("io_bytes", 0) or int(p.get("io_kbytes", 0)) * 1024) for p in parts),
-            total_ios=total_ios,
-            runtime_ms=max(int(p.get("runtime", 0) or 0) for p in parts),
-            clat=_merge_latency(clats, "clat"),  # type: ignore[arg-type]
-            lat=_merge_latency(lats, "lat"),  # type: ignore[arg-type]
-        )
+        stats = _direction([j[ddir] for j in jobs if isinstance(j.get(ddir), Mapping)])
+        if stats is not None:
+            directions[ddir] = stats
     usr = [float(j.get("usr_cpu", 0.0)) for j in jobs]
     sys_ = [float(j.get("sys_cpu", 0.0)) for j in jobs]
     numjobs = _numjobs(jobs, doc.get("global options") or {})
@@ -146,6 +147,24 @@ def measurement_from_document(doc: Mapping[str, Any]) -> Measurement:
         usr_cpu=sum(usr) / len(usr), sys_cpu=sum(sys_) / len(sys_), jobs=numjobs,
         runtime_ms=max(int(j.get("job_runtime", 0) or 0) for j in jobs),
         errors=sum(1 for j in jobs if int(j.get("error", 0) or 0) != 0),
+    )
+
+
+def _direction(parts: list[Mapping[str, Any]]) -> DirectionStats | None:
+    """One direction over the jobs that report it (None when no I/O completed in it)."""
+    total_ios = sum(int(p.get("total_ios", 0) or 0) for p in parts)
+    if total_ios <= 0:
+        return None
+    clats = [blk for blk in (_latency_block(p, "clat") for p in parts) if blk[0] is not None]
+    lats = [blk for blk in (_latency_block(p, "lat") for p in parts) if blk[0] is not None]
+    return DirectionStats(
+        iops=sum(float(p.get("iops", 0.0)) for p in parts),
+        bw_bytes=sum(_bw_bytes(p) for p in parts),
+        io_bytes=sum(int(p.get("io_bytes", 0) or int(p.get("io_kbytes", 0)) * 1024) for p in parts),
+        total_ios=total_ios,
+        runtime_ms=max(int(p.get("runtime", 0) or 0) for p in parts),
+        clat=_merge_latency(clats, "clat"),  # type: ignore[arg-type]
+        lat=_merge_latency(lats, "lat"),  # type: ignore[arg-type]
     )
 
 

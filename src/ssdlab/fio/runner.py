@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
 from ssdlab.fio.status import documents
 from ssdlab.fio.stderr import write_times
+from ssdlab.results import atomic
 
 # called with every JSON document fio prints (status documents, then the final one); returning True asks fio
 # to stop early (SIGINT) and finish normally: its final document is the run's result, not an interruption
@@ -197,43 +197,17 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
     failed point did finish is not lost."""
     gate.check_job(job)
-    exe = binary or fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
     atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output, once fio ends
-    argv = [exe, "--output-format=json+"]
-    if readonly:
-        argv.append("--readonly")
-    if status_interval:
-        argv.append(f"--status-interval={status_arg(status_interval)}")
-    argv.append(str(job_path.resolve()))
+    argv = _argv(binary or fio_binary(), job_path, status_interval, readonly=readonly)
     cmd_path = point_dir / "cmd.txt"
     atomic.write_text(cmd_path, shlex.join(argv) + "\n", durable=False)
     stderr_path = point_dir / "stderr.txt"
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
-    t0 = time.monotonic()
-    final = ""
     times: list[float] = []
     early: list[bool] = []  # the caller asked fio to stop early (see StatusCallback)
-    proc: subprocess.Popen[str] | None = None
-    drain: threading.Thread | None = None
-    try:
-        with fio_process(argv, point_dir, errors="replace") as proc:
-            # stderr is drained by a thread into stderr.txt as it comes (a chatty fio never blocks on a full
-            # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
-            drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
-            drain.start()
-            _load_parser()
-            final = _read_stream(proc, on_status, early)
-            returncode = proc.wait()
-    finally:  # after fio was stopped, if it had to be
-        if drain is not None:
-            drain.join(timeout=30)
-        if proc is not None:
-            for stream in (proc.stdout, proc.stderr):
-                if stream:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+    returncode, final = _run(argv, point_dir, stderr_path, on_status, early, times)
     stderr = stderr_path.read_text(encoding="utf-8", errors="replace")
     if not stderr.strip():
         stderr_path.unlink()
@@ -252,6 +226,41 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         tail = first or f"exit status {returncode}"
         raise FioFailedError(f"fio failed: {tail}", cmd=argv, returncode=returncode, stderr=stderr, output=final)
     return final
+
+
+def _argv(exe: str, job_path: Path, status_interval: float | None, *, readonly: bool) -> list[str]:
+    argv = [exe, "--output-format=json+"]
+    if readonly:
+        argv.append("--readonly")
+    if status_interval:
+        argv.append(f"--status-interval={status_arg(status_interval)}")
+    argv.append(str(job_path.resolve()))
+    return argv
+
+
+def _run(argv: list[str], point_dir: Path, stderr_path: Path, on_status: StatusCallback | None,
+         early: list[bool], times: list[float]) -> tuple[int, str]:
+    """fio's exit status and its last JSON document; its stderr is copied to `stderr_path` as it comes."""
+    t0 = time.monotonic()
+    proc: subprocess.Popen[str] | None = None
+    drain: threading.Thread | None = None
+    try:
+        with fio_process(argv, point_dir, errors="replace") as proc:
+            # stderr is drained by a thread into stderr.txt as it comes (a chatty fio never blocks on a full
+            # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
+            drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
+            drain.start()
+            _load_parser()
+            final = _read_stream(proc, on_status, early)
+            return proc.wait(), final
+    finally:  # after fio was stopped, if it had to be
+        if drain is not None:
+            drain.join(timeout=30)
+        if proc is not None:
+            for stream in (proc.stdout, proc.stderr):
+                if stream:
+                    with contextlib.suppress(OSError):
+                        stream.close()
 
 
 @functools.cache

@@ -18,9 +18,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ssdlab.fio import hist
 from ssdlab.fio.parse import io_runtime_ms, measurement_from_document
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, percentile_key
+from ssdlab.results import hist
+from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 STATUS_FILE = "status.json"
 

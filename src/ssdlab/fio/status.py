@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ssdlab.live import LiveSample
+from ssdlab.results.live import LiveSample
 
 
 def documents(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -25,7 +25,7 @@ class Line:
 
 def write_times(point_dir: Path, started: str, seconds: list[float]) -> None:
     """Store the arrival times of stderr's lines (one per line, same order)."""
-    from ssdlab import atomic
+    from ssdlab.results import atomic
 
     atomic.write_text(point_dir / TIMES_FILE, json.dumps({"started": started,
                                                           "line_seconds": [round(s, 4) for s in seconds]}))

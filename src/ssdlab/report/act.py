@@ -2,7 +2,7 @@
 exceedance over time, the rates achieved against the rates ACT derives, and each stream's lag.
 
 The per-slice numbers come from fio's json+ bins of each stream (exact per slice); the finer time series
-comes from the streams' fio histogram logs in the point directories (ssdlab.histlog). `console_lines`
+comes from the streams' fio histogram logs in the point directories (ssdlab.fio.histlog). `console_lines`
 prints act_latency.py's table (analysis/act_latency.py in aerospike/act) for every stream.
 """
 
@@ -12,13 +12,14 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from ssdlab import histlog
 from ssdlab.errors import SsdlabError
+from ssdlab.fio import histlog
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.model import Run
 from ssdlab.report import charts, sections
 from ssdlab.report.sections import Section
-from ssdlab.store import point_dir
+from ssdlab.results.events import VerdictEvent
+from ssdlab.results.model import Run
+from ssdlab.results.store import point_dir
 from ssdlab.suites.act import (
     CRITERIA,
     S_READS,
@@ -49,13 +50,13 @@ def _levels(run: Run) -> list[tuple[str, list[tuple[int, float, dict[str, Stream
         if r.point.phase != "measure" or not r.point.streams:
             continue
         out.setdefault(level_label(r.point.tags), []).append(
-            (int(r.point.tags.get("slice", 0)), float(r.point.workload.runtime_s or 0), slice_streams(r)))
+            (int(r.point.tags.slice or 0), float(r.point.workload.runtime_s or 0), slice_streams(r)))
     return list(out.items())
 
 
 def _level_event(run: Run, label: str) -> dict[str, object]:
-    verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
-    for lv in (verdict or {}).get("levels", []) or []:
+    verdict = next((e for e in reversed(run.events) if isinstance(e, VerdictEvent)), None)
+    for lv in verdict.levels if verdict is not None else ():
         if level_label(lv) == label:
             return dict(lv)
     return {}
@@ -165,10 +166,10 @@ def _timeline_chart(run: Run, run_dir: Path, label: str) -> str:
 
 def build(run: Run, run_dir: Path) -> list[Section]:
     """The ACT section of report.html."""
-    verdict = next((e for e in reversed(run.events) if e.get("kind") == "verdict"), None)
+    verdict = next((e for e in reversed(run.events) if isinstance(e, VerdictEvent)), None)
     parts = []
     if verdict:
-        parts.append(f"<p><b>{_esc(verdict.get('text', ''))}</b></p>")
+        parts.append(f"<p><b>{_esc(verdict.text)}</b></p>")
     parts.append("<p>Pass criteria (ACT, judged on the worst slice of reads, and of commit writes with "
                  "commit-to-device): &lt; 5% at or above 1 ms, "
                  "&lt; 1% at or above 8 ms, &lt; 0.1% at or above 64 ms. A certificate needs 24 h in 1 h slices. "
@@ -204,7 +205,7 @@ GAP = "  "
 
 def _scale(run: Run) -> tuple[str, int]:
     """(act_latency's unit label, ns per unit): ms, or µs with ACT's microsecond-histograms."""
-    opts = run.options.get("suite_options") or {}
+    opts = run.options.suite_options
     from_file = opts.get("act_config_values") or {}
     if opts.get("microsecond_histograms") or from_file.get("microsecond_histograms"):
         return " %>(us)", 1_000

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab import aggregate
-from ssdlab.model import DirectionStats, PointResult, Run, TestPoint
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
+from ssdlab.results import aggregate
+from ssdlab.results.model import DirectionStats, PointResult, Run, TestPoint
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 FAMILY = "characterization"
@@ -105,14 +105,14 @@ def axis_value(point: TestPoint, name: str) -> Any:
     if name == "rwmixread":
         return w.rwmixread if w.rwmixread is not None else (0 if w.writes else 100)
     if name == "rate":
-        return tags.get("rate")
+        return tags.rate
     if name in ("rate_pct", "target_iops"):
-        return 100.0 if name == "rate_pct" and tags.get("rate") == "max" else tags.get(name)
+        return 100.0 if name == "rate_pct" and tags.rate == "max" else tags.get(name)
     if name in ("matrix", "group"):
-        return tags.get("matrix") or point.group
+        return tags.matrix or point.group
     if name == "label":
         return point.label
-    axes = tags.get("axes")
+    axes = tags.axes
     if isinstance(axes, dict) and name in axes:
         return axes[name]
     return tags.get(name)
@@ -148,7 +148,7 @@ def _p(text: str) -> str:
 # ---------------------------------------------------------------- grouping
 
 def _mine(run: Run) -> list[PointResult]:
-    return [r for r in run.points if r.point.tags.get("family") == FAMILY]
+    return [r for r in run.points if r.point.tags.family == FAMILY]
 
 
 def _by(results: Iterable[PointResult], key: Callable[[PointResult], Any]) -> dict[Any, list[PointResult]]:
@@ -159,7 +159,7 @@ def _by(results: Iterable[PointResult], key: Callable[[PointResult], Any]) -> di
 
 
 def _matrix(r: PointResult) -> str:
-    return str(r.point.tags.get("matrix") or r.point.group)
+    return str(r.point.tags.matrix or r.point.group)
 
 
 def _skipped_rows(results: Sequence[PointResult]) -> list[str]:
@@ -206,8 +206,8 @@ def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float]
 
 def _common_notes(results: Sequence[PointResult]) -> str:
     notes = []
-    fps = {int(v) for r in results if (v := r.point.tags.get("footprint_bytes")) is not None}
-    mis = {int(v) for r in results if (v := r.point.tags.get("misalign_bytes")) is not None}
+    fps = {int(v) for r in results if (v := r.point.tags.footprint_bytes) is not None}
+    mis = {int(v) for r in results if (v := r.point.tags.misalign_bytes) is not None}
     if fps:
         notes.append("footprint: I/O limited to the first " + ", ".join(format_bytes(f) for f in sorted(fps))
                      + " of the target")
@@ -292,9 +292,9 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
                                                    ylabel="seconds")))
         lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
                       for d in ("read", "write") if f"{d}_lat_mean_us" in series]
-        files = list(m.extra.get("hist_logs", []))
+        files = list(m.extra.hist_logs)
         p99 = stability.per_interval_percentiles(run_dir / "points" / r.point.id, files,
-                                                 int(m.extra.get("hist_log_ms", 1000))) if files else {}
+                                                 int(m.extra.hist_log_ms or 1000)) if files else {}
         for d in ("read", "write"):
             if d in p99:
                 lat_series.append(Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-"))
@@ -316,7 +316,7 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
 
 def _limit(results: Sequence[PointResult]) -> float:
     for r in results:
-        v = r.point.tags.get("p99_limit_us")
+        v = r.point.tags.p99_limit_us
         if v is not None:
             return float(v)
     return DEFAULT_P99_LIMIT_US
@@ -367,7 +367,7 @@ def _lat_curve(results: list[PointResult]) -> list[Section]:
 
 
 def _curve_key(r: PointResult) -> str:
-    return str(r.point.tags.get("curve") or _matrix(r))
+    return str(r.point.tags.curve or _matrix(r))
 
 
 def _iorate_html(results: list[PointResult]) -> str:
@@ -377,9 +377,9 @@ def _iorate_html(results: list[PointResult]) -> str:
         w = rs[0].point.workload
         parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} {_esc(w.bssplit or format_bs(w.bs))} "
                      f"Q{w.iodepth}T{w.numjobs}</h3>")
-        curve_pts = [r for r in rs if r.status == "ok" and r.point.tags.get("rate") != "max"]
-        curve_pts.sort(key=lambda r: float(r.point.tags.get("target_iops") or 0))
-        maxes = [r for r in rs if r.status == "ok" and r.point.tags.get("rate") == "max"]
+        curve_pts = [r for r in rs if r.status == "ok" and r.point.tags.rate != "max"]
+        curve_pts.sort(key=lambda r: float(r.point.tags.target_iops or 0))
+        maxes = [r for r in rs if r.status == "ok" and r.point.tags.rate == "max"]
         series = []
         for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9")):
             xs = [metric_value(r, "iops") or 0.0 for r in curve_pts]
@@ -394,8 +394,8 @@ def _iorate_html(results: list[PointResult]) -> str:
         for r in rs:
             t = r.point.tags
             achieved = metric_value(r, "iops")
-            target = t.get("target_iops")
-            rows.append([t.get("rate", "-"), _num(float(target), 0) if target else "uncapped",
+            target = t.target_iops
+            rows.append([t.rate if t.rate is not None else "-", _num(float(target), 0) if target else "uncapped",
                          _num(achieved, 0),
                          f"{achieved / float(target) * 100:.0f}%" if achieved is not None and target else "–",
                          _num(metric_value(r, "read_iops"), 0), _num(metric_value(r, "write_iops"), 0),
@@ -409,7 +409,8 @@ def _iorate_html(results: list[PointResult]) -> str:
             if per_job:
                 pj = per_job[0]
                 parts.append(_p(f"rates are set per job and direction (fio rate_iops, rate_process=poisson); "
-                                f"read share from the max run: {float(pj.get('read_fraction', 1)) * 100:.1f}%"))
+                                "read share from the max run: "
+                                f"{float(pj.read_fraction if pj.read_fraction is not None else 1) * 100:.1f}%"))
     return "".join(parts)
 
 
@@ -450,12 +451,12 @@ def _bs_sort(text: str) -> int:
 
 
 def _app(results: list[PointResult]) -> list[Section]:
-    record = next((r.point.tags.get("translation") for r in results if r.point.tags.get("translation")), None)
+    record = next((r.point.tags.translation for r in results if r.point.tags.translation), None)
     parts = [_common_notes(results)]
     if isinstance(record, dict):
         parts.append("<h3>Translation to fio</h3>" + translation_table(record))
-    curve = [r for r in results if "rate" in r.point.tags]
-    sweep = [r for r in results if "rate" not in r.point.tags]
+    curve = [r for r in results if r.point.tags.rate is not None]
+    sweep = [r for r in results if r.point.tags.rate is None]
     if curve:
         parts.append(_iorate_html(curve))
     if sweep:
@@ -476,7 +477,7 @@ def _app(results: list[PointResult]) -> list[Section]:
 def _generic(results: list[PointResult]) -> list[Section]:
     parts = [_common_notes(results)]
     for name, rs in _by(results, _matrix).items():
-        swept = list(rs[0].point.tags.get("swept", []))
+        swept = list(rs[0].point.tags.swept)
         parts.append(f"<h3>{_esc(name)}</h3>")
         numeric = [a for a in swept if a in ("bs", "iodepth", "numjobs", "rwmixread")]
         if numeric:
@@ -537,18 +538,18 @@ def _long_phases(results: list[PointResult]) -> list[Section]:
 
 
 def _applies(run: Run) -> bool:
-    return any(r.point.tags.get("family") == FAMILY for r in run.points)
+    return any(r.point.tags.family == FAMILY for r in run.points)
 
 
 def build_sections(run: Run, run_dir: Path) -> list[Section]:
     """Sections for every view present in the run, in the order the views first appear."""
     mine = _mine(run)
     out: list[Section] = []
-    phases = [r for r in mine if r.point.tags.get("view") == "long-phase"]
+    phases = [r for r in mine if r.point.tags.view == "long-phase"]
     if phases:
         out.extend(_long_phases(phases))
-    views = _by([r for r in mine if r.point.tags.get("view") != "long-phase"],
-                lambda r: str(r.point.tags.get("view", "matrix")))
+    views = _by([r for r in mine if r.point.tags.view != "long-phase"],
+                lambda r: str(r.point.tags.view or "matrix"))
     for view, rs in views.items():
         if view == "bs-sweep":
             out.extend(_bs_sweep(rs))

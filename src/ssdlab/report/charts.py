@@ -43,8 +43,8 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
-from ssdlab import atomic
 from ssdlab.errors import UsageError
+from ssdlab.results import atomic
 
 matplotlib.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG

@@ -20,15 +20,15 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ssdlab import atomic
-from ssdlab.comparison import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
-from ssdlab.gate import GateResult
+from ssdlab.analysis.significance import MIN_SAMPLES
+from ssdlab.compare.gate import GateResult
+from ssdlab.compare.matching import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
 from ssdlab.report import charts
 from ssdlab.report import health as drive_health
 from ssdlab.report.charts import Series
 from ssdlab.report.html import SIM_NOTE, Notice, environment, fmt_time, is_sim, trusted
 from ssdlab.report.sections import Styled, figure, table
-from ssdlab.significance import MIN_SAMPLES
+from ssdlab.results import atomic
 from ssdlab.units import format_bs
 
 FAMILY_TITLES = {
@@ -515,8 +515,8 @@ def _by_matrix(rows: Sequence[Row]) -> dict[str, list[Row]]:
 
 def _curve_group(p: PointData) -> Any:
     w = p.point.workload
-    if p.point.tags.get("curve"):
-        return str(p.point.tags["curve"]).split("|")[0]
+    if p.point.tags.curve:
+        return str(p.point.tags.curve).split("|")[0]
     mix = _axis(p, "rwmixread")
     return f"{w.bssplit or format_bs(w.bs)} {mix}% read T{w.numjobs}"
 

@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from ssdlab.model import DirectionStats, Run, to_dict
+from ssdlab.results.model import DirectionStats, Run, to_dict
 
 CSV_COLUMNS = [
     "point", "label", "phase", "status", "rw", "bs", "iodepth", "numjobs", "rwmixread", "runtime_s",

@@ -10,16 +10,16 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ssdlab import anomalies
-from ssdlab.model import PointResult, Run
+from ssdlab.analysis import anomalies
 from ssdlab.report import sections
 from ssdlab.report.sections import Section
+from ssdlab.results.model import PointResult, Run
 
 MAX_ROWS = 500
 
 
 def _errors(r: PointResult) -> list[dict[str, Any]]:
-    if r.measurement is None or r.point.tags.get("errors_are_results"):
+    if r.measurement is None or r.point.tags.errors_are_results:
         return []
     return list((r.measurement.extra.get("io_errors") or {}).get("listed") or [])
 
@@ -54,7 +54,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     planted = list(run.target.get("faults") or [])
     if planted:
         parts.append("<p>Faults injected by the target: " + "; ".join(html.escape(f) for f in planted) + ".</p>")
-    policy = str(run.options.get("on_error") or "stop")
+    policy = str(run.options.on_error or "stop")
     parts.append(f"<p>Error policy: <code>--on-error {html.escape(policy)}</code> ("
                  + ("a failed point was recorded and the run went on" if policy == "continue"
                     else "the first I/O error ended its point and the run") + ").</p>")

@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab import aggregate
-from ssdlab.ceiling import HOST_LIMITED_PCT, ceiling_of
-from ssdlab.ceiling import POINT_ID as CEILING_ID
-from ssdlab.model import LatencyStats, Measurement, PartResult, PointResult, Run
 from ssdlab.report import charts, sections
 from ssdlab.report.sections import Section, figure, table
+from ssdlab.results import aggregate
+from ssdlab.results.model import LatencyStats, Measurement, PartResult, PointResult, Run
+from ssdlab.run.ceiling import HOST_LIMITED_PCT, ceiling_of
+from ssdlab.run.ceiling import POINT_ID as CEILING_ID
 from ssdlab.units import format_bytes
 
 Metric = Callable[[Measurement], float | None]
@@ -81,7 +81,7 @@ def tests(run: Run) -> list[tuple[str, PointResult]]:
 
 
 def margin(run: Run) -> float:
-    v = run.options.get("straggler_margin_pct")
+    v = run.options.straggler_margin_pct
     return float(v) if isinstance(v, (int, float)) and v > 0 else aggregate.DEFAULT_STRAGGLER_MARGIN_PCT
 
 

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ssdlab import hostload
-from ssdlab.model import Measurement, Run
 from ssdlab.report.sections import Section, figure, table
+from ssdlab.results.model import Measurement, Run
+from ssdlab.run import hostload
 from ssdlab.targets import health, link
 from ssdlab.units import format_bytes
 

@@ -20,13 +20,13 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ssdlab import atomic
-from ssdlab.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
+from ssdlab.results import atomic
+from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
+from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.units import format_bs, format_bytes, format_duration
-from ssdlab.verdict import RunVerdict, run_verdicts
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
 TABLE_PERCENTILES: tuple[float, ...] = (50.0, 99.0, 99.9, 99.99)
@@ -301,7 +301,7 @@ def _runtime_per_point(run: Run) -> str:
     ramps = sorted({r.point.workload.ramp_s for r in run.points
                     if r.point.phase == "measure" and r.point.workload.ramp_s})
     if not values:
-        opt = run.options.get("runtime_s")
+        opt = run.options.runtime_s
         return f"{opt:g} s" if isinstance(opt, (int, float)) else "size-based"
     text = ", ".join(f"{v:g} s" for v in values)
     if ramps:
@@ -511,7 +511,7 @@ def charted_points(points: Sequence[PointResult]) -> tuple[list[_Charted], int]:
 
 def _strip_direction(r: PointResult) -> str:
     label = r.point.label
-    d = str(r.point.tags.get("direction", ""))
+    d = str(r.point.tags.direction or "")
     if d and label.lower().endswith(" " + d.lower()):
         label = label[: -len(d) - 1]
     return label

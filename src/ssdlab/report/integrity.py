@@ -9,10 +9,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Run
 from ssdlab.report import sections
 from ssdlab.report.faults import moment
 from ssdlab.report.sections import Section
+from ssdlab.results.events import VerdictEvent
+from ssdlab.results.model import Run
 from ssdlab.suites.integrity import check_results, describe, manifest, summary
 from ssdlab.units import format_bytes
 
@@ -46,11 +47,11 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     m = manifest(run)
     if m is None and not checks:
         return []
-    verdicts = [e for e in run.events if e.get("kind") == "verdict" and e.get("suite") == "integrity"]
+    verdicts = [e for e in run.events if isinstance(e, VerdictEvent) and e.suite == "integrity"]
     parts = []
     if verdicts:
         v = verdicts[-1]
-        parts.append(f"<p><b>{html.escape(str(v.get('text', '')))}</b></p>")
+        parts.append(f"<p><b>{html.escape(str(v.text))}</b></p>")
     parts.append("<p>Every block written carries a fio verify header (magic, block length, the block's own "
                  "offset, write time, data seed) and a checksum of its data. A check reads the span and compares "
                  "each block with its header: a <em>header</em> mismatch means the block holds something else "
@@ -93,7 +94,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
 
 
 def _applies(run: Run) -> bool:
-    return run.suite == "integrity" or any(r.point.tags.get("integrity") for r in run.points)
+    return run.suite == "integrity" or any(r.point.tags.integrity for r in run.points)
 
 
 sections.register(_applies, build)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET  # only writes XML, never parses input
 
-from ssdlab import atomic
-from ssdlab.comparison import MAIN_METRICS, METRICS, Comparison
-from ssdlab.gate import GateResult
-from ssdlab.model import Run
+from ssdlab.compare.gate import GateResult
+from ssdlab.compare.matching import MAIN_METRICS, METRICS, Comparison
+from ssdlab.results import atomic
+from ssdlab.results.model import Run
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def run_suite(run: Run, label: str = "") -> Suite:
     skipped when skipped), then a case per test verdict (verdict.py: failed when not steady, failed or
     incomplete)."""
     from ssdlab.report.html import seconds_between
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     prefix = f"ssdlab.{run.suite.rsplit('/', 1)[-1].removesuffix('.toml')}"
     latest = {r.point.id: r for r in run.points if r.point.phase == "measure"}  # a later attempt replaces

@@ -19,10 +19,10 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
-from ssdlab.fio import hist
-from ssdlab.model import LatencyStats, PointResult
 from ssdlab.report import charts
 from ssdlab.report.sections import figure, table
+from ssdlab.results import hist
+from ssdlab.results.model import LatencyStats, PointResult
 
 NINES = (99.9, 99.99, 99.999)  # the 3, 4 and 5 nines the PTS confidence-level plots mark
 LEVELS = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 99.9999)

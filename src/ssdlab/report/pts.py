@@ -16,9 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import SsdlabError
-from ssdlab.model import Run
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
 from ssdlab.report.pts_page import (
     csv_num,
@@ -32,6 +30,8 @@ from ssdlab.report.pts_page import (
     window_chart,
 )
 from ssdlab.report.sections import Section
+from ssdlab.results import atomic
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
 from ssdlab.suites.pts import xsr as xsr_mod
@@ -387,7 +387,7 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
 
 def run_record_section(run: Run) -> Section | None:
     """Interruptions, resumes and the points that were repeated."""
-    evs = [e for e in run.events if e.get("kind") in ("interrupted", "failed", "resume")]
+    evs = [e for e in run.events if e.kind in ("interrupted", "failed", "resume")]
     if not evs:
         return None
     rows = []
@@ -461,7 +461,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     files: dict[str, str] = {}
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
-                               "scaled": s.scaled_reasons(dict(run.options), dict(run.target)), "tests": {}}
+                               "scaled": s.scaled_reasons(run.options, dict(run.target)), "tests": {}}
     for family_test in tests_for(run):
         for test in family_test.round_tests:
             state = analyse(test, s, run)

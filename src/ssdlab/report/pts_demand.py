@@ -12,7 +12,6 @@ import io
 from collections.abc import Callable
 from typing import Any
 
-from ssdlab.model import PointResult, Run
 from ssdlab.report import charts, latency
 from ssdlab.report.pts import register_test_sections
 from ssdlab.report.pts_page import (
@@ -27,6 +26,7 @@ from ssdlab.report.pts_page import (
     window_chart,
 )
 from ssdlab.report.sections import Section
+from ssdlab.results.model import PointResult, Run
 from ssdlab.suites.pts import demand
 from ssdlab.suites.pts.common import PtsSettings, metric_value
 from ssdlab.suites.pts.demand import ROLE_TITLES, ROLES, DemandState, DemandTest, SweepValue

@@ -6,10 +6,10 @@ from __future__ import annotations
 import csv
 import io
 
-from ssdlab.model import Run
 from ssdlab.report import charts
 from ssdlab.report.pts_page import csv_num, determination_table, figure, header_html, kv, num, table, window_chart
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts.common import PtsSettings, metric_value
 
@@ -81,7 +81,7 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             v = metric_value("iops", p)
             xs.append(t / 60.0)
             ys.append(v)
-            idle = p.measurement.extra.get("idle_s") if p.measurement is not None else None
+            idle = p.measurement.extra.idle_s if p.measurement is not None else None
             writer.writerow(["burst", f"{w:g}", k, f"{t / 60.0:.6g}", csv_num(v), csv_num(idle)])
             t += h.burst_s
         if xs:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ssdlab.model import Run
 from ssdlab.report import latency
 from ssdlab.report.pts_page import figure, table
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import lathist
 from ssdlab.suites.pts.common import PtsSettings, mix_label
 
@@ -32,7 +32,7 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
     summary: dict[str, Any] = {}
     for p in caps:
         pr = res[p.id]
-        read = int(p.tags["read_pct"])
+        read = int(p.tags.read_pct or 0)
         name = f"RND 4 KiB {mix_label(read)}"
         if pr.status != "ok":
             parts.append(f"<h3>{html.escape(name)}</h3><p>{html.escape(pr.status)}: {html.escape(pr.reason)}</p>")

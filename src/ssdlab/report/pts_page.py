@@ -10,10 +10,10 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import Run
 from ssdlab.report import charts, sections
-from ssdlab.steady import Determination
+from ssdlab.results.model import Run
 from ssdlab.suites.pts.common import SPEC_VERSION, PtsSettings
 from ssdlab.suites.pts.header import Header
 from ssdlab.suites.pts.header import parse as parse_header
@@ -70,7 +70,7 @@ def _day(iso: str) -> str:
 def user_header(run: Run) -> Header | None:
     """The operator's header facts stored with the run (--pts-header), or None."""
     try:
-        return parse_header((run.options.get("suite_options") or {}).get("pts_header"))
+        return parse_header(run.options.suite_options.get("pts_header"))
     except UsageError:
         return None
 
@@ -89,7 +89,7 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
     dev = dict(user.device) if user else {}
     plat = dict(user.platform) if user else {}
     purge, wc_state, wc_detail = purge_line(run, test)
-    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
+    reasons = s.scaled_reasons(run.options, dict(run.target))
     compliance = "spec-compliant set-up (as far as ssdlab can tell)" if not reasons else \
         "SCALED, NOT spec-compliant: " + "; ".join(reasons)
     if pc2 is None:

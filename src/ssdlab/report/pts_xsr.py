@@ -9,10 +9,10 @@ import io
 import itertools
 from collections.abc import Sequence
 
-from ssdlab.model import Run
 from ssdlab.report import charts
 from ssdlab.report.pts_page import csv_num, figure, header_html, kv, num, table
 from ssdlab.report.sections import Section
+from ssdlab.results.model import Run
 from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import PtsSettings
 from ssdlab.units import format_duration

@@ -7,7 +7,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ssdlab.model import Run
+from ssdlab.results.model import Run
+from ssdlab.results.model import engine_text as engine_text  # (moved to the result model; report modules call it here)
 from ssdlab.units import format_bytes
 
 # run.options keys -> the command-line option that sets them
@@ -53,26 +54,26 @@ def command_line(run: Run) -> str:
     """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
     o = run.options
     args = ["ssdlab", "run", run.suite]
-    if o.get("hosts"):  # a host group: its inventory names every host and device
-        args += ["--hosts", str(o["hosts"])]
+    if o.hosts:  # a host group: its inventory names every host and device
+        args += ["--hosts", str(o.hosts)]
     else:
-        for spec in o.get("target_specs") or ():
+        for spec in o.target_specs:
             args += ["--target", str(spec)]
-    if o.get("on_error") not in (None, "stop"):
-        args += ["--on-error", str(o["on_error"])]
-    if o.get("straggler_margin_pct") not in (None, 10, 10.0):
-        args += ["--straggler-margin", f"{float(o['straggler_margin_pct']):g}"]
+    if o.on_error not in (None, "stop"):
+        args += ["--on-error", str(o.on_error)]
+    if o.straggler_margin_pct not in (None, 10, 10.0):
+        args += ["--straggler-margin", f"{float(o.straggler_margin_pct or 0):g}"]
     for key, flag in COMMON_FLAGS.items():
-        v = o.get(key)
+        v = getattr(o, key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
             continue
         args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
     for key, flag in DEVICE_SETTING_FLAGS.items():  # --write-cache / --power-state (targets/devsettings.py)
-        v = (o.get("device_settings") or {}).get(key)
+        v = getattr(o.device_settings, key)
         if v is not None:
             args += [flag, str(v)]
     defaults = _suite_defaults(run.suite)
-    for key, v in (o.get("suite_options") or {}).items():
+    for key, v in o.suite_options.items():
         if v is None or v is False or (key in defaults and defaults[key] == v):
             continue
         flag = "--" + key.replace("_", "-")
@@ -107,8 +108,8 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
     """(option, value) rows: the common options, then the suite's, named as on the command line."""
     o = run.options
     rows: list[tuple[str, str]] = []
-    for key, v in o.items():
-        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.get("hosts")):
+    for key, v in o.to_dict().items():  # the options the run recorded, in order
+        if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.hosts):
             continue
         if key == "device_settings" and isinstance(v, Mapping):
             rows.extend((DEVICE_SETTING_FLAGS[k], value_text(x, k)) for k, x in v.items()
@@ -116,7 +117,7 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
             continue
         flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
         rows.append((flag, value_text(v, key)))
-    suite_opts = o.get("suite_options") or {}
+    suite_opts = o.suite_options
     if isinstance(suite_opts, Mapping):
         unused = unselected_test_options(run)
         for key, v in suite_opts.items():
@@ -193,18 +194,3 @@ def event_rows(events: Sequence[Mapping[str, Any]], fmt_time: Any) -> list[tuple
         label, text = event_text(e)
         rows.append((fmt_time(str(e.get("time", ""))) if e.get("time") else "", label, text))
     return rows
-
-
-def engine_text(run: Run) -> str:
-    """The engine that ran the points and its version ("fio-3.33", "ssdlab-sim 0.1.0"), as the headers show it."""
-    name = str(run.host.get("engine") or "")
-    version = str(run.host.get("engine_version") or "")
-    if not name:
-        for r in run.points:
-            if r.measurement is not None:
-                name, version = r.measurement.engine, r.measurement.engine_version
-                break
-    version = version.removeprefix(f"{name}-")
-    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
-        return version
-    return f"{name} {version}".strip() or "unknown"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Run
+from ssdlab.results.model import Run
 
 
 @dataclass(frozen=True)

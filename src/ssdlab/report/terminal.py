@@ -9,10 +9,10 @@ from typing import IO
 from rich.console import Console
 from rich.table import Table
 
-from ssdlab.model import Run
 from ssdlab.report import health as drive_health
+from ssdlab.results.model import Run
+from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.targets import link as drive_link
-from ssdlab.verdict import RunVerdict, run_verdicts
 
 
 def _fmt(v: float | None, digits: int = 1) -> str:

@@ -1,6 +1,6 @@
 """The simulated SSD: `sim:PRESET?key=value` targets run on a native model instead of fio.
 
-ssdlab.targets.parse_target builds a SimTarget (sim/target.py) for `sim:` target strings. The model itself
+ssdlab.run.target.parse_target builds a SimTarget (sim/target.py) for `sim:` target strings. The model itself
 lives in the C extension `ssdlab.sim._core` (built by `pip install`); see docs/sim.md.
 """
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ssdlab.model import Workload
+from ssdlab.results.model import Workload
 from ssdlab.sim.presets import mean_time
 
 

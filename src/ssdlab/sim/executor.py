@@ -16,17 +16,25 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ssdlab import __version__, atomic
+from ssdlab import __version__
 from ssdlab.errors import FioFailedError, TargetError, UsageError
-from ssdlab.fio import hist
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.live import LiveCallback, LiveSample, SampleCallback
-from ssdlab.model import DirectionStats, LatencyStats, Measurement, PointResult, TestPoint, Workload, percentile_key
+from ssdlab.results import atomic, hist
+from ssdlab.results.live import LiveCallback, LiveSample, SampleCallback
+from ssdlab.results.model import (
+    DirectionStats,
+    LatencyStats,
+    Measurement,
+    PointResult,
+    TestPoint,
+    Workload,
+    percentile_key,
+)
 from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size
@@ -346,6 +354,7 @@ class SimExecutor:
     """Executor for `sim:` targets (same protocol as FioExecutor)."""
 
     name = "sim"
+    series = True  # samples of a continuous stimulus run back to back (run_series)
 
     def version(self) -> str:
         """Engine version recorded in run.json."""
@@ -364,10 +373,7 @@ class SimExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None, *, keep_position: bool = False) -> Measurement:
         """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
-        from ssdlab.sim.target import SimTarget
-
-        if not isinstance(target, SimTarget):
-            raise TargetError(f"the sim executor needs a sim: target, not {target.kind}")
+        target = cast("SimTarget", target)  # only a SimTarget makes a SimExecutor (SimTarget.executor)
         if point.streams:
             raise TargetError(f"point {point.id} runs {len(point.streams)} concurrent streams; the simulated "
                               "drive runs one workload per point: use a file or block device target")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ssdlab.fio import hist
+from ssdlab.results import hist
 from ssdlab.sim import core
 from ssdlab.sim.presets import core_params, resolve
 

@@ -14,15 +14,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ssdlab import atomic
 from ssdlab.errors import TargetError
-from ssdlab.model import PointResult
+from ssdlab.results import atomic
+from ssdlab.results.model import PointResult
 from ssdlab.sim import core
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, REVIEWS, calibration, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes
+
+if TYPE_CHECKING:
+    from ssdlab.fio.runner import JobGate
+    from ssdlab.results.model import TestPoint
+    from ssdlab.targets.base import Executor
 
 STATE_FILE = "sim-state.bin"
 STATE_META = "sim-state.json"
@@ -72,6 +77,28 @@ class SimTarget(Target):
 
     def engine(self) -> str:
         return "sim"
+
+    fio_here = False  # a model: no host CPU submits its I/O, and it does not join a run on several devices
+
+    def executor(self, gate: JobGate) -> Executor:
+        """The model runs the points (no fio job, so no write gate to pass)."""
+        from ssdlab.sim.executor import SimExecutor
+
+        return SimExecutor()
+
+    def point_writes(self, point: TestPoint) -> str:
+        writes = point.workload.writes or any(s.writes for s in point.streams)
+        return f"rw={point.workload.rw} writes" if writes else ""
+
+    def check_point(self, point: TestPoint) -> None:
+        """The point translated for the model once (a workload it cannot take fails here, in one line)."""
+        if not point.streams:
+            from ssdlab.sim.executor import translate
+
+            translate(point, self.capacity(), 0)
+
+    def health_unavailable(self) -> str:
+        return "a simulated drive has no health log or link (its wear is in the simulator's own results)"
 
     def logical_block_size(self) -> int:
         return 512
@@ -206,7 +233,7 @@ class SimTarget(Target):
 def _finished_after(run_dir: Path, after: str) -> list[PointResult] | None:
     """The finished points the run recorded after point `after` (all of them for ""), in run order; None
     when the run does not hold `after`. No stored run (the executor used directly): none."""
-    from ssdlab.store import load_run
+    from ssdlab.results.store import load_run
 
     try:
         run = load_run(run_dir)

@@ -23,15 +23,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ssdlab import store
 from ssdlab.errors import UsageError
-from ssdlab.eta import Outlook
-from ssdlab.fio import hist
-from ssdlab.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
+from ssdlab.results import hist, store
+from ssdlab.results.events import VerdictEvent
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload, measurement_from_dict
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.act_config import (
     MAX_LAG_S,
     READS_PER_DEVICE_1X,
@@ -48,7 +48,7 @@ from ssdlab.suites.act_config import (
     round_up,
     settings_from,
 )
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.base import Outlook, PlanContext, Suite, SuiteOption, register
 
 __all__ = ["ActConfig", "Derived", "derive", "round_up"]
 
@@ -157,24 +157,11 @@ def _level(read_reqs: int, write_reqs: int, k: float, nx: float | None) -> Level
 
 def levels(ctx: PlanContext) -> list[Level]:
     """The load levels in order: one, or N, 2N, ... (k x the request rates) up to --max-load with --find-max."""
-    s = settings(ctx)
-    devices = max(1, ctx.devices)
-    cli_rates = any(ctx.options.get(k) is not None for k in ("read_reqs_per_sec", "write_reqs_per_sec"))
-    if ctx.options.get("load") is not None and cli_rates:
-        raise UsageError("give either --load or --read-reqs-per-sec/--write-reqs-per-sec, not both")
-    rates = cli_rates or (ctx.options.get("load") is None
-                          and any(k in s for k in ("read_reqs_per_sec", "write_reqs_per_sec")))
-    if rates:
-        reads, writes = int(s.get("read_reqs_per_sec") or 0), int(s.get("write_reqs_per_sec") or 0)
-        # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
-        nx = reads / (READS_PER_DEVICE_1X * devices) if reads > 0 and reads * WRITES_PER_DEVICE_1X == \
-            writes * READS_PER_DEVICE_1X else None
-    else:
-        nx = parse_load(s.get("load") or "1x")
-        reads, writes = load_rates(nx, devices)
+    reads, writes, nx = _first_level(ctx)
     if not ctx.options.get("find_max"):
         return [_level(reads, writes, 1.0, nx)]
     top = parse_load(ctx.options["max_load"]) if ctx.options.get("max_load") else None
+    devices = max(1, ctx.devices)
     out = []
     if nx is not None:
         top = top if top is not None else 10 * nx
@@ -188,6 +175,26 @@ def levels(ctx: PlanContext) -> list[Level]:
     if not out:
         raise UsageError("--max-load leaves no load level to run")
     return out
+
+
+def _first_level(ctx: PlanContext) -> tuple[int, int, float | None]:
+    """(read reqs/s, write reqs/s, load N when they are N x ACT's 1x rates, else None) of the first level:
+    from --load, or from request rates (the command line's, or the --act-config file's)."""
+    s = settings(ctx)
+    devices = max(1, ctx.devices)
+    cli_rates = any(ctx.options.get(k) is not None for k in ("read_reqs_per_sec", "write_reqs_per_sec"))
+    if ctx.options.get("load") is not None and cli_rates:
+        raise UsageError("give either --load or --read-reqs-per-sec/--write-reqs-per-sec, not both")
+    rates = cli_rates or (ctx.options.get("load") is None
+                          and any(k in s for k in ("read_reqs_per_sec", "write_reqs_per_sec")))
+    if not rates:
+        nx = parse_load(s.get("load") or "1x")
+        reads, writes = load_rates(nx, devices)
+        return reads, writes, nx
+    reads, writes = int(s.get("read_reqs_per_sec") or 0), int(s.get("write_reqs_per_sec") or 0)
+    # rates that are exactly N x the 1x rates are that load (same label and point ids as --load Nx)
+    exact = reads > 0 and reads * WRITES_PER_DEVICE_1X == writes * READS_PER_DEVICE_1X
+    return reads, writes, reads / (READS_PER_DEVICE_1X * devices) if exact else None
 
 
 def config_for(ctx: PlanContext, level: Level | None = None, s: Mapping[str, Any] | None = None) -> ActConfig:
@@ -382,8 +389,8 @@ def slice_streams(result: PointResult) -> dict[str, StreamSlice]:
     m = result.measurement
     if m is None:
         return {}
-    raw: Mapping[str, Any] = m.extra.get("streams") or {}
-    targets: Mapping[str, float] = result.point.tags.get("target_per_s") or {}
+    raw: Mapping[str, Any] = m.extra.streams
+    targets: Mapping[str, float] = result.point.tags.target_per_s
     seconds = float(result.point.workload.runtime_s or 0.0)
     merged: dict[str, tuple[int, hist.Counts, float]] = {}
     for section, data in raw.items():
@@ -423,11 +430,11 @@ def slice_lags(result: PointResult, carried: Mapping[str, float]) -> list[Sectio
     m = result.measurement
     if m is None:
         return []
-    raw: Mapping[str, Any] = m.extra.get("streams") or {}
-    pacing: Mapping[str, Mapping[str, float]] = m.extra.get("pacing") or {}
+    raw: Mapping[str, Any] = m.extra.streams
+    pacing: Mapping[str, Mapping[str, float]] = m.extra.pacing
     seconds = float(result.point.workload.runtime_s or 0.0)
-    targets: Mapping[str, float] = result.point.tags.get("target_per_s") or {}
-    devices = max(1, int(result.point.tags.get("devices", 1) or 1))
+    targets: Mapping[str, float] = result.point.tags.target_per_s
+    devices = max(1, int(result.point.tags.devices or 1))
     out = []
     for section, data in raw.items():
         base = section_device(section)[0]
@@ -506,6 +513,22 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
     The lag rule is ACT's: one schedule per stream for the whole level, and the run stops as soon as any
     section's lag passes max-lag (0: never). fio starts a new schedule in every slice, so the lag a slice
     ends with is carried into the next one (fio does not make it up; ACT would, by issuing back to back)."""
+    slices, lagging, worst_lag = _slices(ctx, run, load, level)
+    worst = _worst(slices, S_READS)
+    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in p.tags.target_per_s
+                                                          for p in level)
+    worst_commits = _worst(slices, S_COMMITS) if commits else None
+    complete = len(slices) == len(level) and not lagging
+    passed = complete and judge(worst) and (worst_commits is None or judge(worst_commits))
+    label = str(level[0].tags.level or "") if level else ""
+    return LevelResult(load=load, slices=slices, complete=complete, lagging=lagging, passed=passed, worst=worst,
+                       label=label or load_label(load), worst_commits=worst_commits, max_lag_s=worst_lag)
+
+
+def _slices(ctx: PlanContext, run: Run, load: float, level: Sequence[TestPoint]
+            ) -> tuple[list[dict[str, StreamSlice]], str, dict[str, float]]:
+    """The level's finished slices in order, up to the first that broke ACT's lag rule (its message, else
+    ''), and each section's worst lag over them."""
     limit = max_lag_s(ctx)
     slices: list[dict[str, StreamSlice]] = []
     lagging = ""
@@ -523,19 +546,11 @@ def evaluate_level(ctx: PlanContext, run: Run, load: float, level: Sequence[Test
             if not lagging and limit > 0 and lag.worst_s > limit:
                 m = r.measurement
                 cpu = (m.usr_cpu + m.sys_cpu) if m else 0.0
-                where = f"{p.tags.get('slice')} at {p.tags.get('level') or load_label(load)}"
+                where = f"{p.tags.slice} at {p.tags.level or load_label(load)}"
                 lagging = lag_message(lag.section, lag.worst_s, limit, where, cpu)
         if lagging:
             break  # ACT stops here: later slices do not exist
-    worst = _worst(slices, S_READS)
-    commits = any(S_COMMITS in s for s in slices) or any(S_COMMITS in (p.tags.get("target_per_s") or {})
-                                                          for p in level)
-    worst_commits = _worst(slices, S_COMMITS) if commits else None
-    complete = len(slices) == len(level) and not lagging
-    passed = complete and judge(worst) and (worst_commits is None or judge(worst_commits))
-    label = str(level[0].tags.get("level", "")) if level else ""
-    return LevelResult(load=load, slices=slices, complete=complete, lagging=lagging, passed=passed, worst=worst,
-                       label=label or load_label(load), worst_commits=worst_commits, max_lag_s=worst_lag)
+    return slices, lagging, worst_lag
 
 
 def _worst(slices: Sequence[Mapping[str, StreamSlice]], stream: str) -> dict[int, float]:
@@ -549,6 +564,27 @@ def _worst(slices: Sequence[Mapping[str, StreamSlice]], stream: str) -> dict[int
 
 def _worst_text(worst: Mapping[int, float]) -> str:
     return ", ".join(f"{worst.get(t, 0.0):.2f}% >= {t} ms" for t, _ in CRITERIA)
+
+
+def _level_of(ctx: PlanContext, load: float) -> Level:
+    """The level of a load: one of the run's levels, else N x ACT's 1x rates."""
+    found = next((lv for lv in levels(ctx) if lv.key == load), None)
+    return found or _level(*load_rates(load, max(1, ctx.devices)), load, load)
+
+
+def target_rates(derived: Derived) -> dict[str, float]:
+    """The I/Os per second each stream must hold (all devices): ACT's derived rates."""
+    targets: dict[str, float] = {}
+    if derived.service_reqs_per_thread:
+        if derived.read_split:
+            targets[S_READS] = derived.service_reads_per_s
+        if derived.read_split < SPLIT_RESOLUTION:
+            targets[S_COMMITS] = derived.service_commits_per_s
+    if derived.large_block_reads_per_s > 0:
+        targets[S_LB_READS] = derived.large_block_reads_per_s
+    if derived.large_block_writes_per_s > 0:
+        targets[S_LB_WRITES] = derived.large_block_writes_per_s
+    return targets
 
 
 # ------------------------------------------------------------------ the suite
@@ -610,7 +646,7 @@ class ActSuite(Suite):
     # ---------------------------------------------------------------- checks before anything is created
 
     def _check(self, ctx: PlanContext) -> None:
-        if ctx.target_kind == "sim":
+        if ctx.traits.simulated:
             raise UsageError("act needs fio's paced concurrent streams, which the simulated SSD does not model: "
                              "use a file or block device target")
 
@@ -662,17 +698,16 @@ class ActSuite(Suite):
         salt = Workload(rw="write", bs=lb, iodepth=PREP_QD, options={"refill_buffers": "1"})
         return [
             TestPoint(id="act-prep-zero", label="act_prep: zero fill", workload=zero, phase="precondition",
-                      group="prep", tags={"stream_names": ["prep"]}, streams=(zero,)),
+                      group="prep", tags=PointTags.of(stream_names=["prep"]), streams=(zero,)),
             TestPoint(id="act-prep-salt", label="act_prep: random large blocks", workload=salt,
-                      phase="precondition", group="prep", tags={"stream_names": ["prep"]}, streams=(salt,)),
+                      phase="precondition", group="prep", tags=PointTags.of(stream_names=["prep"]), streams=(salt,)),
         ]
 
     def level_points(self, ctx: PlanContext, level: Level | float) -> list[TestPoint]:
         """The slices of one load level, each one fio run of every stream (the pool on all devices at once)."""
         s = settings(ctx)
         if not isinstance(level, Level):
-            level = next((lv for lv in levels(ctx) if lv.key == level), None) or _level(
-                *load_rates(level, max(1, ctx.devices)), level, level)
+            level = _level_of(ctx, level)
         cfg = config_for(ctx, level, s)
         derived = derive(cfg)
         duration, slice_s = self.times(ctx)
@@ -684,28 +719,18 @@ class ActSuite(Suite):
                              f"{MAX_FIO_JOBS}: lower --service-threads")
         interval = s.get("report_interval")
         hist_ms = int(interval) * 1000 if interval else hist_interval_ms(slice_s)
-        keep = ctx.target_kind == "null"
+        keep = ctx.traits.null_engine
         streams = tuple(stream_workload(sp, cfg, min_op, slice_s, hist_ms, keep_engine=keep) for sp in plans)
         if ctx.footprint is not None or ctx.misalign:  # --footprint/--misalign reach every stream
             streams = tuple(dataclasses.replace(w, size=ctx.footprint, offset=ctx.misalign) for w in streams)
-        targets: dict[str, float] = {}
-        if derived.service_reqs_per_thread:
-            if derived.read_split:
-                targets[S_READS] = derived.service_reads_per_s
-            if derived.read_split < SPLIT_RESOLUTION:
-                targets[S_COMMITS] = derived.service_commits_per_s
-        if derived.large_block_reads_per_s > 0:
-            targets[S_LB_READS] = derived.large_block_reads_per_s
-        if derived.large_block_writes_per_s > 0:
-            targets[S_LB_WRITES] = derived.large_block_writes_per_s
-        tags = {
-            "stream_names": [sp.name for sp in plans], "shared_streams": [sp.name for sp in plans if sp.shared],
-            "load": level.key, "level": level.label, "slice_s": slice_s, "target_per_s": targets,
-            "jobs": {sp.name: sp.jobs for sp in plans}, "service_threads": cfg.service_threads,
-            "devices": cfg.devices, "min_op": min_op, "max_lag_s": cfg.max_lag_s,
-        }
+        tags = PointTags.of(
+            stream_names=[sp.name for sp in plans], shared_streams=[sp.name for sp in plans if sp.shared],
+            load=level.key, level=level.label, slice_s=slice_s, target_per_s=target_rates(derived),
+            jobs={sp.name: sp.jobs for sp in plans}, service_threads=cfg.service_threads,
+            devices=cfg.devices, min_op=min_op, max_lag_s=cfg.max_lag_s,
+        )
         return [TestPoint(id=point_id(level, i + 1), label=f"ACT {level.label} slice {i + 1}", workload=streams[0],
-                          group=f"ACT {level.label}", tags={**tags, "slice": i + 1}, streams=streams)
+                          group=f"ACT {level.label}", tags=tags.replace(slice=i + 1), streams=streams)
                 for i in range(duration // slice_s)]
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
@@ -732,7 +757,7 @@ class ActSuite(Suite):
         return remaining
 
     def outlook(self, ctx: PlanContext, run: Run) -> Outlook:
-        """What is left (eta.Outlook). A single level: its remaining slices. --find-max: worst case, every
+        """What is left (suites.base.Outlook). A single level: its remaining slices. --find-max: worst case, every
         level up to --max-load; expected, the levels up to the one the last finished level's worst read
         exceedance predicts to fail (taken to grow in proportion to the load), or the worst case before a level
         has finished."""
@@ -760,7 +785,7 @@ class ActSuite(Suite):
                     break
         return Outlook(worst=Outlook.of(worst).worst, expected=Outlook.of(expected).worst)
 
-    def eta_seconds(self, ctx: PlanContext) -> float:
+    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
         points = self.plan(ctx)
         prep_s = 0.0
         if points and points[0].phase == "precondition":
@@ -830,11 +855,11 @@ class ActSuite(Suite):
             text = f"ACT {lv.label}: {'PASS' if ok else 'FAIL'} (worst slice: {_level_text(lv)})"
             if lv.lagging:
                 text += f"; {lv.lagging}"
-        event = {"time": store.now_iso(), "kind": "verdict", "suite": "act", "passed": ok, "text": text,
-                 "highest_passing_load": best,
-                 "levels": [{"load": lv.load, "level": lv.label, "passed": lv.passed, "complete": lv.complete,
-                             "lagging": lv.lagging, "worst_reads_pct": lv.worst,
-                             "worst_writes_pct": lv.worst_commits, "max_lag_s": lv.max_lag_s} for lv in ran]}
+        event = VerdictEvent.of(
+            time=store.now_iso(), kind="verdict", suite="act", passed=ok, text=text, highest_passing_load=best,
+            levels=[{"load": lv.load, "level": lv.label, "passed": lv.passed, "complete": lv.complete,
+                     "lagging": lv.lagging, "worst_reads_pct": lv.worst,
+                     "worst_writes_pct": lv.worst_commits, "max_lag_s": lv.max_lag_s} for lv in ran])
         run = run.with_event(event)
         return run if ok else run.with_warning(text)
 

@@ -151,50 +151,14 @@ def translate(model: AppModel) -> Translation:
         notes.append(f"read share {model.read_pct:g}% rounded to rwmixread={rwmixread} (fio takes integers)")
     reads = model.read_pct > 0
     writes = model.read_pct < 100
-    if reads and writes:
-        rw = "randrw"
-    elif reads:
-        rw = "randread"
-    else:
-        rw = "randwrite"
+    rw = "randrw" if reads and writes else "randread" if reads else "randwrite"
     directions: dict[str, dict[str, Any]] = {}
     shares: dict[str, dict[int, int]] = {}
     for label, mix, used in (("read", model.read_mix, reads), ("write", model.write_mix, writes)):
-        if not used:
-            continue
-        listed = sum(mix.values())
-        norm = renormalise(mix)
-        shares[label] = norm
-        directions[label] = {
-            "published": {format_bs(s): p for s, p in sorted(mix.items())},
-            "listed_sum": round(listed, 4),
-            "fio": {format_bs(s): p for s, p in norm.items()},
-            "mean_bs_kib": round(mean_bs(norm) / 1024, 2),
-        }
-        if abs(listed - 100) > 1e-6:
-            notes.append(f"{label} mix lists {listed:g}% of I/Os; renormalised to 100 "
-                         f"({bssplit_text(norm)}), because the unlisted {100 - listed:g}% has unknown sizes")
-        elif any(p != int(p) for p in mix.values()):
-            notes.append(f"{label} mix rounded to integer shares ({bssplit_text(norm)})")
-    parts = [shares[d] for d in ("read", "write") if d in shares]
-    bssplit: str | None
-    if len(parts) == 1 or parts[0] == parts[-1]:
-        only = parts[0]
-        bs = min(only)
-        bssplit = None if len(only) == 1 else bssplit_text(only)
-    else:
-        bssplit = f"{bssplit_text(shares['read'])},{bssplit_text(shares['write'])}"
-        bs = min(min(p) for p in parts)
-    options: dict[str, str] = {}
-    if model.random_pct < 100:
-        options["percentage_random"] = f"{model.random_pct:g}"
-    dedupe = ratio_to_pct(model.dedupratio)
-    comp = ratio_to_pct(model.compratio)
-    if dedupe:
-        options["dedupe_percentage"] = str(dedupe)
-    if comp:
-        options["buffer_compress_percentage"] = str(comp)
-        options["buffer_compress_chunk"] = "4k"
+        if used:
+            shares[label], directions[label] = _direction_mix(label, mix, notes)
+    bs, bssplit = _block_sizes(shares)
+    options = _data_options(model)
     record = {
         "model": model.name, "source": model.source,
         "published": {"read_pct": model.read_pct, "random_pct": model.random_pct,
@@ -206,3 +170,46 @@ def translate(model: AppModel) -> Translation:
     }
     return Translation(rw=rw, bs=bs, bssplit=bssplit, rwmixread=rwmixread if rw == "randrw" else None,
                        options=options, record=record)
+
+
+def _direction_mix(label: str, mix: Mapping[int, float], notes: list[str]) -> tuple[dict[int, int], dict[str, Any]]:
+    """One direction's block-size mix as fio takes it (integer shares of 100) and its record; what had to be
+    renormalised or rounded is noted."""
+    listed = sum(mix.values())
+    norm = renormalise(mix)
+    record = {
+        "published": {format_bs(s): p for s, p in sorted(mix.items())},
+        "listed_sum": round(listed, 4),
+        "fio": {format_bs(s): p for s, p in norm.items()},
+        "mean_bs_kib": round(mean_bs(norm) / 1024, 2),
+    }
+    if abs(listed - 100) > 1e-6:
+        notes.append(f"{label} mix lists {listed:g}% of I/Os; renormalised to 100 "
+                     f"({bssplit_text(norm)}), because the unlisted {100 - listed:g}% has unknown sizes")
+    elif any(p != int(p) for p in mix.values()):
+        notes.append(f"{label} mix rounded to integer shares ({bssplit_text(norm)})")
+    return norm, record
+
+
+def _block_sizes(shares: Mapping[str, dict[int, int]]) -> tuple[int, str | None]:
+    """The workload's bs and bssplit: one mix for every direction ('reads,writes' when they differ)."""
+    parts = [shares[d] for d in ("read", "write") if d in shares]
+    if len(parts) == 1 or parts[0] == parts[-1]:
+        only = parts[0]
+        return min(only), None if len(only) == 1 else bssplit_text(only)
+    return min(min(p) for p in parts), f"{bssplit_text(shares['read'])},{bssplit_text(shares['write'])}"
+
+
+def _data_options(model: AppModel) -> dict[str, str]:
+    """fio options for the model's random share and its data's dedupe and compression ratios."""
+    options: dict[str, str] = {}
+    if model.random_pct < 100:
+        options["percentage_random"] = f"{model.random_pct:g}"
+    dedupe = ratio_to_pct(model.dedupratio)
+    comp = ratio_to_pct(model.compratio)
+    if dedupe:
+        options["dedupe_percentage"] = str(dedupe)
+    if comp:
+        options["buffer_compress_percentage"] = str(comp)
+        options["buffer_compress_chunk"] = "4k"
+    return options

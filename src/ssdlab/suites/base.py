@@ -6,15 +6,64 @@ and lets stateful procedures (steady-state rounds, find-max curves) unfold phase
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ssdlab.eta import Outlook
-from ssdlab.model import Run, TestPoint
+from ssdlab.results.model import Run, TestPoint
 
 if TYPE_CHECKING:
     from ssdlab.targets.base import Target
+
+
+PointRuns = tuple[tuple[TestPoint, int], ...]
+
+
+@dataclass(frozen=True)
+class Outlook:
+    """What a run still has to do, for ETAs: runs of (point, count), a point standing for `count` points of its
+    shape, in the worst case and as expected from what the run has shown so far (None: the worst case is
+    expected). The first point of `worst` is the next one to run."""
+
+    worst: PointRuns = ()
+    expected: PointRuns | None = None
+
+    @property
+    def next_point(self) -> TestPoint | None:
+        return self.worst[0][0] if self.worst else None
+
+    @staticmethod
+    def of(points: list[TestPoint]) -> Outlook:
+        """The outlook of a known list of remaining points."""
+        return Outlook(worst=tuple((p, 1) for p in points))
+
+
+@dataclass(frozen=True)
+class TargetTraits:
+    """What a plan may depend on about the kind of target it runs on (PlanContext.traits): suites plan from
+    these, never from the kind's name."""
+
+    device: bool = False  # a block device: data it holds was written before the run (quick prefills it)
+    null_engine: bool = False  # fio's null engine: no storage at all
+    simulated: bool = False  # the simulated SSD: one workload per point, no paced concurrent streams
+    no_data: str = ""  # why reads do not return what was written ('' when they do)
+    not_device: str = ""  # why results are not a device's (SNIA PTS's scaled-run reasons; '' for a device)
+
+
+def traits_of(kind: str) -> TargetTraits:
+    """The traits of a kind of target, by the kind a Target (and run.json's target) records."""
+    found = _TRAITS.get(kind)
+    return found if found is not None else TargetTraits(not_device=f"the target is a {kind} target, not a device")
+
+
+_TRAITS = {
+    "block": TargetTraits(device=True),
+    "file": TargetTraits(not_device="the target is a file on a filesystem, not a device"),
+    "null": TargetTraits(null_engine=True, no_data="fio's null engine stores no data",
+                         not_device="the target is a null target, not a device"),
+    "sim": TargetTraits(simulated=True, no_data="the simulated SSD models timing, not data",
+                        not_device="the target is a sim target, not a device"),
+}
 
 
 @dataclass(frozen=True)
@@ -31,6 +80,11 @@ class PlanContext:
     misalign: int = 0  # --misalign: bytes added to every I/O offset (unaligned 4K writes, S3500 review)
     devices: int = 1  # number of --target devices (multi-target suites split their load over them)
     target: Mapping[str, Any] = field(default_factory=dict)  # the target's info() record, for wall-clock ETAs
+
+    @property
+    def traits(self) -> TargetTraits:
+        """What the plan may depend on about the target's kind."""
+        return traits_of(self.target_kind)
 
 
 class Suite(ABC):
@@ -62,12 +116,10 @@ class Suite(ABC):
         override it with what they expect (and to avoid listing every worst-case point one by one)."""
         return Outlook.of(self.next_points(ctx, run))
 
-    def eta_seconds(self, ctx: PlanContext) -> float:
-        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`)."""
-        from ssdlab.eta import Estimator
-
-        target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
-        return Estimator(target, self.point_overhead_s).estimate(Outlook.of(self.plan(ctx))).worst_s
+    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
+        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`); `estimate` is
+        the run's ETA model (run/eta.plan_seconds passes it): seconds of an outlook's worst case."""
+        return estimate(Outlook.of(self.plan(ctx)))
 
     def validate(self, ctx: PlanContext, target: Target) -> None:
         """Refuse what this suite cannot do on `target` with these options (raise UsageError or TargetError,
@@ -99,11 +151,11 @@ def apply_common(ctx: PlanContext, point: TestPoint) -> TestPoint:
     w = point.workload
     size = ctx.capacity if w.size is None else min(w.size, ctx.capacity)
     workload = dataclasses.replace(w, size=size, offset=w.offset + ctx.misalign)
-    tags = dict(point.tags)
+    tags = point.tags
     if ctx.footprint is not None:
-        tags["footprint_bytes"] = ctx.footprint
+        tags = tags.replace(footprint_bytes=ctx.footprint)
     if ctx.misalign:
-        tags["misalign_bytes"] = ctx.misalign
+        tags = tags.replace(misalign_bytes=ctx.misalign)
     return dataclasses.replace(point, workload=workload, tags=tags)
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results.model import PointResult, Run, TestPoint
 
 DEFAULT_CURVE = (10, 50, 70, 80, 90, 100)
 VDBENCH_ZERO_MAX = 10000  # vdbench assumes this rate when the max run measured nothing
@@ -86,7 +86,7 @@ def observed_read_fraction(result: PointResult, rwmixread: int | None) -> float:
 
 def resolve_rate_point(point: TestPoint, max_result: PointResult) -> TestPoint:
     """A curve point with its rate filled in from the stored max run (tags record how it was derived)."""
-    pct = float(point.tags["rate_pct"])
+    pct = float(point.tags.rate_pct or 0.0)
     m = max_result.measurement
     measured = m.total_iops if m is not None else 0.0
     total = target_rate(measured, pct)
@@ -96,11 +96,10 @@ def resolve_rate_point(point: TestPoint, max_result: PointResult) -> TestPoint:
     options = dict(w.options)
     options.update(opts)
     workload = dataclasses.replace(w, rate_iops=total, options=options)
-    tags = dict(point.tags)
-    tags.update({"max_iops": round(measured, 3), "target_iops": total, "rate_per_job_read": reads,
-                 "rate_per_job_write": writes, "read_fraction": round(fraction, 4)})
+    tags = point.tags.replace(max_iops=round(measured, 3), target_iops=total, rate_per_job_read=reads,
+                              rate_per_job_write=writes, read_fraction=round(fraction, 4))
     if measured <= 0:
-        tags["rate_note"] = f"max run measured 0 IOPS; vdbench's default {VDBENCH_ZERO_MAX} used"
+        tags = tags.replace(rate_note=f"max run measured 0 IOPS; vdbench's default {VDBENCH_ZERO_MAX} used")
     return dataclasses.replace(point, workload=workload, tags=tags)
 
 
@@ -113,8 +112,8 @@ def adaptive_next(plan: Sequence[TestPoint], run: Run) -> tuple[list[TestPoint],
     for point in plan:
         if point.id in done:
             continue
-        max_id = point.tags.get("max_point")
-        if max_id and "rate_pct" in point.tags:
+        max_id = point.tags.max_point
+        if max_id and point.tags.rate_pct is not None:
             base = results.get(str(max_id))
             if base is None or base.status == "failed":
                 out.append(point)  # still pending: resolved once its max run is stored
@@ -128,8 +127,8 @@ def adaptive_next(plan: Sequence[TestPoint], run: Run) -> tuple[list[TestPoint],
         out.append(point)
     # a curve point must never run before its max: drop unresolved ones whose max is not pending
     pending = {q.id for q in out}
-    ready = [p for p in out if not ("rate_pct" in p.tags and "target_iops" not in p.tags
-                                    and str(p.tags.get("max_point")) not in pending)]
+    ready = [p for p in out if not (p.tags.rate_pct is not None and p.tags.target_iops is None
+                                    and str(p.tags.max_point) not in pending)]
     return ready, notes
 
 

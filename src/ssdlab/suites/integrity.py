@@ -25,7 +25,10 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.verify import CHECKSUMS, DEFAULT_CHECKSUM, HEADER_BYTES, backlog_options, check_options, write_options
-from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.events import ManifestEvent, VerdictEvent
+from ssdlab.results.extra import IoErrors, MeasurementExtra, VerifyFailures
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
 from ssdlab.units import format_bytes
 
@@ -35,7 +38,6 @@ DEFAULT_QD = 32
 DEFAULT_BACKLOG = 64
 MANIFEST_EVENT = "integrity-manifest"
 MANIFEST_VERSION = 1
-NO_DATA_KINDS = {"null": "fio's null engine stores no data", "sim": "the simulated SSD models timing, not data"}
 
 
 def check_point(point_id: str, label: str, *, block_size: int, iodepth: int, size: int | None, offset: int,
@@ -45,7 +47,7 @@ def check_point(point_id: str, label: str, *, block_size: int, iodepth: int, siz
         id=point_id, label=label, group="integrity",
         workload=Workload(rw="read", bs=block_size, iodepth=iodepth, size=size, offset=offset,
                           options=check_options(checksum)),
-        tags={"integrity": role, "readonly": True, "errors_are_results": True},
+        tags=PointTags.of(integrity=role, readonly=True, errors_are_results=True),
     )
 
 
@@ -72,8 +74,8 @@ class IntegritySuite(Suite):
         ]
 
     def _settings(self, ctx: PlanContext) -> tuple[str, int, int, int]:
-        if ctx.target_kind in NO_DATA_KINDS:
-            raise UsageError(f"integrity needs a target that stores data: {NO_DATA_KINDS[ctx.target_kind]}; use a "
+        if ctx.traits.no_data:
+            raise UsageError(f"integrity needs a target that stores data: {ctx.traits.no_data}; use a "
                              "file, a block device or an nbdkit target")
         o = ctx.options
         checksum = str(o.get("checksum") or DEFAULT_CHECKSUM)
@@ -95,7 +97,7 @@ class IntegritySuite(Suite):
         points = [TestPoint(
             id="01-write", label=f"Write {format_bytes(span)} with {checksum} headers", group="integrity",
             workload=Workload(rw="write", bs=bs, iodepth=qd, size=span, options=write_options(checksum, seed)),
-            tags={"integrity": "write", "checksum": checksum, "seed": seed},
+            tags=PointTags.of(integrity="write", checksum=checksum, seed=seed),
         )]
         if ctx.options.get("mixed"):
             runtime = self.runtime(ctx)
@@ -107,7 +109,7 @@ class IntegritySuite(Suite):
             points.append(TestPoint(
                 id="02-mixed", label="Random writes checked while random reads run", group="integrity",
                 workload=writer, streams=(writer, load),
-                tags={"integrity": "mixed", "stream_names": ["verify", "load"], "errors_are_results": True},
+                tags=PointTags.of(integrity="mixed", stream_names=["verify", "load"], errors_are_results=True),
             ))
         n = len(points) + 1
         points.append(check_point(f"{n:02d}-check", f"Check {format_bytes(span)} ({checksum})", block_size=bs,
@@ -120,27 +122,27 @@ class IntegritySuite(Suite):
                 f"(data seed {seed}); `ssdlab verify RUN` re-checks the data later without writing"]
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        from ssdlab import store
+        from ssdlab.results import store
 
         found = manifest(run)
         if found is not None:
-            run = run.with_event({"time": store.now_iso(), "kind": MANIFEST_EVENT, **found})
+            run = run.with_event(ManifestEvent.of(time=store.now_iso(), kind=MANIFEST_EVENT, **found))
         v = verdict(run)
-        run = run.with_event({"time": store.now_iso(), "kind": "verdict", "suite": "integrity", **v})
+        run = run.with_event(VerdictEvent.of(time=store.now_iso(), kind="verdict", suite="integrity", **v))
         return run if v["passed"] else run.with_warning(str(v["text"]))
 
 
 # ---------------------------------------------------------------- manifest and verdict (pure, from the run)
 
 def _write_result(run: Run) -> PointResult | None:
-    return next((r for r in run.points if r.point.tags.get("integrity") == "write" and r.status == "ok"), None)
+    return next((r for r in run.points if r.point.tags.integrity == "write" and r.status == "ok"), None)
 
 
 def manifest(run: Run) -> dict[str, Any] | None:
     """What `ssdlab verify` needs to check the written data again; None when nothing was written."""
-    stored = next((e for e in reversed(run.events) if e.get("kind") == MANIFEST_EVENT), None)
+    stored = next((e for e in reversed(run.events) if isinstance(e, ManifestEvent)), None)
     if stored is not None:
-        return {k: v for k, v in stored.items() if k not in ("time", "kind")}
+        return stored.manifest()
     r = _write_result(run)
     if r is None:
         return None
@@ -153,8 +155,8 @@ def manifest(run: Run) -> dict[str, Any] | None:
         "data": "fio's random data per block, seeded from the seed above; each block's header holds its offset "
                 "and checksum",
         "fio_version": r.measurement.engine_version if r.measurement else "",
-        "ioengine": run.options.get("ioengine", ""),
-        "target": {"spec": (run.options.get("target_specs") or [target.get("spec", "")])[0],
+        "ioengine": run.options.ioengine,
+        "target": {"spec": (run.options.target_specs or (target.get("spec", ""),))[0],
                    "kind": target.get("kind", ""), "name": target.get("name", ""),
                    "capacity_bytes": target.get("capacity_bytes"), "identity": dict(target.get("identity") or {})},
     }
@@ -162,19 +164,19 @@ def manifest(run: Run) -> dict[str, Any] | None:
 
 def check_results(run: Run) -> list[PointResult]:
     """Every point that checked data (check passes, the mixed pass, later `ssdlab verify` passes), in order."""
-    return [r for r in run.points if r.point.tags.get("integrity") in ("check", "mixed", "reverify")]
+    return [r for r in run.points if r.point.tags.integrity in ("check", "mixed", "reverify")]
 
 
 def summary(r: PointResult) -> dict[str, Any]:
     """bytes checked, mismatches and unreadable blocks of one checking point."""
-    extra: Mapping[str, Any] = r.measurement.extra if r.measurement else {}
-    v = extra.get("verify") or {}
-    errors = extra.get("io_errors") or {}
-    return {"point": r.point.id, "role": r.point.tags.get("integrity"), "status": r.status,
-            "checked_bytes": int(v.get("checked_bytes", 0) or 0), "mismatches": int(v.get("mismatches", 0) or 0),
-            "header_mismatches": int(v.get("header_mismatches", 0) or 0),
-            "unreadable": int(errors.get("count", 0) or 0), "checksum": v.get("checksum", ""),
-            "listed": list(v.get("listed") or []), "errors": list(errors.get("listed") or [])}
+    extra = r.measurement.extra if r.measurement else MeasurementExtra()
+    v = extra.verify or VerifyFailures()
+    errors = extra.io_errors or IoErrors()
+    return {"point": r.point.id, "role": r.point.tags.integrity, "status": r.status,
+            "checked_bytes": int(v.checked_bytes or 0), "mismatches": int(v.mismatches or 0),
+            "header_mismatches": int(v.header_mismatches or 0),
+            "unreadable": int(errors.count or 0), "checksum": v.checksum,
+            "listed": list(v.listed or []), "errors": list(errors.listed or [])}
 
 
 def describe(s: Mapping[str, Any]) -> str:
@@ -209,18 +211,21 @@ def verdict(run: Run, results: list[PointResult] | None = None) -> dict[str, Any
     mismatches = sum(s["mismatches"] for s in sums)
     unreadable = sum(s["unreadable"] for s in sums)
     checked = sum(s["checked_bytes"] for s in sums)
-    if passed:
-        assert latest_check is not None
+    return {"passed": passed, "text": _verdict_text(sums, bad, latest_check), "checked_bytes": checked,
+            "mismatches": mismatches, "unreadable": unreadable}
+
+
+def _verdict_text(sums: list[dict[str, Any]], bad: list[dict[str, Any]], latest_check: dict[str, Any] | None) -> str:
+    """'integrity: PASS, ...' (with what was checked under load), or FAIL and the first bad check."""
+    if not bad and latest_check is not None:
         text = f"integrity: PASS, {describe(latest_check)}"
         during = sum(s["checked_bytes"] for s in sums if s["role"] == "mixed")
         if during:
             text += f"; {format_bytes(during)} ({during:,} bytes) checked while a random workload ran"
-    elif latest_check is None:
-        text = "integrity: FAIL, the full check did not run" + (f"; {describe(bad[0])}" if bad else "")
-    else:
-        text = f"integrity: FAIL, {describe(bad[0])}" + (f" (in {bad[0]['point']})" if len(sums) > 1 else "")
-    return {"passed": passed, "text": text, "checked_bytes": checked, "mismatches": mismatches,
-            "unreadable": unreadable}
+        return text
+    if latest_check is None:
+        return "integrity: FAIL, the full check did not run" + (f"; {describe(bad[0])}" if bad else "")
+    return f"integrity: FAIL, {describe(bad[0])}" + (f" (in {bad[0]['point']})" if len(sums) > 1 else "")
 
 
 register(IntegritySuite())

@@ -6,10 +6,12 @@ four-corners: SEQ128K and RND4K, read and write, at a high queue depth (as the P
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ssdlab.model import Run, TestPoint, Workload
-from ssdlab.suites.base import PlanContext, Suite, register
+from ssdlab.results.model import Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
+from ssdlab.suites.base import Outlook, PlanContext, Suite, register
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 
@@ -39,7 +41,7 @@ def prefill_point(ctx: PlanContext) -> TestPoint:
     return TestPoint(
         id="00-prefill", label=f"prefill: sequential 1M writes over the {format_bytes(span)} the reads touch",
         workload=Workload(rw="write", bs=PREFILL_BS, iodepth=PREFILL_QD, io_bytes=span, size=span),
-        phase="precondition", group="prefill", tags={"amount_bytes": span})
+        phase="precondition", group="prefill", tags=PointTags.of(amount_bytes=span))
 
 
 def log_interval_ms(runtime_s: float) -> int:
@@ -51,7 +53,7 @@ def log_interval_ms(runtime_s: float) -> int:
 def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
     """Read points first (on laid-out data), then write points, CrystalDiskMark's order. On a raw block device
     the span is prefilled first (files are laid out and simulated drives written when they are prepared)."""
-    points: list[TestPoint] = [prefill_point(ctx)] if ctx.target_kind == "block" else []
+    points: list[TestPoint] = [prefill_point(ctx)] if ctx.traits.device else []
     for direction in ("read", "write"):
         for c in corners:
             rw = direction if c.seq else f"rand{direction}"
@@ -62,7 +64,7 @@ def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float)
                 workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
                                   ramp_s=ctx.ramp_s or 0.0, log_interval_ms=log_interval_ms(runtime)),
                 group=c.group,
-                tags={"direction": direction, "access": "seq" if c.seq else "rnd"},
+                tags=PointTags.of(direction=direction, access="seq" if c.seq else "rnd"),
             ))
     return points
 
@@ -75,13 +77,13 @@ class CornerSuite(Suite):
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return corner_points(self.corners, ctx, self.runtime(ctx))
 
-    def eta_seconds(self, ctx: PlanContext) -> float:
+    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
         points = self.plan(ctx)
         fill = sum(p.workload.io_bytes or 0 for p in points if p.phase == "precondition")
         return sum(p.est_seconds + self.point_overhead_s for p in points) + fill / (PREFILL_MBPS * 1e6)
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
-        if ctx.target_kind != "block":
+        if not ctx.traits.device:
             return []
         if self.writes:
             return [f"prefill: the {format_bytes(ctx.capacity)} the reads touch is written sequentially first "
@@ -90,7 +92,7 @@ class CornerSuite(Suite):
         return [f"note: {NOT_PREFILLED}"]
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
-        if ctx.target_kind == "block" and not self.writes:
+        if ctx.traits.device and not self.writes:
             return run.with_warning(NOT_PREFILLED)
         return run
 
@@ -118,7 +120,7 @@ class QuickReadSuite(QuickSuite):
     writes = False
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
-        return [p for p in super().plan(ctx) if p.tags.get("direction") == "read"]
+        return [p for p in super().plan(ctx) if p.tags.direction == "read"]
 
 
 register(QuickSuite())

@@ -4,7 +4,7 @@ The statistics are ezFIO's spreadsheet ones: mean, sample standard deviation and
 (stdev / mean) of the per-second total IOPS (the P5430 review reports CoV 1.05 %). Per-second p99 latency
 comes from fio's clat histogram logs (one line per second per job: time_ms, ddir, bs, 1856 bucket counts of
 that interval); the buckets of all jobs are summed per second and fio's own percentile rule is applied
-(ssdlab.fio.hist), never an average of per-job percentiles.
+(ssdlab.results.hist), never an average of per-job percentiles.
 
 Limits (optional, `--cov-limit PCT` / `--p99-limit US` or `cov_limit_pct` / `p99_limit_us` in the suite file)
 make the run a pass/fail verdict (verdict.py): the CoV of per-second IOPS and the p99 of every I/O of the
@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Measurement, PointResult
+from ssdlab.results.events import VerdictEvent
+from ssdlab.results.model import Measurement, PointResult
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,11 @@ def complete_seconds(values: Sequence[float], times: Sequence[float]) -> tuple[l
 def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms: int = 1000,
                              percentile: float = 99.0) -> dict[str, list[tuple[float, float]]]:
     """{'read'|'write'|'all': [(time_s, p_us), ...]} from fio clat histogram logs, all jobs summed per interval
-    (ssdlab.histlog's streaming parser, fio's percentile rule)."""
+    (ssdlab.fio.histlog's streaming parser, fio's percentile rule)."""
     paths = [point_dir / name for name in files if (point_dir / name).is_file()]
     if not paths:
         return {}
-    from ssdlab import histlog
+    from ssdlab.fio import histlog
 
     out: dict[str, list[tuple[float, float]]] = {}
     for iv in histlog.iter_intervals(paths, interval_ms, mode="fio", directions=("read", "write", "all"),
@@ -101,7 +102,7 @@ def per_interval_percentiles(point_dir: Path, files: Sequence[str], interval_ms:
 
 def window_p99_us(m: Measurement) -> float | None:
     """p99 of every I/O of the measured window (read and write bins added; clamped to the observed max), µs."""
-    from ssdlab.fio import hist
+    from ssdlab.results import hist
 
     lats = [d.clat for d in m.directions.values() if d.clat is not None and d.clat.n > 0 and d.clat.bins]
     if not lats:
@@ -113,10 +114,10 @@ def window_p99_us(m: Measurement) -> float | None:
     return min(max(value, min(c.min_ns for c in lats)), max(c.max_ns for c in lats)) / 1000.0
 
 
-def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> dict[str, Any]:
+def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: float | None) -> VerdictEvent:
     """The verdict event of one stability point: pass/fail against the limits that are set (CoV of per-second
     IOPS, p99 of the window), complete when none is, incomplete without per-second samples."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     test, title = r.point.group or "stability", r.point.label
     m = r.measurement

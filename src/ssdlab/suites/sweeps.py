@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.preflight import check_plan_size
+from ssdlab.suites.limits import check_plan_size
 from ssdlab.units import parse_size
 
 AXES = ("rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "rate")

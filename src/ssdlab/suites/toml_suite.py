@@ -35,7 +35,8 @@ from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.options import suite_option_refusal
-from ssdlab.model import Run, TestPoint, Workload
+from ssdlab.results.model import Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites import apps, curves, sweeps
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption
 from ssdlab.units import format_bs, format_bytes
@@ -272,13 +273,13 @@ class TomlSuite(Suite):
             axes = self._axes_for(m, ctx)
             swept = [k for k, v in axes.items() if len(v) > 1]
             max_ids: dict[str, str] = {}
-            extra: dict[str, Any] = {}
+            p99_limit_us = None
             if m.view == "lat-curve":
                 limit = ctx.options.get("p99_limit")
-                extra["p99_limit_us"] = float(limit) if limit is not None else self.p99_limit_us
+                p99_limit_us = float(limit) if limit is not None else self.p99_limit_us
             for combo in sweeps.expand(axes):
                 w = self._workload(m.fixed, combo, runtime, ramp)
-                points.append(self._matrix_point(len(points) + 1, m, combo, swept, w, max_ids, extra))
+                points.append(self._matrix_point(len(points) + 1, m, combo, swept, w, max_ids, p99_limit_us))
         return points
 
     def _selected(self, ctx: PlanContext) -> list[Matrix]:
@@ -311,33 +312,32 @@ class TomlSuite(Suite):
         label = (f"phase {ph.name}: {w.rw} {format_bs(w.bs)} Q{w.iodepth}T{w.numjobs} "
                  + (f"for {runtime:g} s" if runtime is not None else f"{amount} ({ph.io:g}x active range)"))
         return TestPoint(id=f"{n:03d}-phase-{ph.name}", label=label, workload=w, phase="precondition",
-                         group=ph.name, tags={"family": FAMILY, "view": "long-phase", "suite_title": self.title,
-                                              "matrix": ph.name})
+                         group=ph.name, tags=PointTags.of(family=FAMILY, view="long-phase", suite_title=self.title,
+                                                          matrix=ph.name))
 
     def _matrix_point(self, n: int, m: Matrix, combo: Mapping[str, Any], swept: list[str], w: Workload,
-                      max_ids: dict[str, str], extra: Mapping[str, Any]) -> TestPoint:
+                      max_ids: dict[str, str], p99_limit_us: float | None) -> TestPoint:
         display = {k: _display(k, v) for k, v in combo.items()}
         slug_parts = [f"{_short(k)}{_slug(str(display[k]))}" for k in swept]
         pid = f"{n:03d}-{m.name}" + ("-" + "-".join(slug_parts) if slug_parts else "")
-        tags: dict[str, Any] = {"family": FAMILY, "view": m.view, "suite_title": self.title, "matrix": m.name,
-                                "axes": display, "swept": swept, **extra}
+        tags = PointTags.of(family=FAMILY, view=m.view, suite_title=self.title, matrix=m.name, axes=display,
+                            swept=swept)
+        if p99_limit_us is not None:  # a latency curve's limit
+            tags = tags.replace(p99_limit_us=p99_limit_us)
         if self.translation is not None:
-            tags["translation"] = dict(self.translation.record)
+            tags = tags.replace(translation=dict(self.translation.record))
         label = _label(m.name, w, combo)
         rate = combo.get("rate")
         if rate is not None:
             curve_key = f"{m.name}|" + "|".join(f"{k}={display[k]}" for k in combo if k != "rate")
-            tags["curve"] = curve_key
+            tags = tags.replace(curve=curve_key)
             if rate == "max":
                 max_ids[curve_key] = pid
-                tags["rate"] = "max"
+                tags = tags.replace(rate="max")
             elif isinstance(rate, str):
-                tags["rate"] = rate
-                tags["rate_pct"] = float(rate[:-1])
-                tags["max_point"] = max_ids.get(curve_key, "")
+                tags = tags.replace(rate=rate, rate_pct=float(rate[:-1]), max_point=max_ids.get(curve_key, ""))
             else:
-                tags["rate"] = rate
-                tags["target_iops"] = rate
+                tags = tags.replace(rate=rate, target_iops=rate)
                 opts, _reads, _writes = curves.rate_options(rate, (w.rwmixread if w.rwmixread is not None else
                                                                  (100 if not w.writes else 0)) / 100.0,
                                                           w.numjobs, w.rw)
@@ -362,7 +362,7 @@ class TomlSuite(Suite):
         from ssdlab.suites.stability import point_verdict
 
         for r in run.points:
-            if r.point.phase == "measure" and r.point.tags.get("view") == "stability":
+            if r.point.phase == "measure" and r.point.tags.view == "stability":
                 run = run.with_event(point_verdict(r, cov, p99))
         return run
 

@@ -1,4 +1,10 @@
-"""The Target interface shared by file, block device, null and simulated targets."""
+"""The Target interface shared by every kind of target, and the Executor interface that runs points on one.
+
+What differs between kinds is behaviour of the kind, never a test of its `kind` string elsewhere: which
+executor runs its points (`executor`), whether a point writes (`point_writes`), what a plan may ask of it
+(`check_point`, `aligned_io`), how it takes part in several-device runs (`fio_here`, `ceiling_twin`), why it has no
+drive health (`health_unavailable`), and what `resume` parses to open it again (`resume_spec`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,16 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import TestPoint
+from ssdlab.results.model import Measurement, TestPoint
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ssdlab.fio.runner import JobGate
+    from ssdlab.results.live import LiveCallback, SampleCallback
 
 
 @dataclass(frozen=True)
@@ -33,8 +45,12 @@ class Hazard:
 @dataclass
 class Target(ABC):
     spec: str
-    kind: str
+    kind: str  # recorded in run.json and shown; behaviour belongs to the kind's class, not to tests of this
     options: TargetOptions = field(default_factory=TargetOptions)
+
+    # its points run through fio on this host: this host's CPUs submit their I/O (the orchestrator samples
+    # them), and it can be one of several devices run at once (targets/multi.py)
+    fio_here: ClassVar[bool] = True
 
     @property
     @abstractmethod
@@ -107,9 +123,55 @@ class Target(ABC):
     def logical_block_size(self) -> int:
         return 512
 
+    def resume_spec(self, given: str) -> str:
+        """The target string `resume` parses to open this target again, for the one the user gave."""
+        return given
+
     def engine(self) -> str:
-        """Which executor runs points on this target."""
+        """The name of the engine that runs points on this target ('fio', 'fio-client', 'sim')."""
         return "fio"
+
+    def executor(self, gate: JobGate) -> Executor:
+        """The executor that runs points on this target; fio jobs pass `gate` (the run's write grant) first."""
+        from ssdlab.fio.executor import FioExecutor
+
+        return FioExecutor(gate)
+
+    def point_writes(self, point: TestPoint) -> str:
+        """Why running `point` here writes ('' when it does not), from the fio job it becomes."""
+        from ssdlab.fio.executor import point_job
+
+        why = point_job(point, self).writes()
+        return why[0] if why else ""
+
+    def check_point(self, point: TestPoint) -> None:
+        """Refuse, with one line, a point this target cannot run (the pre-flight check: preflight.check_plan).
+        fio targets: nothing beyond the job file, which the check renders for every target."""
+        return None
+
+    @property
+    def aligned_io(self) -> bool:
+        """I/O reaches the storage with O_DIRECT: block sizes must be multiples of the logical block size. Block
+        devices and files (a group of several: when all are of one of those kinds)."""
+        return self.kind in ("block", "file")
+
+    @property
+    def is_device(self) -> bool:
+        """A block device, or a group of block devices (consent asks to type the device's name back)."""
+        return self.kind == "block"
+
+    def ceiling_twin(self) -> Target | None:
+        """The same hosts and CPUs with fio's null engine in place of every device, for the host-ceiling check
+        of a run on several devices (run/ceiling.py); None: the check does not apply."""
+        return None
+
+    def each_device(self) -> list[Target]:
+        """The target of each device behind this one: itself (a multi-device target: its members)."""
+        return [self]
+
+    def health_unavailable(self) -> str:
+        """Why the target has no drive health at all ('' when it has block devices to ask)."""
+        return "" if any(t.is_device for t in self.each_device()) else f"{self.kind} targets have no drive to query"
 
     def drop(self, key: str, reason: str) -> None:
         """Leave one device ('host:device', or the device alone on this host) or a whole host out of every later
@@ -126,3 +188,29 @@ class Target(ABC):
         """(host, device) of each device behind the target, in device_fio_options() order; host '' is this
         host. A point on more than one device stores a result per device (Measurement.parts)."""
         return [("", self.name)]
+
+
+class Executor(Protocol):
+    """Runs points on a target: a TestPoint in, a Measurement out (fio: fio/executor.py; the simulator:
+    sim/executor.py; a host group: targets/hostgroup.py). Target.executor() gives a target's executor.
+
+    `series`: it can run a continuous stimulus (consecutive points with one `continuous` key) as one run of its
+    engine, sample by sample (run_series); otherwise the orchestrator runs those points one by one."""
+
+    name: str
+    series: bool
+
+    def version(self) -> str:
+        """Engine version recorded in run.json (e.g. fio '3.33')."""
+        ...
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """Run one point, keep its artefacts in point_dir, return the parsed measurement."""
+        ...
+
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        """Run `points` as one continuous stimulus, handing each sample to on_sample as it ends (its answer is
+        the next sample's directory, or None to stop there). Only called when `series` is true."""
+        ...

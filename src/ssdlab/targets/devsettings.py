@@ -5,18 +5,18 @@ NVMe: Set Features 6 (Volatile Write Cache) and 2 (Power Management, bits 4:0; t
 is kept) through nvme-cli, without --save, so a power cycle also restores the drive's default. SATA and SAS:
 the sd driver's cache_type in sysfs, which sends MODE SELECT to the drive (libata translates it for SATA).
 Every change is read back; the original is recorded in run.json before the change is made, so a run killed
-with -9 is put right by `ssdlab resume`. Changing either is a write-class action on the device: cli.py asks
+with -9 is put right by `ssdlab resume`. Changing either is a write-class action on the device: run/setup.authorize asks
 the same consent as for writing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.results.request import DeviceSettings
 from ssdlab.targets import drivecli
 from ssdlab.targets.drivecli import ToolError, Tools
 from ssdlab.targets.health import Device, devices_of, not_available_reason, scsi_cache_file
@@ -24,30 +24,7 @@ from ssdlab.targets.health import Device, devices_of, not_available_reason, scsi
 CACHE_TYPES = {"on": "write back", "off": "write through"}
 
 
-@dataclass(frozen=True)
-class Requested:
-    write_cache: str | None = None  # "on" | "off"
-    power_state: int | None = None
-
-    def __bool__(self) -> bool:
-        return self.write_cache is not None or self.power_state is not None
-
-    def describe(self) -> str:
-        parts = []
-        if self.write_cache is not None:
-            parts.append(f"the write cache ({self.write_cache})")
-        if self.power_state is not None:
-            parts.append(f"the power state (PS{self.power_state})")
-        return " and ".join(parts)
-
-
-def requested(options: Mapping[str, Any]) -> Requested:
-    """The settings a run asked for, from run.options["device_settings"]."""
-    d = options.get("device_settings") or {}
-    wc = d.get("write_cache")
-    ps = d.get("power_state")
-    return Requested(write_cache=str(wc) if wc in ("on", "off") else None,
-                     power_state=int(ps) if isinstance(ps, int) and not isinstance(ps, bool) else None)
+Requested = DeviceSettings  # the settings a run asked for (RunRequest.device_settings)
 
 
 def check(target: Any, req: Requested, tools: Tools | None = None) -> None:

@@ -19,6 +19,8 @@ from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.units import format_bytes, parse_size
 
 DEFAULT_FILE_SIZE = 1024**3  # KDiskMark's default test file is 1 GiB
+NO_HEALTH = ("a file target sits behind a filesystem; the drive's counters would mix in every other writer "
+             "(run on the block device for health data)")
 
 
 @dataclass
@@ -68,6 +70,13 @@ class FileTarget(Target):
     @property
     def name(self) -> str:
         return str(self.path)
+
+    def health_unavailable(self) -> str:
+        return NO_HEALTH
+
+    def resume_spec(self, given: str) -> str:
+        """The absolute path (resume may run in another directory and must open the same file)."""
+        return self.spec
 
     def capacity(self) -> int:
         return self.size

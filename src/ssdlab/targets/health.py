@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
-from ssdlab.store import now_iso
+from ssdlab.results import atomic
+from ssdlab.results.store import now_iso
 from ssdlab.targets import drivecli, link, sysfs
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools
@@ -105,9 +105,8 @@ def devices_of(target: Target) -> list[Device]:
     """The block devices behind a target (a multi-device target lists each member); [] for the rest."""
     from ssdlab.targets.blockdev import BlockTarget
 
-    members: Sequence[Target] = getattr(target, "members", None) or [target]
     out = []
-    for t in members:
+    for t in target.each_device():
         if isinstance(t, BlockTarget):
             sysdir = t.sysdir
             disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
@@ -117,20 +116,8 @@ def devices_of(target: Target) -> list[Device]:
 
 
 def not_available_reason(target: Target) -> str:
-    """Why a target has no drive health at all ('' when it has block devices to ask)."""
-    kind = target.kind
-    if kind == "null":
-        return "the null engine touches no device"
-    if target.engine() == "sim":
-        return "a simulated drive has no health log or link (its wear is in the simulator's own results)"
-    if kind == "file":
-        return ("a file target sits behind a filesystem; the drive's counters would mix in every other writer "
-                "(run on the block device for health data)")
-    if kind in ("nbd", "nbdkit"):
-        return "an NBD export is reached over the NBD protocol: there is no drive health log or link to read"
-    if not devices_of(target):
-        return f"{kind} targets have no drive to query"
-    return ""
+    """Why a target has no drive health at all ('' when it has block devices to ask): the kind says."""
+    return target.health_unavailable()
 
 
 def device_reason(dev: Device) -> str:

@@ -25,15 +25,18 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import TargetError, UnsafeTargetError, UsageError
 from ssdlab.fio.client import DEFAULT_PORT, Endpoint, ProbeResult
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
 from ssdlab.fio.runner import JobGate
-from ssdlab.targets import numa
+from ssdlab.targets import file, null, numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.null import DEFAULT_NULL_SIZE
+
+if TYPE_CHECKING:
+    from ssdlab.targets.base import Executor
 from ssdlab.targets.spec import split_spec
 from ssdlab.units import format_bytes, parse_size
 
@@ -68,35 +71,7 @@ def parse_inventory(data: dict[str, Any], source: str = "inventory") -> list[Hos
     tables = data.get("host")
     if not isinstance(tables, list) or not tables:
         raise UsageError(f"{source}: no [[host]] tables: list each agent host with address and targets")
-    hosts: list[HostSpec] = []
-    for i, t in enumerate(tables, 1):
-        where = f"{source}: host #{i}"
-        if not isinstance(t, dict):
-            raise UsageError(f"{where}: write it as a [[host]] table")
-        bad = sorted(set(t) - HOST_KEYS)
-        if bad:
-            raise UsageError(f"{where}: unknown key {bad[0]!r} (known: {', '.join(sorted(HOST_KEYS))})")
-        address = t.get("address")
-        if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
-            raise UsageError(f"{where}: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
-        port = t.get("port", DEFAULT_PORT)
-        if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
-            raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
-        ep = Endpoint(address.strip(), port)
-        name = t.get("name", ep.label)
-        if not isinstance(name, str) or not name.strip() or any(c in name for c in FIO_UNSAFE_CHARS + "\n"):
-            raise UsageError(f"{where}: name must be a short text (no ; # $)")
-        targets = t.get("targets")
-        if not isinstance(targets, list) or not targets or not all(isinstance(x, str) and x.strip() for x in targets):
-            raise UsageError(f"{where} ({name}): targets must list its devices, e.g. targets = [\"/dev/nvme0n1\"]")
-        dup = sorted({x for x in targets if targets.count(x) > 1})
-        if dup:
-            raise UsageError(f"{where} ({name}): target {dup[0]} is listed twice")
-        labels = t.get("labels", {})
-        if not isinstance(labels, dict):
-            raise UsageError(f"{where} ({name}): labels must be a table, e.g. labels = {{ node = \"a\" }}")
-        hosts.append(HostSpec(name.strip(), ep, tuple(x.strip() for x in targets),
-                              {str(k): str(v) for k, v in labels.items()}))
+    hosts = [_host(t, f"{source}: host #{i}") for i, t in enumerate(tables, 1)]
     checks: list[tuple[str, list[str]]] = [("name", [h.name for h in hosts]),
                                            ("address and port", [h.endpoint.label for h in hosts])]
     for what, names in checks:
@@ -104,6 +79,41 @@ def parse_inventory(data: dict[str, Any], source: str = "inventory") -> list[Hos
         if shared:
             raise UsageError(f"{source}: two hosts share the {what} {shared}: each agent is listed once")
     return hosts
+
+
+def _host(t: Any, where: str) -> HostSpec:
+    """One [[host]] table, checked key by key."""
+    if not isinstance(t, dict):
+        raise UsageError(f"{where}: write it as a [[host]] table")
+    bad = sorted(set(t) - HOST_KEYS)
+    if bad:
+        raise UsageError(f"{where}: unknown key {bad[0]!r} (known: {', '.join(sorted(HOST_KEYS))})")
+    ep = _endpoint(t, where)
+    name = t.get("name", ep.label)
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in FIO_UNSAFE_CHARS + "\n"):
+        raise UsageError(f"{where}: name must be a short text (no ; # $)")
+    where = f"{where} ({name})"
+    targets = t.get("targets")
+    if not isinstance(targets, list) or not targets or not all(isinstance(x, str) and x.strip() for x in targets):
+        raise UsageError(f"{where}: targets must list its devices, e.g. targets = [\"/dev/nvme0n1\"]")
+    dup = sorted({x for x in targets if targets.count(x) > 1})
+    if dup:
+        raise UsageError(f"{where}: target {dup[0]} is listed twice")
+    labels = t.get("labels", {})
+    if not isinstance(labels, dict):
+        raise UsageError(f"{where}: labels must be a table, e.g. labels = {{ node = \"a\" }}")
+    return HostSpec(name.strip(), ep, tuple(x.strip() for x in targets), {str(k): str(v) for k, v in labels.items()})
+
+
+def _endpoint(t: dict[str, Any], where: str) -> Endpoint:
+    """The agent's address and port."""
+    address = t.get("address")
+    if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
+        raise UsageError(f"{where}: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
+    port = t.get("port", DEFAULT_PORT)
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
+    return Endpoint(address.strip(), port)
 
 
 def load_inventory(path: Path) -> list[HostSpec]:
@@ -358,6 +368,27 @@ class HostGroupTarget(Target):
 
     def engine(self) -> str:
         return "fio-client"
+
+    fio_here = False  # its points run through one fio client on the agent hosts, on their CPUs
+
+    def executor(self, gate: JobGate) -> Executor:
+        """One fio client drives every agent host (targets/hostgroup.py)."""
+        from ssdlab.targets.hostgroup import HostGroupExecutor
+
+        return HostGroupExecutor(self, gate)
+
+    def ceiling_twin(self) -> Target | None:
+        """The null twin (null_twin) of a group of several devices that are not null already."""
+        if len(self.device_names()) < 2 or self.kind == "null":
+            return None
+        return self.null_twin()
+
+    def health_unavailable(self) -> str:
+        if self.kind == "null":
+            return null.NO_HEALTH
+        if self.kind == "file":
+            return file.NO_HEALTH
+        return f"{self.kind} targets have no drive to query"  # its devices are another host's
 
     def fio_options(self) -> dict[str, OptionValue]:
         return self.active_devices()[0].fio_options()

@@ -14,7 +14,7 @@ from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.targets import numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.numa import Placement
@@ -35,8 +35,7 @@ class MultiTarget(Target):
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise UsageError(f"--target {dup[0]} is given more than once: each device may appear once")
-        engines = {t.engine() for t in members}
-        if engines != {"fio"}:
+        if not all(t.fio_here for t in members):
             raise UsageError("several --target options work only with fio targets (files, block devices, null), "
                              "not with simulated ones")
         kinds = {t.kind for t in members}
@@ -123,11 +122,24 @@ class MultiTarget(Target):
     def purge(self, method: str) -> str:
         return "; ".join(t.purge(method) for t in self.members)
 
-    def engine(self) -> str:
-        return "fio"
-
     def device_names(self) -> list[tuple[str, str]]:
         return [("", t.name) for t in self.members]
+
+    def each_device(self) -> list[Target]:
+        return list(self.members)
+
+    def ceiling_twin(self) -> Target | None:
+        """Every member replaced by fio's null engine on the same CPUs (none when the members are null already)."""
+        from ssdlab.targets.null import NullTarget, NullTwin, null_options
+
+        if isinstance(self.members[0], NullTarget):
+            return None
+        size = min(self.capacity(), 1024**3)
+        return NullTwin(spec="null", kind="null", devices=null_options(self.device_fio_options(), size),
+                        names=self.device_names(), size=size)
+
+    def health_unavailable(self) -> str:
+        return "" if any(t.is_device for t in self.members) else self.members[0].health_unavailable()
 
     def drop(self, key: str, reason: str) -> None:
         """Go on without one member (--on-error continue after it failed); the last one cannot leave."""

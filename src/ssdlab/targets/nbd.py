@@ -26,6 +26,7 @@ from ssdlab.units import format_bytes
 
 DEFAULT_PORT = 10809
 URI_SCHEMES = ("nbd", "nbd+unix")
+NO_HEALTH = "an NBD export is reached over the NBD protocol: there is no drive health log or link to read"
 
 # NBD protocol constants (https://github.com/NetworkBlockDevice/nbd/blob/master/doc/proto.md)
 _NBDMAGIC = 0x4E42444D41474943  # "NBDMAGIC"
@@ -199,6 +200,9 @@ class NbdTarget(Target):
     @property
     def name(self) -> str:
         return self.spec
+
+    def health_unavailable(self) -> str:
+        return NO_HEALTH
 
     def capacity(self) -> int:
         cap = self.export.size

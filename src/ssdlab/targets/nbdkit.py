@@ -41,11 +41,11 @@ from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
-from ssdlab.model import TestPoint
+from ssdlab.results.model import TestPoint
 from ssdlab.targets import owned
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.file import FileTarget
-from ssdlab.targets.nbd import NbdAddress, nbd_fio_options, query_export
+from ssdlab.targets.nbd import NO_HEALTH, NbdAddress, nbd_fio_options, query_export
 from ssdlab.units import format_bytes, parse_size
 
 DEFAULT_MEMORY_SIZE = 1024**3
@@ -306,6 +306,9 @@ class NbdkitTarget(Target):
     @property
     def name(self) -> str:
         return f"nbdkit {self.plugin}" + (f" {self.path}" if self.path else "")
+
+    def health_unavailable(self) -> str:
+        return NO_HEALTH
 
     def capacity(self) -> int:
         return self.size

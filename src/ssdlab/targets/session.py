@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Run
-from ssdlab.store import now_iso
+from ssdlab.results.events import RunEvent
+from ssdlab.results.model import Run
+from ssdlab.results.store import now_iso
 from ssdlab.targets import devsettings, drivecli, health
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import Tools
@@ -107,7 +108,7 @@ class DeviceSession:
         return run
 
     def _apply_settings(self, run: Run, save: Save) -> Run:
-        req = devsettings.requested(run.options)
+        req = run.options.device_settings
         previous = [dict(r) for r in run.health.get("settings", []) if isinstance(r, Mapping)]
         pending = [r for r in previous if not r.get("restored")]  # left changed by a killed earlier session
         self.kept_settings = [r for r in previous if r.get("restored")]
@@ -127,7 +128,7 @@ class DeviceSession:
                 text = (f"{c['setting'].replace('_', ' ')} of {c['device']} set to {_shown(c, 'applied')} for this "
                         f"run (was {_shown(c, 'original')}); restored when the run ends")
                 self.note(text)
-                holder["run"] = holder["run"].with_event({"time": now_iso(), "kind": "device-setting", "text": text})
+                holder["run"] = holder["run"].with_event(RunEvent.of(time=now_iso(), kind="device-setting", text=text))
         else:
             self.changes = pending  # nothing asked now, but an earlier session's change is still to undo
         return self._with_settings(holder["run"])
@@ -195,7 +196,7 @@ class DeviceSession:
             try:
                 text = devsettings.restore(change, self.tools)
                 change["restored"] = True
-                run = run.with_event({"time": now_iso(), "kind": "device-setting", "text": text})
+                run = run.with_event(RunEvent.of(time=now_iso(), kind="device-setting", text=text))
                 self.note(text)
             except Exception as exc:
                 run = run.with_warning(f"could not restore the {change['setting'].replace('_', ' ')} of "
@@ -206,9 +207,9 @@ class DeviceSession:
     def _restore_suite_cache(self, run: Run) -> Run:
         """A suite that sets the write cache itself (SNIA PTS WCE/WCD at purge) leaves it as it found it too,
         unless the user asked for a setting of their own."""
-        if devsettings.requested(run.options).write_cache is not None:
+        if run.options.device_settings.write_cache is not None:
             return run
-        if not any(p.point.phase == "purge" and p.point.tags.get("write_cache") in ("enabled", "disabled")
+        if not any(p.point.phase == "purge" and p.point.tags.write_cache in ("enabled", "disabled")
                    for p in run.points):
             return run
         for entry in run.health.get("devices", []):
@@ -224,8 +225,9 @@ class DeviceSession:
             try:
                 text = devsettings.restore(change, self.tools)
                 change["restored"] = True
-                run = run.with_event({"time": now_iso(), "kind": "device-setting",
-                                      "text": text + " (the suite had set it for its test)"})
+                run = run.with_event(RunEvent.of(
+                    time=now_iso(), kind="device-setting", text=text + " (the suite had set it for its test)",
+                ))
             except Exception as exc:
                 run = run.with_warning(f"could not put the write cache of {dev.path} back to {before['write_cache']} "
                                        f"after the suite changed it: {exc}")

@@ -10,15 +10,18 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import LatencyStats, PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
-from ssdlab.suites.base import PlanContext, SuiteOption, common_limits
+from ssdlab.results.events import SteadyStateEvent, VerdictEvent
+from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
+from ssdlab.results.request import RunRequest
+from ssdlab.results.tags import PointTags
+from ssdlab.suites.base import PlanContext, SuiteOption, common_limits, traits_of
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 KiB = 1024
@@ -131,23 +134,21 @@ class PtsSettings:
     def pattern_options(self) -> dict[str, str]:
         return dict(DATA_PATTERNS[self.data_pattern])
 
-    def scaled_reasons(self, run_options: dict[str, Any] | None = None,
+    def scaled_reasons(self, run_options: RunRequest | None = None,
                        target: dict[str, Any] | None = None) -> list[str]:
         """Why this run is not spec-compliant (empty: compliant as far as ssdlab can tell)."""
         out = []
         if self.runtime_s < SPEC_RUNTIME_S:
             out.append(f"test points run {self.runtime_s:g} s instead of 60 s")
-        if self.target_kind == "file":
-            out.append("the target is a file on a filesystem, not a device")
-        elif self.target_kind not in ("block",):
-            out.append(f"the target is a {self.target_kind} target, not a device")
-        o = run_options or {}
+        if traits_of(self.target_kind).not_device:
+            out.append(traits_of(self.target_kind).not_device)
         t = target or {}
         device = t.get("device_bytes")
-        if o.get("capacity") and (device is None or int(o["capacity"]) < int(device)):
-            out.append(f"--capacity limits the test to {format_bytes(int(o['capacity']))} of the target")
-        if o.get("footprint"):
-            out.append(f"--footprint {o['footprint']} limits the test to part of the target")
+        o = run_options or RunRequest()
+        if o.capacity and (device is None or int(o.capacity) < int(device)):
+            out.append(f"--capacity limits the test to {format_bytes(int(o.capacity))} of the target")
+        if o.footprint:
+            out.append(f"--footprint {o.footprint} limits the test to part of the target")
         if self.data_pattern != "random":
             out.append(f"data pattern {self.data_pattern} (the spec requires random data)")
         if self.block_sizes is not None or self.mixes is not None:
@@ -211,26 +212,12 @@ def settings(ctx: PlanContext) -> PtsSettings:
     max_rounds = int(o.get("max_rounds") or 25)
     if max_rounds < steady.WINDOW:
         raise UsageError(f"--max-rounds {max_rounds} must be at least {steady.WINDOW} (the measurement window)")
-    if ctx.target_kind == "null":
+    if ctx.traits.null_engine:
         raise UsageError("PTS suites need a target that stores data (a device, a file or a simulated SSD), "
                          "not the null engine")
-    ar_bytes = int(ctx.capacity * ar / 100)
-    align = 1024 * KiB if ar_bytes >= 4 * 1024 * KiB else max(4096, ctx.logical_block_size)
-    ar_bytes -= ar_bytes % align
-    if ar_bytes <= 0:
-        raise UsageError(f"active range {ar:g}% of {format_bytes(ctx.capacity)} is empty")
-    from ssdlab.suites.pts import header  # validates --pts-header
-
-    header.parse(o.get("pts_header"))
-    pattern = str(o.get("data_pattern") or "random")
-    if pattern not in DATA_PATTERNS:
-        raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
-    bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
-    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix) if o.get("pts_mixes") else None
-    fills = float(o.get("wsat_fills") or 4.0)
-    hours = float(o.get("wsat_hours") or 24.0)
-    if not (0 < fills < math.inf and 0 < hours < math.inf):
-        raise UsageError(f"--wsat-fills {fills:g} and --wsat-hours {hours:g} must be positive and finite")
+    ar_bytes = _active_range_bytes(ctx, ar)
+    pattern, bss, mixes = _stimulus_options(o)
+    fills, hours = _wsat_limits(o)
     return PtsSettings(
         spec=spec, threads=threads, qd=qd, active_range_pct=ar, active_range_bytes=ar_bytes,
         write_cache=d.write_cache, max_rounds=max_rounds, until_steady=bool(o.get("until_steady")),
@@ -240,6 +227,39 @@ def settings(ctx: PlanContext) -> PtsSettings:
         block_sizes=bss, mixes=mixes, wsat_fills=fills, wsat_hours=hours,
         options=tuple(sorted((str(k), _frozen(v)) for k, v in o.items())),
     )
+
+
+def _active_range_bytes(ctx: PlanContext, ar: float) -> int:
+    """The active range in bytes: `ar` percent of the capacity, aligned to 1 MiB (to 4 KiB or the logical
+    block size below 4 MiB)."""
+    ar_bytes = int(ctx.capacity * ar / 100)
+    align = 1024 * KiB if ar_bytes >= 4 * 1024 * KiB else max(4096, ctx.logical_block_size)
+    ar_bytes -= ar_bytes % align
+    if ar_bytes <= 0:
+        raise UsageError(f"active range {ar:g}% of {format_bytes(ctx.capacity)} is empty")
+    return ar_bytes
+
+
+def _stimulus_options(o: Mapping[str, Any]) -> tuple[str, tuple[int, ...] | None, tuple[int, ...] | None]:
+    """--pts-header checked; the data pattern, and the block sizes and read mixes that replace the spec's."""
+    from ssdlab.suites.pts import header  # validates --pts-header
+
+    header.parse(o.get("pts_header"))
+    pattern = str(o.get("data_pattern") or "random")
+    if pattern not in DATA_PATTERNS:
+        raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
+    bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
+    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix) if o.get("pts_mixes") else None
+    return pattern, bss, mixes
+
+
+def _wsat_limits(o: Mapping[str, Any]) -> tuple[float, float]:
+    """WSAT's stop rule: drive fills and hours."""
+    fills = float(o.get("wsat_fills") or 4.0)
+    hours = float(o.get("wsat_hours") or 24.0)
+    if not (0 < fills < math.inf and 0 < hours < math.inf):
+        raise UsageError(f"--wsat-fills {fills:g} and --wsat-hours {hours:g} must be positive and finite")
+    return fills, hours
 
 
 def _frozen(value: Any) -> Any:
@@ -332,7 +352,7 @@ def purge_point(test: str, s: PtsSettings) -> TestPoint:
     return TestPoint(
         id=f"{test}-0-purge", label=f"{test.upper()} purge ({s.purge or 'best available'})",
         workload=Workload(rw="write", bs=max(4096, s.logical_block_size)), phase="purge", group=test,
-        tags={"test": test, "method": s.purge, "write_cache": s.write_cache},
+        tags=PointTags.of(test=test, method=s.purge, write_cache=s.write_cache),
     )
 
 
@@ -344,7 +364,7 @@ def wipc_point(test: str, s: PtsSettings, bs: int = WIPC_BS) -> TestPoint:
         workload=Workload(rw="write", bs=bs, iodepth=s.toio, numjobs=1, io_bytes=WIPC_FACTOR * s.active_range_bytes,
                           size=s.active_range_bytes, options=s.pattern_options()),
         phase="precondition", group=test,
-        tags={"test": test, "amount_bytes": WIPC_FACTOR * s.active_range_bytes, "bs": bs},
+        tags=PointTags.of(test=test, amount_bytes=WIPC_FACTOR * s.active_range_bytes, bs=bs),
     )
 
 
@@ -353,8 +373,7 @@ def round_point(test: RoundTest, s: PtsSettings, r: int, st: Stimulus) -> TestPo
     return TestPoint(
         id=f"{test.name}-r{r:02d}-{st.key}", label=f"{test.title} R{r} {st.label}",
         workload=_round_workload(test, s, st), phase="measure", group=test.name,
-        tags={"test": test.name, "round": r, "key": st.key, "access": st.access, "bs": st.bs,
-              "read_pct": st.read_pct},
+        tags=PointTags.of(test=test.name, round=r, key=st.key, access=st.access, bs=st.bs, read_pct=st.read_pct),
     )
 
 
@@ -440,7 +459,7 @@ def nines_us(pr: PointResult, p: float = 99.999) -> float | None:
     if not lats:
         return None
     if all(c.bins for c in lats):
-        from ssdlab.fio import hist
+        from ssdlab.results import hist
 
         counts = hist.counts_from_sparse(lats[0].bins)
         for c in lats[1:]:
@@ -585,64 +604,98 @@ def analyse(test: RoundTest, s: PtsSettings, run: Run) -> TestState:
 
 
 def _analyse(test: RoundTest, s: PtsSettings, res: dict[str, PointResult]) -> TestState:
-    """analyse() from the run's finished results by id (Run.finished_by_id)."""
-    setup_done = all(p.id in res for p in setup_points(test, s))
-    bad_setup = tuple(p.id for p in setup_points(test, s) if p.id in res and res[p.id].status == "invalid")
+    """analyse() from the run's finished results by id (Run.finished_by_id): round after complete round until
+    one decides the test (steady, or the last round), or the stored results end."""
+    setup = setup_points(test, s)
+    bad_setup = tuple(p.id for p in setup if p.id in res and res[p.id].status == "invalid")
     if bad_setup:
         note = f"incomplete: {res[bad_setup[0]].point.label} is invalid ({res[bad_setup[0]].reason})"
         return TestState(test, True, 0, {t.name: [] for t in test.trackers(s)}, True, False, None, {}, note,
                          bad_setup)
-    trackers = test.trackers(s)
-    tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
-    dev_tracking: dict[str, dict[str, list[float | None]]] = {}
-    r = 0
-    while setup_done:
-        if not all(p.id in res for p in _round_points(test, s, r + 1)):
-            break
-        r += 1
-        for t in trackers:
-            pr = res.get(f"{test.name}-r{r:02d}-{t.key}")
-            tracking[t.name].append(metric_value(t.metric, pr))
+    setup_done = all(p.id in res for p in setup)
+    rounds = _Rounds(test, test.trackers(s))
+    while setup_done and all(p.id in res for p in _round_points(test, s, rounds.r + 1)):
+        rounds.add(res)
+        decided = _decided(test, s, res, rounds)
+        if decided is not None:
+            return decided
+    r = rounds.r
+    window_end = r if r >= steady.WINDOW else None
+    dets, dev_dets = rounds.windows() if window_end is not None else ({}, {})
+    note = "not finished: the run stopped before the test did" if setup_done or r else "not started"
+    return rounds.state(False, False, window_end, dets, dev_dets, note, setup_done=setup_done)
+
+
+def _decided(test: RoundTest, s: PtsSettings, res: Mapping[str, PointResult], rounds: _Rounds) -> TestState | None:
+    """The test's state when its last complete round decides it: a point of it invalid (incomplete), steady
+    state in the window ending there, or the last round (--max-rounds); None: it goes on."""
+    r = rounds.r
+    invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
+    if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
+        return TestState(test, True, r, rounds.tracking, True, False, r if r >= steady.WINDOW else None, {},
+                         invalid_note(res[invalid[0]]), invalid)
+    if r < steady.WINDOW:
+        return None
+    dets, dev_dets = rounds.windows()
+    ok = rounds.steady(dets, dev_dets)
+    if not ok and (r < s.max_rounds or s.until_steady):
+        return None
+    note = f"steady state reached at round {r}" if ok else \
+        f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window"
+    if ok and rounds.devices:
+        note += f" on every device ({len(dev_dets)})"
+    return rounds.state(True, ok, r, dets, dev_dets, note)
+
+
+Windows = dict[str, Determination | None]  # tracker name -> determination of the window (None: a value missing)
+
+
+class _Rounds:
+    """A round test's tracker values, complete round after complete round: the aggregate's and, on several
+    devices at once, each device's (a device without a result in a round, e.g. one that left, has None)."""
+
+    def __init__(self, test: RoundTest, trackers: Sequence[Tracker]) -> None:
+        self.test, self.trackers = test, trackers
+        self.tracking: dict[str, list[float | None]] = {t.name: [] for t in trackers}
+        self.devices: dict[str, dict[str, list[float | None]]] = {}
+        self.r = 0
+
+    def add(self, res: Mapping[str, PointResult]) -> None:
+        """Take the next round's values."""
+        self.r += 1
+        r = self.r
+        for t in self.trackers:
+            pr = res.get(f"{self.test.name}-r{r:02d}-{t.key}")
+            self.tracking[t.name].append(metric_value(t.metric, pr))
             for key, dpr in device_results(pr).items():
-                per = dev_tracking.setdefault(key, {tr.name: [None] * (r - 1) for tr in trackers})
+                per = self.devices.setdefault(key, {tr.name: [None] * (r - 1) for tr in self.trackers})
                 per[t.name].append(metric_value(t.metric, dpr))
-        for per in dev_tracking.values():  # a device without a result this round (it left the run)
+        for per in self.devices.values():  # a device without a result this round (it left the run)
             for vals in per.values():
                 vals.extend([None] * (r - len(vals)))
-        invalid = tuple(p.id for p in _round_points(test, s, r) if res[p.id].status == "invalid")
-        if invalid:  # a round with a point that measured too little cannot be judged: the test ends incomplete
-            return TestState(test, True, r, tracking, True, False, r if r >= steady.WINDOW else None, {},
-                             invalid_note(res[invalid[0]]), invalid)
-        if r < steady.WINDOW:
-            continue
-        dets = {name: window_steady(vals, r) for name, vals in tracking.items()}
-        dev_dets = _device_windows(dev_tracking, r)
-        if dev_tracking:
-            ok = bool(dev_dets) and all(d is not None and d.steady for per in dev_dets.values() for d in per.values())
-        else:
-            ok = all(d is not None and d.steady for d in dets.values())
-        if ok or (r >= s.max_rounds and not s.until_steady):
-            clean = {k: d for k, d in dets.items() if d is not None}
-            dev_clean = {k: {n: d for n, d in per.items() if d is not None} for k, per in dev_dets.items()}
-            note = f"steady state reached at round {r}" if ok else \
-                f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window"
-            if ok and dev_tracking:
-                note += f" on every device ({len(dev_dets)})"
-            return TestState(test, True, r, tracking, True, ok, r, clean, note, device_tracking=dev_tracking,
-                             device_determinations=dev_clean)
-    window_end = r if r >= steady.WINDOW else None
-    dets2: dict[str, steady.Determination] = {}
-    dev_dets2: dict[str, dict[str, Determination]] = {}
-    if window_end is not None:
-        for name, vals in tracking.items():
-            d = window_steady(vals, r)
-            if d is not None:
-                dets2[name] = d
-        dev_dets2 = {k: {n: d for n, d in per.items() if d is not None}
-                     for k, per in _device_windows(dev_tracking, r).items()}
-    note = "not finished: the run stopped before the test did" if setup_done or r else "not started"
-    return TestState(test, setup_done, r, tracking, False, False, window_end, dets2, note,
-                     device_tracking=dev_tracking, device_determinations=dev_dets2)
+
+    def windows(self) -> tuple[Windows, dict[str, Windows]]:
+        """The determinations of the window ending at the last round: the aggregate's and each active device's."""
+        return ({name: window_steady(vals, self.r) for name, vals in self.tracking.items()},
+                _device_windows(self.devices, self.r))
+
+    def steady(self, dets: Windows, dev_dets: dict[str, Windows]) -> bool:
+        """Steady in that window: every tracker (on several devices: every device still in the run)."""
+        if self.devices:
+            return bool(dev_dets) and all(d is not None and d.steady for per in dev_dets.values()
+                                          for d in per.values())
+        return all(d is not None and d.steady for d in dets.values())
+
+    def state(self, finished: bool, ok: bool, window_end: int | None, dets: Windows,
+              dev_dets: dict[str, Windows], note: str, *, setup_done: bool = True) -> TestState:
+        """The test's state after these rounds, with the window's determinations found."""
+        return TestState(self.test, setup_done, self.r, self.tracking, finished, ok, window_end, _found(dets), note,
+                         device_tracking=self.devices,
+                         device_determinations={k: _found(per) for k, per in dev_dets.items()})
+
+
+def _found(dets: Windows) -> dict[str, Determination]:
+    return {k: d for k, d in dets.items() if d is not None}
 
 
 def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[TestPoint]:
@@ -664,7 +717,7 @@ def remaining_round_test(test: RoundTest, s: PtsSettings, run: Run) -> list[Test
 
 def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds: int
                        ) -> tuple[list[tuple[TestPoint, int]], list[tuple[TestPoint, int]], TestState | None]:
-    """What one test has left, as (worst, expected) runs of points (see eta.Outlook), and its analysed state
+    """What one test has left, as (worst, expected) runs of points (see suites.base.Outlook), and its analysed state
     (None before its set-up is done). Expected: the test stops at round `expect_rounds`, or at the next round
     when it has run that many without steady state (any round from the fifth on may be the steady one)."""
     done = run.done_ids()
@@ -722,14 +775,13 @@ def per_round(test: RoundTest, run: Run, key: str, metric: str, rounds: int) -> 
 def round_conclude(t: RoundTest, s: PtsSettings, run: Run) -> Run:
     """Record the steady-state determination of one round test; warn when it did not reach steady state."""
     state = analyse(t, s, run)
-    event: dict[str, Any] = {
-        "kind": "pts-steady-state", "test": t.name, "steady": state.steady,
-        "window": state.window, "note": state.note,
-        "determinations": {k: det_record(d) for k, d in state.determinations.items()},
-    }
+    event = SteadyStateEvent.of(
+        kind="pts-steady-state", test=t.name, steady=state.steady, window=state.window, note=state.note,
+        determinations={k: det_record(d) for k, d in state.determinations.items()},
+    )
     if state.device_determinations:  # per device: the test was judged on each of them
-        event["devices"] = {dev: {k: det_record(d) for k, d in per.items()}
-                            for dev, per in state.device_determinations.items()}
+        event = event.replace(devices={dev: {k: det_record(d) for k, d in per.items()}
+                                       for dev, per in state.device_determinations.items()})
     run = run.with_event(event)
     run = run.with_event(test_verdict_event(t, state))
     if state.finished and not state.steady and not state.invalid:
@@ -753,9 +805,9 @@ def round_notes(t: RoundTest, s: PtsSettings) -> list[str]:
          if (caps := capture_points(t, s)) else [])
 
 
-def test_verdict_event(test: RoundTest, state: TestState) -> dict[str, Any]:
+def test_verdict_event(test: RoundTest, state: TestState) -> VerdictEvent:
     """The verdict event of one round test (verdict.py): steady at round N, not steady, or incomplete."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     if state.steady and state.window:
         return verdict.verdict_event(test.name, test.title, "steady", f"rounds {state.window[0]}-"
@@ -789,7 +841,7 @@ def common_notes(s: PtsSettings) -> list[str]:
 
 def scaled_warning(run: Run, s: PtsSettings) -> Run:
     """Add the plain 'not spec-compliant' warning to a scaled run."""
-    reasons = s.scaled_reasons(dict(run.options), dict(run.target))
+    reasons = s.scaled_reasons(run.options, dict(run.target))
     if reasons:
         run = run.with_warning("scaled run, NOT SNIA PTS compliant: " + "; ".join(reasons))
     return run
@@ -800,8 +852,8 @@ def settings_from_run(run: Run) -> PtsSettings:
     o = run.options
     t = run.target
     lbs = int(t.get("logical_block_size") or 512)
-    # the active capacity as the run and its resume computed it (cli.make_context: --footprint, --misalign)
-    capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.get("footprint"), o.get("misalign"))
+    # the active capacity as the run and its resume computed it (run/setup.plan_context: --footprint, --misalign)
+    capacity, _, _ = common_limits(int(t.get("capacity_bytes") or 0), lbs, o.footprint, o.misalign)
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
-                      runtime_s=o.get("runtime_s"), ramp_s=o.get("ramp_s"), options=dict(o.get("suite_options") or {}))
+                      runtime_s=o.runtime_s, ramp_s=o.ramp_s, options=dict(o.suite_options))
     return settings(ctx)

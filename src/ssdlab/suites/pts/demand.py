@@ -20,12 +20,13 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
+from ssdlab.results.events import SteadyStateEvent, VerdictEvent
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import (
     KiB,
@@ -287,7 +288,7 @@ def pc_point(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> TestP
         id=pc_id(t, r), label=f"{t.key.upper()} PC {what}: {st.label} writes T{tc}Q{qd}",
         workload=st.workload(s, tc, qd, _seconds(s, ds.pc_min), writes_only=True, interval_ms=_interval_ms(s)),
         phase="precondition", group=t.key,
-        tags={"test": t.key, "stage": "pc", "round": r, "tc": tc, "qd": qd, "spec_minutes": ds.pc_min},
+        tags=PointTags.of(test=t.key, stage="pc", round=r, tc=tc, qd=qd, spec_minutes=ds.pc_min),
     )
 
 
@@ -306,14 +307,12 @@ def _round_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> 
         workload=st.workload(s, tc0, qd0, _seconds(s, ds.prewrite_min), writes_only=True,
                              interval_ms=_interval_ms(s)),
         phase="precondition", group=t.key,
-        tags={"test": t.key, "stage": "prewrite", "round": r, "tc": tc0, "qd": qd0,
-              "spec_minutes": ds.prewrite_min})]
+        tags=PointTags.of(test=t.key, stage="prewrite", round=r, tc=tc0, qd=qd0, spec_minutes=ds.prewrite_min))]
     for tc, qd in ds.sweep_points():
         out.append(TestPoint(
             id=round_id(t, r, tc, qd), label=f"{t.key.upper()} R{r} T{tc}Q{qd} {st.label}",
             workload=st.workload(s, tc, qd, s.runtime_s), phase="measure", group=t.key,
-            tags={"test": t.key, "stage": "sweep", "round": r, "tc": tc, "qd": qd, "toio": tc * qd,
-                  "read_pct": st.read_pct}))
+            tags=PointTags.of(test=t.key, stage="sweep", round=r, tc=tc, qd=qd, toio=tc * qd, read_pct=st.read_pct)))
     return tuple(out)
 
 
@@ -322,17 +321,17 @@ def hist_points(t: DemandTest, s: PtsSettings, ds: DemandSettings, role: str, tc
     """At one chosen point: the pre-write, then the capture whose bins give the response-time histogram."""
     st = t.stimulus(s)
     names = "/".join(ROLE_TITLES[r] for r in (roles or (role,)))
-    tags = {"test": t.key, "role": role, "roles": list(roles or (role,)), "tc": tc, "qd": qd, "toio": tc * qd}
+    tags = PointTags.of(test=t.key, role=role, roles=list(roles or (role,)), tc=tc, qd=qd, toio=tc * qd)
     return [
         TestPoint(id=hist_id(t, role, True), label=f"{t.key.upper()} {names} pre-write {ds.hist_prewrite_min:g} min "
                   f"T{tc}Q{qd}",
                   workload=st.workload(s, tc, qd, _seconds(s, ds.hist_prewrite_min), writes_only=True,
                                        interval_ms=_interval_ms(s)),
-                  phase="precondition", group=t.key, tags={**tags, "stage": "hist-prewrite",
-                                                           "spec_minutes": ds.hist_prewrite_min}),
+                  phase="precondition", group=t.key, tags=tags.replace(stage="hist-prewrite",
+                                                                       spec_minutes=ds.hist_prewrite_min)),
         TestPoint(id=hist_id(t, role), label=f"{t.key.upper()} {names} histogram {ds.hist_min:g} min T{tc}Q{qd}",
                   workload=st.workload(s, tc, qd, _seconds(s, ds.hist_min), interval_ms=_interval_ms(s)),
-                  phase="measure", group=t.key, tags={**tags, "stage": "hist", "spec_minutes": ds.hist_min}),
+                  phase="measure", group=t.key, tags=tags.replace(stage="hist", spec_minutes=ds.hist_min)),
     ]
 
 
@@ -525,33 +524,13 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
                                invalid_note(pr), invalid=(pr.point.id,))
         pc_values.append(metric_value("iops", pr))
         r += 1
-    if ds.pc_mode == "fixed":
-        pc_finished, pc_steady, pc_det = bool(pc_values), None, None
-    else:
-        pc_finished, ok, _, pc_det = _series_ss(pc_values, s)
-        pc_steady = ok if pc_finished else None
-        # stop reading PC rounds at the first window that decides
-        if pc_finished and pc_det is not None:
-            pc_values = pc_values[:pc_det.rounds[-1]]
+    pc_finished, pc_steady, pc_det, pc_values = _preconditioned(pc_values, s, ds)
     tracking: list[float | None] = []
-    rounds = 0
-    while pc_finished:
-        ids = [p.id for p in round_points(t, s, ds, rounds + 1)]
-        if not all(i in res for i in ids):
-            break
-        rounds += 1
-        tracking.append(metric_value("iops", res.get(round_id(t, rounds, *ds.top))))
-        bad = [i for i in ids if res[i].status == "invalid"]
-        if bad:  # a round with a point that measured too little cannot be judged
-            end = rounds if rounds >= steady.WINDOW else None
-            return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
-                               end, None, invalid_note(res[bad[0]]), invalid=tuple(bad))
-        if rounds >= s.max_rounds and not s.until_steady:
-            break
-        if rounds >= steady.WINDOW:
-            d = window_steady(tracking, rounds)
-            if d is not None and d.steady:
-                break
+    rounds, bad = _rounds(t, s, ds, res, tracking) if pc_finished else (0, [])
+    if bad:  # a round with a point that measured too little cannot be judged
+        end = rounds if rounds >= steady.WINDOW else None
+        return DemandState(t, ds, purged, pc_values, True, pc_steady, pc_det, rounds, tracking, True, False,
+                           end, None, invalid_note(res[bad[0]]), invalid=tuple(bad))
     finished, ok, end, det = _series_ss(tracking, s) if pc_finished else (False, False, None, None)
     if finished:
         note = (f"steady state reached at round {end}" if ok else
@@ -565,6 +544,40 @@ def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
             else "not finished: the run stopped before the test did")
     return DemandState(t, ds, purged, pc_values, pc_finished, pc_steady, pc_det, rounds, tracking, False, False,
                        end, det, note)
+
+
+def _preconditioned(pc_values: list[float | None], s: PtsSettings, ds: DemandSettings
+                    ) -> tuple[bool, bool | None, Determination | None, list[float | None]]:
+    """(finished, steady (None: fixed rounds or not finished), the deciding window, the rounds that count):
+    fixed preconditioning ends after its rounds, steady-state preconditioning at the first window that decides."""
+    if ds.pc_mode == "fixed":
+        return bool(pc_values), None, None, pc_values
+    pc_finished, ok, _, pc_det = _series_ss(pc_values, s)
+    if pc_finished and pc_det is not None:  # stop reading PC rounds at the first window that decides
+        pc_values = pc_values[:pc_det.rounds[-1]]
+    return pc_finished, ok if pc_finished else None, pc_det, pc_values
+
+
+def _rounds(t: DemandTest, s: PtsSettings, ds: DemandSettings, res: Mapping[str, PointResult],
+            tracking: list[float | None]) -> tuple[int, list[str]]:
+    """Complete sweep rounds (their tracked IOPS appended to `tracking`) up to the one that decides: steady, the
+    last, or one with an invalid point (its ids returned)."""
+    rounds = 0
+    while True:
+        ids = [p.id for p in round_points(t, s, ds, rounds + 1)]
+        if not all(i in res for i in ids):
+            return rounds, []
+        rounds += 1
+        tracking.append(metric_value("iops", res.get(round_id(t, rounds, *ds.top))))
+        bad = [i for i in ids if res[i].status == "invalid"]
+        if bad:
+            return rounds, bad
+        if rounds >= s.max_rounds and not s.until_steady:
+            return rounds, []
+        if rounds >= steady.WINDOW:
+            d = window_steady(tracking, rounds)
+            if d is not None and d.steady:
+                return rounds, []
 
 
 def capture_points(t: DemandTest, s: PtsSettings, state: DemandState) -> list[TestPoint]:
@@ -605,12 +618,12 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     sel = state.selection
     tc, qd = state.settings.top
     det = state.determination
-    run = run.with_event({
-        "kind": "pts-steady-state", "test": t.key, "steady": state.steady, "window": state.window,
-        "note": state.note, "pc_steady": state.pc_steady, "pc_rounds": len(state.pc_values),
-        "determinations": {} if det is None else {f"IOPS T{tc}Q{qd}": det_record(det)},
-        "selection": None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
-    })
+    run = run.with_event(SteadyStateEvent.of(
+        kind="pts-steady-state", test=t.key, steady=state.steady, window=state.window, note=state.note,
+        pc_steady=state.pc_steady, pc_rounds=len(state.pc_values),
+        determinations={} if det is None else {f"IOPS T{tc}Q{qd}": det_record(det)},
+        selection=None if sel is None else {r: (list(v) if v else None) for r, v in sel.points.items()},
+    ))
     title = t.display_title(s)
     if state.pc_steady is False:
         run = run.with_warning(f"{title}: preconditioning did not reach steady state in {len(state.pc_values)} "
@@ -626,10 +639,10 @@ def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
     return run.with_event(verdict_event(t, s, state, run))
 
 
-def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> dict[str, Any]:
+def verdict_event(t: DemandTest, s: PtsSettings, state: DemandState, run: Run) -> VerdictEvent:
     """The test's verdict (verdict.py): steady at round N or not steady, from the measurement rounds; incomplete
     when a point was invalid, a capture is missing or invalid, or the run stopped first."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     title = t.display_title(s)
     tc, qd = state.settings.top

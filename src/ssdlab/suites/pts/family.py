@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.eta import Outlook
-from ssdlab.model import Run, TestPoint
-from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.results.model import Run, TestPoint
+from ssdlab.suites.base import Outlook, PlanContext, Suite, SuiteOption, register
 from ssdlab.suites.pts.common import (
     SPEC_RUNTIME_S,
     PtsSettings,
@@ -40,7 +39,7 @@ def _nothing(s: PtsSettings) -> None:
     return None
 
 
-# what a test has left as an ETA outlook (eta.Outlook: worst and expected runs of points), given the rounds the
+# what a test has left as an ETA outlook (suites.base.Outlook: worst and expected runs of points), given the rounds the
 # run's finished round tests needed so far (it appends those it finishes: later tests expect as many)
 OutlookFn = Callable[[PtsSettings, Run, list[int]], Outlook]
 
@@ -167,7 +166,7 @@ def selection(suite_name: str, options: Mapping[str, Any]) -> list[PtsTest]:
 
 def tests_for(run: Run) -> list[PtsTest]:
     """The tests a stored run selected, in run order (runs of older versions: the suite's default)."""
-    return selection(run.suite, dict(run.options.get("suite_options") or {}))
+    return selection(run.suite, dict(run.options.suite_options))
 
 
 # ------------------------------------------------------------------ the suites

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
 
-from ssdlab import steady
+from ssdlab.analysis import steady
+from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.steady import Determination
+from ssdlab.results.events import HirEvent, VerdictEvent
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point, window_steady
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -95,7 +96,7 @@ def pc_point(s: PtsSettings, n: int) -> TestPoint:
     h = hir_settings(s)
     r = (n - 1) // h.pc_samples + 1 if h.mode == "steady" else 1
     return TestPoint(id=f"{TEST}-p{n:04d}", label=f"HIR preconditioning sample {n}", workload=_write(s, s.runtime_s),
-                     phase="precondition", group=TEST, tags={"test": TEST, "segment": "pc", "sample": n, "round": r},
+                     phase="precondition", group=TEST, tags=PointTags.of(test=TEST, segment="pc", sample=n, round=r),
                      continuous=f"{TEST}-pc")
 
 
@@ -105,7 +106,7 @@ def burst_point(s: PtsSettings, wait: float, k: int) -> TestPoint:
     h = hir_settings(s)
     return TestPoint(id=f"{TEST}-{wait_key(wait)}-b{k:03d}", label=f"HIR wait {wait:g} s burst {k}",
                      workload=_write(s, h.burst_s), phase="measure", group=TEST,
-                     tags={"test": TEST, "segment": "burst", "wait_s": wait, "burst": k},
+                     tags=PointTags.of(test=TEST, segment="burst", wait_s=wait, burst=k),
                      idle_before_s=h.wait_s(wait) if k > 1 else 0.0)
 
 
@@ -115,7 +116,7 @@ def base_point(s: PtsSettings, wait: float, k: int) -> TestPoint:
     h = hir_settings(s)
     return TestPoint(id=f"{TEST}-{wait_key(wait)}-c{k:03d}", label=f"HIR return to baseline after {wait:g} s, {k}",
                      workload=_write(s, h.burst_s), phase="measure", group=TEST,
-                     tags={"test": TEST, "segment": "baseline", "wait_s": wait, "sample": k},
+                     tags=PointTags.of(test=TEST, segment="baseline", wait_s=wait, sample=k),
                      idle_before_s=h.wait_s(wait) if k == 1 else 0.0, continuous=f"{TEST}-{wait_key(wait)}-c")
 
 
@@ -256,8 +257,7 @@ def wait_state_summaries(state: HirState) -> list[WaitStateSummary]:
     out = []
     for w, prs in state.bursts.items():
         vals = [v for v in (metric_value("iops", p) for p in prs) if v is not None]
-        idles = [float(p.measurement.extra["idle_s"]) for p in prs
-                 if p.measurement is not None and p.measurement.extra.get("idle_s") is not None]
+        idles = [float(i) for p in prs if p.measurement is not None and (i := p.measurement.extra.idle_s) is not None]
         base = [v for v in (metric_value("iops", p) for p in state.baselines.get(w, [])) if v is not None]
         mean = sum(vals) / len(vals) if vals else None
         out.append(WaitStateSummary(
@@ -269,22 +269,22 @@ def wait_state_summaries(state: HirState) -> list[WaitStateSummary]:
 
 def hir_conclude(s: PtsSettings, run: Run) -> Run:
     state = analyse(s, run)
-    event = {"kind": "pts-hir", "preconditioning": state.pc_note, "pc_samples": len(state.pc),
-             "steady": state.pc_steady, "steady_iops": state.steady_iops,
-             "wait_states": {f"{w.wait_s:g}": {"bursts": w.bursts, "mean_iops": w.mean_iops,
-                                               "vs_steady": w.vs_steady, "idle_s": w.idle_s}
-                             for w in wait_state_summaries(state)}}
+    event = HirEvent.of(
+        kind="pts-hir", preconditioning=state.pc_note, pc_samples=len(state.pc), steady=state.pc_steady,
+        steady_iops=state.steady_iops,
+        wait_states={f"{w.wait_s:g}": {"bursts": w.bursts, "mean_iops": w.mean_iops, "vs_steady": w.vs_steady,
+                                       "idle_s": w.idle_s} for w in wait_state_summaries(state)})
     run = run.with_event(event)
     if state.pc_done and not state.pc_steady and hir_settings(s).mode == "steady":
         run = run.with_warning(f"HIR: preconditioning did not reach steady state ({state.pc_note})")
     return run.with_event(hir_verdict(s, state))
 
 
-def hir_verdict(s: PtsSettings, state: HirState) -> dict[str, Any]:
+def hir_verdict(s: PtsSettings, state: HirState) -> VerdictEvent:
     """HIR's verdict (verdict.py): it has no pass criterion, so it is complete when every wait state ran; not
     steady when its preconditioning ran out of rounds without steady state (the bursts then start from a
     drive that is still changing); incomplete when the run stopped before it ended."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     summaries = wait_state_summaries(state)
     known = [w for w in summaries if w.vs_steady is not None]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from ssdlab.errors import UsageError
-from ssdlab.model import TestPoint, Workload
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.pts.common import KiB, PtsSettings, parse_mix, stimulus
 
 HIST_BS = 4 * KiB
@@ -61,6 +62,5 @@ def captures(s: PtsSettings) -> list[TestPoint]:
                               size=s.active_range_bytes, options=s.pattern_options(),
                               log_interval_ms=max(1, round(s.runtime_s * 1000))),
             phase="measure", group=TEST,
-            tags={"test": TEST, "stage": "hist", "key": st.key, "read_pct": read, "bs": HIST_BS,
-                  "spec_minutes": n}))
+            tags=PointTags.of(test=TEST, stage="hist", key=st.key, read_pct=read, bs=HIST_BS, spec_minutes=n)))
     return out

@@ -7,9 +7,10 @@ import functools
 import math
 from dataclasses import dataclass
 
-from ssdlab.eta import Outlook
-from ssdlab.model import PointResult, Run, TestPoint, Workload
-from ssdlab.suites.base import SuiteOption
+from ssdlab.results.events import WsatEvent
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
+from ssdlab.suites.base import Outlook, SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_bytes, format_duration
@@ -30,7 +31,7 @@ def sample_point(s: PtsSettings, n: int) -> TestPoint:
         id=f"{TEST}-s{n:04d}", label=f"WSAT sample {n}",
         workload=Workload(rw="randwrite", bs=WSAT_BS, iodepth=s.qd, numjobs=s.threads, runtime_s=s.runtime_s,
                           size=s.active_range_bytes, options=s.pattern_options()),
-        phase="measure", group=TEST, tags={"test": TEST, "sample": n}, continuous=TEST,
+        phase="measure", group=TEST, tags=PointTags.of(test=TEST, sample=n), continuous=TEST,
     )
 
 
@@ -120,11 +121,13 @@ def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = Non
 def wsat_conclude(s: PtsSettings, run: Run) -> Run:
     """Record how WSAT ended (samples, bytes written, stop rule) and its verdict: WSAT has no pass criterion,
     so it is complete, or incomplete when a sample was invalid."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     state = analyse(s, run)
-    run = run.with_event({"kind": "pts-wsat", "samples": len(state.samples),
-                          "written_bytes": state.written[-1] if state.written else 0, "note": state.note})
+    run = run.with_event(WsatEvent.of(
+        kind="pts-wsat", samples=len(state.samples), written_bytes=state.written[-1] if state.written else 0,
+        note=state.note,
+    ))
     bad = [p for p in state.samples if p.status == "invalid"]
     if bad:
         event = verdict.verdict_event(TEST, "WSAT", "incomplete", f"{len(bad)} invalid sample(s), first "

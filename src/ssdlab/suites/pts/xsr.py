@@ -22,10 +22,11 @@ import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.events import VerdictEvent, XsrEvent
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, _parse_tq, bs_label, metric_value, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
@@ -85,8 +86,8 @@ def sample_point(s: PtsSettings, seg: Segment, n: int) -> TestPoint:
         id=f"{TEST}-{seg.key}{n:04d}", label=f"XSR {seg.name} {seg.access} {bs_label(seg.bs)} W sample {n}",
         workload=Workload(rw=rw, bs=seg.bs, iodepth=x.qd, numjobs=x.threads, runtime_s=s.runtime_s,
                           size=s.active_range_bytes, options=s.pattern_options()),
-        phase="measure", group=TEST, tags={"test": TEST, "segment": seg.key, "sample": n, "access": seg.access,
-                                           "bs": seg.bs}, continuous=f"{TEST}-{seg.key}")
+        phase="measure", group=TEST, tags=PointTags.of(test=TEST, segment=seg.key, sample=n, access=seg.access,
+                                                       bs=seg.bs), continuous=f"{TEST}-{seg.key}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -188,15 +189,14 @@ def xsr_conclude(s: PtsSettings, run: Run) -> Run:
     a = recovery(segment_values(state, SEGMENTS[0], "mbps"), s.runtime_s).settled
     c = rec["c"].settled
     run = run.with_event(xsr_verdict(s, state, rec))
-    return run.with_event({
-        "kind": "pts-xsr", "finished": state.finished,
-        "samples": {k: len(v) for k, v in state.samples.items()},
-        "recovery": {f"{SEGMENTS[i].name}->{seg.name}": {
+    return run.with_event(XsrEvent.of(
+        kind="pts-xsr", finished=state.finished, samples={k: len(v) for k, v in state.samples.items()},
+        recovery={f"{SEGMENTS[i].name}->{seg.name}": {
             "settled_mbps": r.settled, "recovered_at_sample": r.recovered_at, "recovery_s": r.recovery_s,
             "first_ratio": r.first_ratio, "extreme_ratio": r.extreme_ratio}
             for i, seg in enumerate(SEGMENTS[1:]) for r in (rec[seg.key],)},
-        "c_vs_a": c / a if a and c else None,
-    })
+        c_vs_a=c / a if a and c else None,
+    ))
 
 
 def span(seconds: float) -> str:
@@ -204,9 +204,9 @@ def span(seconds: float) -> str:
     return f"{seconds:.3g} s" if seconds < 60 else format_duration(seconds)
 
 
-def xsr_verdict(s: PtsSettings, state: XsrState, rec: dict[str, Recovery]) -> dict[str, Any]:
+def xsr_verdict(s: PtsSettings, state: XsrState, rec: dict[str, Recovery]) -> VerdictEvent:
     """XSR's verdict (verdict.py): a time series with no pass criterion, complete once every segment ran."""
-    from ssdlab import verdict
+    from ssdlab.results import verdict
 
     if not state.finished:
         return verdict.verdict_event(TEST, "XSR", "incomplete", "not finished: "

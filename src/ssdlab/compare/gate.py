@@ -18,9 +18,9 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ssdlab.comparison import METRICS, Comparison, Row, metric_name
+from ssdlab.analysis.significance import Judgement
+from ssdlab.compare.matching import METRICS, Comparison, Row, metric_name
 from ssdlab.errors import UsageError
-from ssdlab.significance import Judgement
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ssdlab.model import Measurement
+from ssdlab.results.model import Measurement
 
 STALL_MIN_NS = 50e6  # 50 ms: no healthy SSD I/O takes this long; a spinning disk's seek is < 20 ms
 STALL_RATIO = 100.0

@@ -1,6 +1,6 @@
 """Wall-clock ETAs: how long the rest of a run takes, as expected and at worst, learned as the run goes.
 
-A suite says what is left as an Outlook: runs of points in the worst case and as expected
+A suite says what is left as an Outlook (suites/base.py): runs of points in the worst case and as expected
 from what the run has shown so far (an adaptive suite stops early: PTS rounds at steady state, WSAT at its
 write goal). The Estimator predicts each point's wall-clock seconds on this target:
 
@@ -20,7 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ssdlab.model import PointResult, TestPoint
+from ssdlab.results.extra import SimCounters
+from ssdlab.results.model import PointResult, TestPoint
+from ssdlab.suites.base import Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
 SIM_RATE_PRIOR = 4e6  # simulated I/Os per wall-clock second before the first point (benchmarks/sim_speed.py)
@@ -33,28 +35,6 @@ RECENT = 20  # overhead samples kept
 # at every point cost more than the simulator on `pts --pts-tests all`)
 LARGE_OUTLOOK = 256
 ESTIMATE_EVERY_S = 1.0
-
-
-PointRuns = tuple[tuple[TestPoint, int], ...]
-
-
-@dataclass(frozen=True)
-class Outlook:
-    """What a run still has to do, for ETAs: runs of (point, count), a point standing for `count` points of its
-    shape, in the worst case and as expected from what the run has shown so far (None: the worst case is
-    expected). The first point of `worst` is the next one to run."""
-
-    worst: PointRuns = ()
-    expected: PointRuns | None = None
-
-    @property
-    def next_point(self) -> TestPoint | None:
-        return self.worst[0][0] if self.worst else None
-
-    @staticmethod
-    def of(points: list[TestPoint]) -> Outlook:
-        """The outlook of a known list of remaining points."""
-        return Outlook(worst=tuple((p, 1) for p in points))
 
 
 @dataclass(frozen=True)
@@ -124,7 +104,7 @@ class Estimator:
 
     def __init__(self, target: Mapping[str, Any], overhead_s: float = 0.5) -> None:
         self.kind = str(target.get("kind") or "file")
-        self.engine = "sim" if self.kind == "sim" else "fio"
+        self.engine = "sim" if traits_of(self.kind).simulated else "fio"
         self.params: Mapping[str, Any] = dict((target.get("sim") or {}).get("params") or {})
         self.capacity = int(target.get("capacity_bytes") or 0)
         self.default_overhead_s = overhead_s
@@ -154,8 +134,8 @@ class Estimator:
         if result.status != "ok" or m is None or p.phase == "purge":
             return
         if self.engine == "sim":
-            sim = m.extra.get("sim") or {}
-            ios, rate = float(sim.get("simulated_ios") or 0), float(sim.get("simulated_ios_per_wall_s") or 0)
+            sim = m.extra.sim or SimCounters()
+            ios, rate = float(sim.simulated_ios or 0), float(sim.simulated_ios_per_wall_s or 0)
             if ios > 0 and rate > 0:
                 self._sim_ios += ios
                 self._sim_core_s += ios / rate
@@ -255,3 +235,10 @@ class Estimator:
         nxt = outlook.next_point
         return Eta(expected_s=expected_s, worst_s=worst_s, expected_points=expected_n, worst_points=worst_n,
                    next_s=cache.get(shape(nxt), 0.0) if nxt is not None else 0.0)
+
+
+def plan_seconds(suite: Suite, ctx: PlanContext) -> float:
+    """Worst-case wall-clock seconds of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight)."""
+    target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
+    estimator = Estimator(target, suite.point_overhead_s)
+    return suite.eta_seconds(ctx, lambda outlook: estimator.estimate(outlook).worst_s)

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import ResultsDirError, StoredResultsError, UsageError
-from ssdlab.model import Run
-from ssdlab.store import LOG_FILE, RUN_FILE, load_run
+from ssdlab.results import atomic
+from ssdlab.results.model import Run
+from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
 
 CATALOG_FILE = ".ssdlab-catalog.sqlite"
 TAGS_FILE = "tags.json"
@@ -79,7 +79,7 @@ def parse_tag(text: str) -> tuple[str, str]:
 def run_verdict(run: Run) -> str:
     """One word for listing and filtering: the run's verdict kind from verdict.py (steady, not-steady,
     incomplete, pass, fail, complete)."""
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     return run_verdicts(run).kind
 

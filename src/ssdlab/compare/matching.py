@@ -1,5 +1,5 @@
 """Several stored runs side by side: the same test points matched across runs, their values, the ratio of each
-run to the first (the baseline) and whether each difference is significant (ssdlab.significance).
+run to the first (the baseline) and whether each difference is significant (ssdlab.analysis.significance).
 
 What a "point" is depends on the suite, so that like is compared with like:
   SNIA PTS round tests  one point per test and stimulus (key `iops/rnd4k-0-100`): the average over the
@@ -14,7 +14,7 @@ What a "point" is depends on the suite, so that like is compared with like:
                         are its per-interval values when the suite logged them.
 Points present in only some runs are kept (their row says where they are missing), never dropped.
 
-Pure: reads stored runs only. Renderers (report.compare) and the regression gate (ssdlab.gate) use it.
+Pure: reads stored runs only. Renderers (report.compare) and the regression gate (ssdlab.compare.gate) use it.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ssdlab import aggregate, significance
+from ssdlab.analysis import significance
+from ssdlab.analysis.significance import Judgement
 from ssdlab.errors import SsdlabError
-from ssdlab.model import LatencyStats, Measurement, PointResult, Run, TestPoint
-from ssdlab.report.readable import engine_text
-from ssdlab.significance import Judgement
+from ssdlab.results import aggregate
+from ssdlab.results.model import LatencyStats, Measurement, PointResult, Run, TestPoint, engine_text
 
 # ---------------------------------------------------------------- metrics
 
@@ -119,30 +119,42 @@ def interval_samples(m: Measurement) -> dict[str, list[float]]:
     if keep < 1:
         return {}
     out: dict[str, list[float]] = {}
-    zeros = [0.0] * keep
     for d in ("read", "write"):
-        iops = s.get(f"{d}_iops", zeros)[:keep]
-        if f"{d}_iops" not in s or not any(iops):
-            continue
-        out[f"{d}_iops"] = iops
-        if f"{d}_bw_MBps" in s:
-            out[f"{d}_bw_MBps"] = s[f"{d}_bw_MBps"][:keep]
-        lat = s.get(f"{d}_lat_mean_us")
-        if lat is not None:
-            out[f"{d}_lat_mean_us"] = [v for v, k in zip(lat[:keep], iops, strict=False) if k > 0]
+        out.update(_direction_samples(s, d, keep))
     dirs = [d for d in ("read", "write") if f"{d}_iops" in out]
     if dirs:
-        out["iops"] = [sum(out[f"{d}_iops"][i] for d in dirs) for i in range(keep)]
-        if all(f"{d}_bw_MBps" in out for d in dirs):
-            out["bw_MBps"] = [sum(out[f"{d}_bw_MBps"][i] for d in dirs) for i in range(keep)]
-        if all(f"{d}_lat_mean_us" in s for d in dirs):
-            lat_all = []
-            for i in range(keep):
-                w = sum(s[f"{d}_iops"][i] for d in dirs)
-                if w > 0:
-                    lat_all.append(sum(s[f"{d}_lat_mean_us"][i] * s[f"{d}_iops"][i] for d in dirs) / w)
-            out["lat_mean_us"] = lat_all
+        out.update(_total_samples(s, out, dirs, keep))
     return out
+
+
+def _direction_samples(s: Mapping[str, list[float]], d: str, keep: int) -> dict[str, list[float]]:
+    """One direction's samples ({} when it did no I/O); mean latency of the intervals with I/O only."""
+    iops = s.get(f"{d}_iops", [0.0] * keep)[:keep]
+    if f"{d}_iops" not in s or not any(iops):
+        return {}
+    out = {f"{d}_iops": iops}
+    if f"{d}_bw_MBps" in s:
+        out[f"{d}_bw_MBps"] = s[f"{d}_bw_MBps"][:keep]
+    lat = s.get(f"{d}_lat_mean_us")
+    if lat is not None:
+        out[f"{d}_lat_mean_us"] = [v for v, k in zip(lat[:keep], iops, strict=False) if k > 0]
+    return out
+
+
+def _total_samples(s: Mapping[str, list[float]], out: Mapping[str, list[float]], dirs: list[str],
+                   keep: int) -> dict[str, list[float]]:
+    """Both directions together: IOPS and MB/s summed, latency weighted by each direction's IOPS."""
+    total = {"iops": [sum(out[f"{d}_iops"][i] for d in dirs) for i in range(keep)]}
+    if all(f"{d}_bw_MBps" in out for d in dirs):
+        total["bw_MBps"] = [sum(out[f"{d}_bw_MBps"][i] for d in dirs) for i in range(keep)]
+    if all(f"{d}_lat_mean_us" in s for d in dirs):
+        lat_all = []
+        for i in range(keep):
+            w = sum(s[f"{d}_iops"][i] for d in dirs)
+            if w > 0:
+                lat_all.append(sum(s[f"{d}_lat_mean_us"][i] * s[f"{d}_iops"][i] for d in dirs) / w)
+        total["lat_mean_us"] = lat_all
+    return total
 
 
 # ---------------------------------------------------------------- per-run points
@@ -197,8 +209,8 @@ def is_pts(run: Run) -> bool:
 
 def _family(r: PointResult) -> str:
     tags = r.point.tags
-    if tags.get("family") == "characterization":
-        return str(tags.get("view") or "matrix")
+    if tags.family == "characterization":
+        return str(tags.view or "matrix")
     return "points"
 
 
@@ -233,7 +245,7 @@ def _single_point(r: PointResult, key: str, family: str, label: str = "") -> Poi
 def _generic_points(run: Run, skip_tests: frozenset[str]) -> dict[str, PointData]:
     latest: dict[str, PointResult] = {}
     for r in run.points:
-        if r.point.phase != "measure" or r.point.tags.get("test") in skip_tests:
+        if r.point.phase != "measure" or r.point.tags.test in skip_tests:
             continue
         latest[r.point.id] = r  # a later attempt of an id replaces the earlier one
     return {pid: _single_point(r, pid, _family(r)) for pid, r in latest.items()}
@@ -257,7 +269,7 @@ CAPTURES = "pts-captures"  # the family of PTS response-time histogram captures 
 def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]:
     from ssdlab.suites import load_builtin
     from ssdlab.suites.pts import wsat as wsat_mod
-    from ssdlab.suites.pts.common import analyse, capture_points, settings_from_run
+    from ssdlab.suites.pts.common import settings_from_run
     from ssdlab.suites.pts.family import tests_for
 
     load_builtin()
@@ -265,54 +277,70 @@ def _pts_points(run: Run) -> tuple[dict[str, PointData], list[Curve], list[str]]
         s = settings_from_run(run)
     except SsdlabError as exc:
         return {}, [], [f"cannot read the PTS settings of {run.run_id}: {exc}"]
-    res = run.finished_by_id()
     points: dict[str, PointData] = {}
     curves: list[Curve] = []
     notes: list[str] = []
     for test in [rt for ft in tests_for(run) for rt in ft.round_tests]:  # the round tests the run selected
-        state = analyse(test, s, run)
-        rounds = state.window or list(range(1, state.rounds_done + 1))
-        kind = "window rounds" if state.window else "rounds so far"
-        if not state.window:
-            notes.append(f"{run.run_id} {test.title}: no measurement window ({state.rounds_done} complete "
-                         "rounds); its points average the rounds run so far")
-        family = f"pts-{test.name}"
-        for st in test.stimuli(s):
-            prs = [res.get(f"{test.name}-r{r:02d}-{st.key}") for r in rounds]
-            ok = [p for p in prs if p is not None and p.status == "ok"]
-            rep = ok[-1].point if ok else None
-            if rep is None:
-                continue
-            points[f"{test.name}/{st.key}"] = PointData(
-                key=f"{test.name}/{st.key}", label=f"{test.title} {st.label}", family=family, point=rep,
-                status="ok", metrics=_aggregate(ok), sample_kind=kind, percentiles=_percentile_curves(ok))
-        xs = tuple(float(r) for r in range(1, state.rounds_done + 1))
-        for tr in test.trackers(s):
-            curves.append(Curve(family, tr.name, "round", tr.unit, xs, tuple(state.tracking.get(tr.name, ()))))
-        for cap in capture_points(test, s):  # LAT's histogram captures, after the rounds
-            pr = res.get(cap.id)
-            if pr is not None:
-                key = f"{test.name}/{cap.id.removeprefix(test.name + '-')}"
-                points[key] = _single_point(pr, key, CAPTURES)
+        _round_test_points(run, s, test, points, curves, notes)
     for dtest in _demand_tests(run):
         demand_points, demand_curves, demand_notes = _demand_points(run, s, dtest)
         points.update(demand_points)
         curves.extend(demand_curves)
         notes.extend(demand_notes)
-    if any(p.point.tags.get("test") == wsat_mod.TEST for p in run.points):
-        ws = wsat_mod.analyse(s, run)
-        if ws.samples:
-            tail = ws.samples[-5:]
-            points["wsat/steady"] = PointData(
-                key="wsat/steady", label="WSAT RND 4 KiB 0/100, last 5 samples", family="pts-wsat",
-                point=tail[-1].point, status="ok", metrics=_aggregate(tail), sample_kind="WSAT samples",
-                percentiles=_percentile_curves(tail))
-            iops = tuple(pr.measurement.total_iops if pr.measurement is not None else None for pr in ws.samples)
-            curves.append(Curve("pts-wsat", "IOPS vs TGBW", "total GB written (10^9 bytes)", "IOPS",
-                                tuple(w / 1e9 for w in ws.written), iops))
-            curves.append(Curve("pts-wsat", "IOPS vs drive fills", "drive fills (written / capacity)", "IOPS",
-                                tuple(w / s.capacity for w in ws.written), iops))
+    if any(p.point.tags.test == wsat_mod.TEST for p in run.points):
+        _wsat_points(run, s, points, curves)
     return points, curves, notes
+
+
+def _round_test_points(run: Run, s: Any, test: Any, points: dict[str, PointData], curves: list[Curve],
+                       notes: list[str]) -> None:
+    """A round test's stimuli averaged over its window (or the rounds so far), its tracking curves and its
+    histogram captures."""
+    from ssdlab.suites.pts.common import analyse, capture_points
+
+    res = run.finished_by_id()
+    state = analyse(test, s, run)
+    rounds = state.window or list(range(1, state.rounds_done + 1))
+    kind = "window rounds" if state.window else "rounds so far"
+    if not state.window:
+        notes.append(f"{run.run_id} {test.title}: no measurement window ({state.rounds_done} complete "
+                     "rounds); its points average the rounds run so far")
+    family = f"pts-{test.name}"
+    for st in test.stimuli(s):
+        prs = [res.get(f"{test.name}-r{r:02d}-{st.key}") for r in rounds]
+        ok = [p for p in prs if p is not None and p.status == "ok"]
+        if not ok:
+            continue
+        points[f"{test.name}/{st.key}"] = PointData(
+            key=f"{test.name}/{st.key}", label=f"{test.title} {st.label}", family=family, point=ok[-1].point,
+            status="ok", metrics=_aggregate(ok), sample_kind=kind, percentiles=_percentile_curves(ok))
+    xs = tuple(float(r) for r in range(1, state.rounds_done + 1))
+    for tr in test.trackers(s):
+        curves.append(Curve(family, tr.name, "round", tr.unit, xs, tuple(state.tracking.get(tr.name, ()))))
+    for cap in capture_points(test, s):  # LAT's histogram captures, after the rounds
+        pr = res.get(cap.id)
+        if pr is not None:
+            key = f"{test.name}/{cap.id.removeprefix(test.name + '-')}"
+            points[key] = _single_point(pr, key, CAPTURES)
+
+
+def _wsat_points(run: Run, s: Any, points: dict[str, PointData], curves: list[Curve]) -> None:
+    """WSAT's last five samples as one point, and its IOPS against data written and drive fills."""
+    from ssdlab.suites.pts import wsat as wsat_mod
+
+    ws = wsat_mod.analyse(s, run)
+    if not ws.samples:
+        return
+    tail = ws.samples[-5:]
+    points["wsat/steady"] = PointData(
+        key="wsat/steady", label="WSAT RND 4 KiB 0/100, last 5 samples", family="pts-wsat",
+        point=tail[-1].point, status="ok", metrics=_aggregate(tail), sample_kind="WSAT samples",
+        percentiles=_percentile_curves(tail))
+    iops = tuple(pr.measurement.total_iops if pr.measurement is not None else None for pr in ws.samples)
+    curves.append(Curve("pts-wsat", "IOPS vs TGBW", "total GB written (10^9 bytes)", "IOPS",
+                        tuple(w / 1e9 for w in ws.written), iops))
+    curves.append(Curve("pts-wsat", "IOPS vs drive fills", "drive fills (written / capacity)", "IOPS",
+                        tuple(w / s.capacity for w in ws.written), iops))
 
 
 def _demand_tests(run: Run) -> list[Any]:
@@ -506,14 +534,14 @@ def run_facts(rd: RunData) -> dict[str, str]:
         "host": f"{h.get('hostname', '?')}: {h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}, "
                 f"kernel {h.get('kernel', '?')}",
     }
-    if o.get("footprint"):
-        facts["footprint"] = str(o["footprint"])
+    if o.footprint:
+        facts["footprint"] = str(o.footprint)
     return facts
 
 
 def _verdict(run: Run) -> str:
     """The run's verdict (verdict.py), each test's when there are several."""
-    from ssdlab.verdict import run_verdicts
+    from ssdlab.results.verdict import run_verdicts
 
     v = run_verdicts(run)
     if len(v.tests) == 1:
@@ -594,7 +622,7 @@ def _scaled(run: Run) -> str:
         try:
             from ssdlab.suites.pts.common import settings_from_run
 
-            reasons = settings_from_run(run).scaled_reasons(dict(run.options), dict(run.target))
+            reasons = settings_from_run(run).scaled_reasons(run.options, dict(run.target))
             ds = _demand_settings(run)
             reasons += ds.scaled_reasons() if ds is not None else []
         except SsdlabError:

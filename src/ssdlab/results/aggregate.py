@@ -18,14 +18,14 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ssdlab.model import DIRECTIONS, DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
+from ssdlab.results.model import DIRECTIONS, DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
 
 DEFAULT_STRAGGLER_MARGIN_PCT = 10.0
 
 
 def merge_latency(stats: Sequence[LatencyStats | None]) -> LatencyStats | None:
     """One distribution from several: counts added, mean weighted by count, variance pooled, bins added."""
-    from ssdlab.fio import hist
+    from ssdlab.results import hist
 
     parts = [s for s in stats if s is not None and s.n > 0]
     if not parts:

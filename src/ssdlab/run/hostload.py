@@ -178,29 +178,36 @@ def assess(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numj
                        "point)")
     if not reasons:
         return HostLimit(False)
-    opts = options or {}
+    advice = _advice(job_cpu_pct, submitting_busy_pct, numjobs=numjobs, submitting_count=submitting_count,
+                     online_cpus=online_cpus, ioengine=ioengine, options=options or {})
+    note = "expected on the null engine, which measures exactly this host ceiling" if null_target else ""
+    return HostLimit(True, tuple(reasons), tuple(advice), note)
+
+
+def _advice(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numjobs: int,
+            submitting_count: int | None, online_cpus: int | None, ioengine: str,
+            options: Mapping[str, Any]) -> list[str]:
+    """What to change to lift a host limit, given what was busy and how the jobs ran."""
     advice = []
     fio_share = None  # the part of the submitting CPUs' time fio's own jobs used, in %
     if job_cpu_pct is not None and submitting_count:
         fio_share = job_cpu_pct * max(1, numjobs) / submitting_count
-    if submitting_busy_pct is not None and submitting_busy_pct >= SATURATED_PCT and fio_share is not None \
-            and submitting_busy_pct - fio_share >= 25:
+    busy = submitting_busy_pct is not None and submitting_busy_pct >= SATURATED_PCT
+    if busy and fio_share is not None and (submitting_busy_pct or 0.0) - fio_share >= 25:
         advice.append(f"stopping other load: fio used about {fio_share:.0f} % of those CPUs, other processes the "
                       "rest")
     job_bound = job_cpu_pct is not None and job_cpu_pct >= SATURATED_PCT
-    if job_bound and (submitting_count is None or numjobs < submitting_count) and \
-            (submitting_busy_pct is None or submitting_busy_pct < SATURATED_PCT):
+    if job_bound and (submitting_count is None or numjobs < submitting_count) and not busy:
         advice.append("more jobs (numjobs) so submission spreads over the idle CPUs")
-    if ioengine != "io_uring" or not (opts.get("fixedbufs") and opts.get("registerfiles")):
+    if ioengine != "io_uring" or not (options.get("fixedbufs") and options.get("registerfiles")):
         advice.append("io_uring with fixed buffers and registered files (--ioengine io_uring; fio options "
                       "fixedbufs=1, registerfiles=1) to cut the CPU cost per I/O")
-    if "cpus_allowed" in opts and submitting_count is not None and online_cpus is not None \
+    if "cpus_allowed" in options and submitting_count is not None and online_cpus is not None \
             and submitting_count < online_cpus:
-        advice.append(f"allowing more CPUs than cpus_allowed={opts['cpus_allowed']}")
+        advice.append(f"allowing more CPUs than cpus_allowed={options['cpus_allowed']}")
     else:
         advice.append("pinning the jobs (cpus_allowed) to CPUs near the device's NUMA node that nothing else uses")
-    note = "expected on the null engine, which measures exactly this host ceiling" if null_target else ""
-    return HostLimit(True, tuple(reasons), tuple(advice), note)
+    return advice
 
 
 def warning_text(limit: HostLimit) -> str:

@@ -1,6 +1,8 @@
-"""The executor seam: a TestPoint in, a Measurement out. fio is one implementation; the simulator another.
+"""The fio executor: a TestPoint in, a Measurement out, through fio (typed job file -> subprocess -> json+).
 
-Suites never run processes; the orchestrator hands each point to the executor chosen for the target.
+The executor interface (targets/base.Executor) has two more implementations: the simulator's (sim/executor.py)
+and the host group's (targets/hostgroup.py, one fio client driving many agents). Suites never run processes;
+the orchestrator hands each point to the executor of its target.
 """
 
 from __future__ import annotations
@@ -9,37 +11,36 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ssdlab import atomic
 from ssdlab.errors import FioFailedError
-from ssdlab.live import LiveCallback, LiveSample, SampleCallback
-from ssdlab.model import Measurement, TestPoint
-from ssdlab.targets.base import Target
+from ssdlab.results import atomic
+from ssdlab.results.live import LiveCallback, LiveSample, SampleCallback
+from ssdlab.results.model import Measurement, TestPoint
 
 if TYPE_CHECKING:
     from ssdlab.fio.job import FioJob, OptionValue
     from ssdlab.fio.runner import JobGate
 
-__all__ = ["Executor", "FioExecutor", "LiveCallback", "LiveSample", "SampleCallback", "executor_for", "job_on",
-           "point_job"]
+__all__ = ["FioExecutor", "FioTarget", "LiveCallback", "LiveSample", "SampleCallback", "job_on", "point_job"]
 
 
-class Executor(Protocol):
-    name: str
+class FioTarget(Protocol):
+    """What fio needs of a target (every targets.base.Target has it): its fio options, its devices' and their
+    names, and what it holds while a point's I/O runs."""
 
-    def version(self) -> str:
-        """Engine version recorded in run.json (e.g. fio '3.33')."""
-        ...
+    def fio_options(self) -> dict[str, OptionValue]: ...
 
-    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
-                  on_live: LiveCallback | None = None) -> Measurement:
-        """Run one point, keep its artefacts in point_dir, return the parsed measurement."""
-        ...
+    def device_fio_options(self) -> list[dict[str, OptionValue]]: ...
+
+    def device_names(self) -> list[tuple[str, str]]: ...
+
+    def during_point(self, point: TestPoint) -> AbstractContextManager[None]: ...
 
 
-def point_job(point: TestPoint, target: Target) -> FioJob:
+def point_job(point: TestPoint, target: FioTarget) -> FioJob:
     """The fio job of one point on `target`. A target of several devices runs the point on all of them at once,
     one reporting group per device (per stream and device for ACT's streams); on one device, streams run as
     sections of their own and other points as one section. The write gate decides from exactly this job."""
@@ -63,6 +64,7 @@ class FioExecutor:
     `gate` (safety.WriteGrant) checks every job at the fio boundary before fio starts."""
 
     name = "fio"
+    series = True  # a continuous stimulus is one fio run, cut into samples from its status stream
 
     def __init__(self, gate: JobGate, status_interval: float = 1.0) -> None:
         from ssdlab.fio.runner import fio_binary
@@ -71,7 +73,7 @@ class FioExecutor:
         self.binary = fio_binary()
         self.status_interval = status_interval
         self._version: str | None = None
-        from ssdlab.idle import IdleTimer
+        from ssdlab.fio.idle import IdleTimer
 
         self.idle = IdleTimer()  # host idle before points that ask for it (PTS HIR), measured at fio's clocks
 
@@ -82,7 +84,7 @@ class FioExecutor:
             self._version = fio_version(self.binary)
         return self._version
 
-    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+    def run_point(self, point: TestPoint, target: FioTarget, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
         from ssdlab.fio.runner import run_job
 
@@ -94,7 +96,7 @@ class FioExecutor:
         with target.during_point(point):
             try:
                 text = run_job(job, point_dir, gate=self.gate, status_interval=self.status_interval,
-                               on_status=on_status, binary=self.binary, readonly=bool(point.tags.get("readonly")))
+                               on_status=on_status, binary=self.binary, readonly=point.tags.readonly)
             except FioFailedError as exc:
                 raise _failed(exc, point_dir, target.device_names(), point) from None
         from ssdlab.fio.parse import io_window, last_document, measurement_from_document  # loaded as fio ran
@@ -103,44 +105,43 @@ class FioExecutor:
         m = _with_failures(measurement_from_document(doc), point_dir, doc)
         idle = self.idle.observe(started, io_window(doc))
         if point.idle_before_s:  # as achieved (None: not measurable)
-            m = dataclasses.replace(m, extra={**m.extra, "idle_s": round(idle, 4) if idle is not None else None})
-        errors = m.extra.get("io_errors")
-        if errors and not point.tags.get("errors_are_results"):  # fio went on past them (--on-error continue)
+            m = dataclasses.replace(m, extra=m.extra.replace(idle_s=round(idle, 4) if idle is not None else None))
+        errors = m.extra.io_errors
+        if errors and not point.tags.errors_are_results:  # fio went on past them (--on-error continue)
             from ssdlab.fio.failures import error_message, io_error_from_dict
 
-            listed = [io_error_from_dict(e) for e in errors["listed"]]
-            raise FioFailedError(f"fio reported {error_message(listed, int(errors['count']))}",
+            listed = [io_error_from_dict(e) for e in errors.listed]
+            raise FioFailedError(f"fio reported {error_message(listed, int(errors.count))}",
                                  partial=self._finish(m, point, point_dir, doc, job, target))
         return self._finish(m, point, point_dir, doc, job, target)
 
     def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any],
-                job: FioJob, target: Target) -> Measurement:
+                job: FioJob, target: FioTarget) -> Measurement:
         """Series, histogram-log files, per-stream results (with each paced section's lag) and per-device
         results added to the measurement."""
         from ssdlab.fio.logs import with_logs
         from ssdlab.fio.parse import measurements_by_job
-        from ssdlab.model import to_dict
+        from ssdlab.results.model import to_dict
 
         w = point.workload
         m = with_logs(m, point, point_dir)
-        extra = dict(m.extra)
         if point.streams:  # per-stream results (one reporting group per stream and device)
             from ssdlab.fio.pacing import section_pacing
 
-            extra["streams"] = {name: to_dict(sm) for name, sm in measurements_by_job(doc).items()}
+            extra = m.extra.replace(streams={name: to_dict(sm) for name, sm in measurements_by_job(doc).items()})
             pacing = section_pacing(job, point_dir)  # how far each paced section fell behind its schedule
             if pacing:
-                extra["pacing"] = pacing
-        m = dataclasses.replace(m, extra=extra)
+                extra = extra.replace(pacing=pacing)
+            m = dataclasses.replace(m, extra=extra)
         names = target.device_names()
         if len(names) > 1 and not point.streams:  # several devices at once: each device's own result
-            from ssdlab.devices import with_device_parts
+            from ssdlab.fio.parts import with_device_parts
 
             m = with_device_parts(m, doc, names, point_dir, point.id, w.log_interval_ms)
         return m
 
 
-    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+    def run_series(self, points: Sequence[TestPoint], target: FioTarget, point_dir: Path,
                    on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
         """Run `points` (samples of one continuous stimulus: the same workload, no idle between them) as one fio
         run, handing each sample to on_sample as it ends (fio.series); stop fio early when on_sample says so."""
@@ -163,7 +164,7 @@ class FioExecutor:
             if cutter.closed == 1:  # the first sample: the idle before the stimulus (documents carry fio's clock)
                 idle = self.idle.observe(started, io_window(doc))
                 if first.idle_before_s:
-                    m = dataclasses.replace(m, extra={**m.extra, "idle_s": idle})
+                    m = dataclasses.replace(m, extra=m.extra.replace(idle_s=idle))
             atomic.write_text(here / STATUS_FILE, json.dumps(doc, indent=1) + "\n")
             where[0] = on_sample(m)
             return where[0] is not None
@@ -213,7 +214,7 @@ def _with_failures(m: Measurement, point_dir: Path, doc: dict[str, Any] | None) 
     found = summarize(point_dir, doc)
     if not found:
         return m
-    m = dataclasses.replace(m, extra={**m.extra, **found})
+    m = dataclasses.replace(m, extra=m.extra.replace(**found))
     if "verify" in found and doc is not None:  # a verify mismatch is the check's result, not a job error
         m = dataclasses.replace(m, errors=len(job_errors(doc, ignore=(EILSEQ,))))
     return m
@@ -233,7 +234,7 @@ def _failed(exc: FioFailedError, point_dir: Path, names: list[tuple[str, str]] |
             doc = last_document(exc.output)
             partial = _with_failures(measurement_from_document(doc), point_dir, doc)
             if names and len(names) > 1 and point is not None and not point.streams:
-                from ssdlab.devices import with_device_parts
+                from ssdlab.fio.parts import with_device_parts
 
                 partial = with_device_parts(partial, doc, names, point_dir, point.id, None)
         except FioFailedError:
@@ -242,19 +243,3 @@ def _failed(exc: FioFailedError, point_dir: Path, names: list[tuple[str, str]] |
     message = f"fio failed: {error_message(errors)}" if errors else str(exc)
     return FioFailedError(message, cmd=exc.cmd, returncode=exc.returncode, stderr=exc.stderr, output=exc.output,
                           partial=partial)
-
-
-def executor_for(target: Target, gate: JobGate) -> Executor:
-    """The executor that can run points on `target` (fio for devices/files/null, the model for sim:); fio jobs
-    pass `gate` (the run's safety.WriteGrant) before fio starts."""
-    if target.engine() == "sim":
-        from ssdlab.sim.executor import SimExecutor
-
-        return SimExecutor()
-    if target.engine() == "fio-client":  # a host group: one fio client drives every agent host
-        from ssdlab.hostgroup import HostGroupExecutor
-        from ssdlab.targets.hosts import HostGroupTarget
-
-        assert isinstance(target, HostGroupTarget)
-        return HostGroupExecutor(target, gate)
-    return FioExecutor(gate)

@@ -12,11 +12,17 @@ Schema history (bump SCHEMA_VERSION on any incompatible change and keep a loader
      is their exact aggregate).
      Also compatible (absent in older runs, ignored by older readers): Run.health (drive
      snapshots before/after, temperature samples, write-cache/power-state changes; targets/session.py) and
-     Measurement.extra["host_cpu"] / ["host_limit"] (CPU utilisation and the host-limit flag; hostload.py).
+     Measurement.extra.host_cpu / .host_limit (CPU utilisation and the host-limit flag; hostload.py).
   2  a run directory also holds a points log (points.jsonl, store.py): points finished since run.json was
      written are records there, one per line, until the run folds them in. The run and point shapes are
      unchanged, so a version-1 run.json loads as it is. Additive in version 2: TestPoint.continuous (the
      continuous stimulus a sample belongs to) and TestPoint.idle_before_s (host idle before a point, PTS HIR).
+
+Loading (run_from_dict) gives every open-ended object its type as it was stored: the run's options a RunRequest
+(results/request.py; keys a run lacks, e.g. schema 1's on_error, read as their defaults and are not added),
+point tags a PointTags (tags.py), events their kind's RunEvent (events.py; the earlier verdict shape and schema
+1's steady-state-only PTS runs read as verdicts there), Measurement.extra a MeasurementExtra (extra.py). Each
+writes back exactly what it loaded, so run.json's content is unchanged and no schema bump was needed.
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ssdlab.errors import StoredResultsError
+from ssdlab.results.events import EVENT_CLASSES, RunEvent, event_from_dict
+from ssdlab.results.extra import MeasurementExtra
+from ssdlab.results.record import Record, RecordField
+from ssdlab.results.request import RunRequest
+from ssdlab.results.tags import PointTags
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
@@ -65,7 +76,7 @@ class LatencyStats:
         A bin's value is its midpoint, which can lie above the largest (or below the smallest) latency that
         fell into it; values are clamped to the observed [min, max], so p99.99 never exceeds the maximum."""
         if self.bins:
-            from ssdlab.fio import hist
+            from ssdlab.results import hist
 
             counts = self.__dict__.get("_counts")  # the bins expanded once per object (a memo, not state)
             if counts is None:
@@ -113,7 +124,8 @@ class Measurement:
     runtime_ms: int = 0
     errors: int = 0
     series: Mapping[str, Sequence[float]] = field(default_factory=dict)  # optional time series
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    # what else the point recorded (results/extra.py); given as the record or any mapping
+    extra: RecordField[MeasurementExtra] = RecordField(MeasurementExtra)  # noqa: RUF009 (a descriptor: no call per instance)
     # a point on several devices (one host or a host group): each device's own result; the fields above are
     # then their exact aggregate (IOPS and bandwidth summed, latency histogram bins added)
     parts: tuple[PartResult, ...] = ()
@@ -198,14 +210,20 @@ class TestPoint:
     workload: Workload
     phase: str = "measure"  # "measure" | "precondition" | "purge" | ...
     group: str = ""
-    tags: Mapping[str, Any] = field(default_factory=dict)
-    # several concurrent fio job sections (e.g. ACT's paced streams); tags["stream_names"] names them.
+    tags: PointTags = field(default_factory=PointTags)  # what the suite records about the point (results/tags.py)
+    # several concurrent fio job sections (e.g. ACT's paced streams); tags.stream_names names them.
     # When set, `workload` is the first stream (summaries, skip checks) and every stream runs at once.
     streams: tuple[Workload, ...] = ()
     idle_before_s: float = 0.0  # host idle (no I/O) before the point starts, e.g. PTS HIR's wait states
     # a continuous stimulus: consecutive points with the same key and workload (and no idle before all but the
     # first) run as one fio run, each point one sample of it (PTS WSAT, XSR; executor.run_series)
     continuous: str = ""
+
+    def __post_init__(self) -> None:
+        tags: object = self.tags
+        if type(tags) is not PointTags and not isinstance(tags, PointTags):  # their stored form (a mapping), as a
+            # point built by hand may give it (the exact type test first: cheaper than isinstance on a Mapping)
+            object.__setattr__(self, "tags", PointTags(tags if isinstance(tags, Mapping) else None))
 
     @property
     def est_seconds(self) -> float:
@@ -235,14 +253,21 @@ class Run:
     suite: str
     status: RunStatus
     created: str
-    options: Mapping[str, Any]
+    options: RunRequest  # what the run was asked to do (results/request.py); run.json's "options"
     target: Mapping[str, Any]
     host: Mapping[str, Any]
     points: tuple[PointResult, ...] = ()
     finished: str = ""
     warnings: tuple[str, ...] = ()
-    events: tuple[Mapping[str, Any], ...] = ()  # interruption / resume / note records
+    events: tuple[RunEvent, ...] = ()  # interruptions, resumes, notes, verdicts (results/events.py)
     health: Mapping[str, Any] = field(default_factory=dict)  # drive snapshots, samples, settings (session.py)
+
+    def __post_init__(self) -> None:
+        options: object = self.options
+        if not isinstance(options, RunRequest):  # its stored form (a mapping), as a run built by hand may give it
+            object.__setattr__(self, "options", RunRequest.from_dict(options))  # type: ignore[arg-type]
+        if not all(type(e) in EVENT_CLASSES for e in self.events):  # (idem)
+            object.__setattr__(self, "events", tuple(event_from_dict(e) for e in self.events))
 
     def with_point(self, result: PointResult) -> Run:
         """New run with `result` appended (a re-run of an id replaces the unfinished attempt). The lookups of
@@ -268,7 +293,8 @@ class Run:
         return dataclasses.replace(self, status=status, finished=finished or self.finished)
 
     def with_event(self, event: Mapping[str, Any]) -> Run:
-        return dataclasses.replace(self, events=(*self.events, dict(event)))
+        """New run with `event` (a RunEvent, or its stored form) appended."""
+        return dataclasses.replace(self, events=(*self.events, event_from_dict(event)))
 
     def with_warning(self, text: str) -> Run:
         if text in self.warnings:
@@ -311,6 +337,21 @@ class Run:
         return None
 
 
+def engine_text(run: Run) -> str:
+    """The engine that ran the points and its version ("fio-3.33", "ssdlab-sim 0.1.0"), as the headers show it."""
+    name = str(run.host.get("engine") or "")
+    version = str(run.host.get("engine_version") or "")
+    if not name:
+        for r in run.points:
+            if r.measurement is not None:
+                name, version = r.measurement.engine, r.measurement.engine_version
+                break
+    version = version.removeprefix(f"{name}-")
+    if name and name in version:  # "ssdlab-sim 0.1.0" already names the engine
+        return version
+    return f"{name} {version}".strip() or "unknown"
+
+
 @functools.lru_cache(maxsize=1024)
 def percentile_key(p: float) -> str:
     """Canonical key for a percentile: 99.99 -> '99.99', 50 -> '50'."""
@@ -333,12 +374,23 @@ def to_dict(obj: Any) -> Any:
     if kind is dict:
         return {str(k): v if type(v) in _PLAIN else to_dict(v) for k, v in obj.items()}
     names = _FIELD_NAMES.get(kind)
-    if names is None and dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
-    if names is not None:
+    if names is not None:  # a dataclass of the model
         if kind is LatencyStats:  # its bins are hundreds of (index, count) pairs per point
             return {name: _pairs(obj.bins) if name == "bins" else to_dict(getattr(obj, name)) for name in names}
         return {name: to_dict(getattr(obj, name)) for name in names}
+    return _other_to_dict(obj, kind)
+
+
+def _other_to_dict(obj: Any, kind: type) -> Any:
+    """to_dict of what is not plain data nor a dataclass met before: the run request, a record (tags, events,
+    extra: the stored object), a dataclass met for the first time, any other mapping or sequence."""
+    if kind is RunRequest:
+        return obj.to_dict()
+    if isinstance(obj, Record):
+        return {k: v if type(v) in _PLAIN else to_dict(v) for k, v in obj._data.items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(obj))
+        return to_dict(obj)
     if isinstance(obj, Mapping):
         return {str(k): to_dict(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -375,7 +427,7 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
         directions={k: _direction(v) for k, v in d["directions"].items()},
         usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
-        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=dict(d.get("extra", {})),
+        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=d.get("extra"),
         parts=tuple(part_from_dict(p) for p in d.get("parts", ())),
     )
 
@@ -395,7 +447,7 @@ def workload_from_dict(d: Mapping[str, Any]) -> Workload:
 
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
     return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
-                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=dict(d.get("tags", {})),
+                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=PointTags(d.get("tags")),
                      streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
                      idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
@@ -419,11 +471,11 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
     try:
         return Run(
             schema_version=version, ssdlab_version=d["ssdlab_version"], run_id=d["run_id"], suite=d["suite"],
-            status=d["status"], created=d["created"], options=dict(d.get("options", {})),
+            status=d["status"], created=d["created"], options=RunRequest.from_dict(d.get("options") or {}),
             target=dict(d.get("target", {})), host=dict(d.get("host", {})),
             points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
             finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
-            events=tuple(dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
+            events=tuple(event_from_dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ssdlab.model import Measurement
+    from ssdlab.results.model import Measurement
 
 
 @dataclass(frozen=True)

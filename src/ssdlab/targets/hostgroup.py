@@ -19,22 +19,25 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ssdlab.devices import device_parts
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import client_hosts, missing_hosts, run_clients
+from ssdlab.fio.client import ClientRun, client_hosts, missing_hosts, run_clients
+from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
-from ssdlab.model import Measurement, TestPoint
+from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
-from ssdlab.targets.hosts import HostGroupTarget
 
 if TYPE_CHECKING:
-    from ssdlab.executor import LiveCallback
+    from collections.abc import Sequence
+
+    from ssdlab.results.live import LiveCallback, SampleCallback
+    from ssdlab.targets.hosts import HostGroupTarget
 
 
 class HostGroupExecutor:
     """Runs points on a HostGroupTarget through fio's client/server mode."""
 
     name = "fio"
+    series = False  # fio's client mode reports no status stream to cut samples from: points run one by one
 
     def __init__(self, group: HostGroupTarget, gate: JobGate) -> None:
         from ssdlab.fio.runner import fio_binary
@@ -51,6 +54,10 @@ class HostGroupExecutor:
 
             self.group.local_fio = fio_version(self.binary)
         return self.group.local_fio
+
+    def run_series(self, points: Sequence[TestPoint], target: Target, point_dir: Path,
+                   on_live: LiveCallback | None, on_sample: SampleCallback) -> None:
+        raise NotImplementedError("a host group runs the samples of a continuous stimulus one by one (series)")
 
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
@@ -76,25 +83,30 @@ class HostGroupExecutor:
             raise FioFailedError(f"no host returned a result for point {point.id}: {why}", cmd=list(res.argv),
                                  returncode=res.returncode, stderr=res.stderr)
         m = measurement_from_document(doc)  # every job of every host that answered: the exact aggregate
-        w = point.workload
-        parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir, log_interval_ms=w.log_interval_ms,
-                             missing=missing)
+        parts = device_parts(doc, names, point_id=point.id, point_dir=point_dir,
+                             log_interval_ms=point.workload.log_interval_ms, missing=missing)
         m = with_logs(m, point, point_dir)
         m = dataclasses.replace(m, parts=parts,
-                                extra={**m.extra, "hosts": {h.name: h.spec.endpoint.label for h, _ in pairs}})
-        failed = [p for p in parts if p.status != "ok"]
+                                extra=m.extra.replace(hosts={h.name: h.spec.endpoint.label for h, _ in pairs}))
+        self._after_failures(point, m, missing, res)
+        return m
+
+    def _after_failures(self, point: TestPoint, m: Measurement, missing: dict[str, str], res: ClientRun) -> None:
+        """Hosts that did not answer and devices that failed: under --on-error continue they leave the group
+        for every later point; otherwise the point fails, keeping what the others measured."""
+        failed = [p for p in m.parts if p.status != "ok"]
         if not failed:
-            return m
+            return
         summary = "; ".join(f"host {h}: {r}" for h, r in missing.items())
         others = [p for p in failed if p.host not in missing]
         if others:
             summary = "; ".join(x for x in (summary, *(f"{p.key}: {p.reason}" for p in others)) if x)
-        if group.on_error == "continue":
+        if self.group.on_error == "continue":
             for h, r in missing.items():
-                group.drop(h, r)
+                self.group.drop(h, r)
             for p in others:
-                group.drop(p.key, p.reason)
-            return m
+                self.group.drop(p.key, p.reason)
+            return
         raise FioFailedError(f"point {point.id}: {summary}; the devices that finished are kept with the point "
                              "(--on-error continue would go on without the failed ones)",
                              cmd=list(res.argv), returncode=res.returncode, stderr=res.stderr, partial=m)

@@ -9,12 +9,12 @@ and the ETA counted down from it.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import IO, Protocol
 
-from ssdlab.eta import Eta
-from ssdlab.live import LiveSample
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results.live import LiveSample
+from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.run.eta import Eta
 from ssdlab.units import format_duration
 
 
@@ -32,9 +32,9 @@ def _summary(result: PointResult) -> str:
     if result.status != "ok" or m is None:
         return f"{result.status}: {result.reason}"
     parts = []
-    streams = m.extra.get("streams")
-    if isinstance(streams, dict) and streams:  # concurrent streams (ACT): one figure each, never summed
-        from ssdlab.model import measurement_from_dict
+    streams = m.extra.streams
+    if isinstance(streams, Mapping) and streams:  # concurrent streams (ACT): one figure each, never summed
+        from ssdlab.results.model import measurement_from_dict
 
         for section, data in streams.items():
             for name, d in measurement_from_dict(data).directions.items():

@@ -23,7 +23,9 @@ How suites report a test's verdict: `conclude()` records one run event per test,
     {"kind": "verdict", "test": "iops", "title": "IOPS", "verdict": "steady", "round": 6, "reason": "...",
      "passed": true, "text": "IOPS: steady at round 6 (...)"}
 "passed" and "text" keep the earlier ACT shape {"kind": "verdict", "passed": bool, "text": str}, which is
-read too (passed -> pass / fail, text -> reason). The last event per test counts.
+read too (passed -> pass / fail, text -> reason; results/events.VerdictEvent). The last event per test counts.
+PTS runs stored before verdict events existed recorded only their steady-state determinations
+(events.SteadyStateEvent): a test without a verdict event is judged from its determination.
 
 Valid points (docs/results.md): a measured, time-based point must complete at least
 max(MIN_IOS, MIN_QUEUES x iodepth x numjobs) I/Os in its measured window, so that its p99 rests on at least
@@ -37,13 +39,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ssdlab.errors import ExitCode
-from ssdlab.model import Measurement, PointResult, Run, TestPoint
+from ssdlab.results.events import VERDICT_KINDS, SteadyStateEvent, StopEvent, VerdictEvent, VerdictKind
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
-Kind = Literal["steady", "not-steady", "incomplete", "pass", "fail", "complete"]
-KINDS: tuple[Kind, ...] = ("steady", "not-steady", "incomplete", "pass", "fail", "complete")
+Kind = VerdictKind
+KINDS = VERDICT_KINDS
 EXIT_CODES: Mapping[str, int] = {
     "steady": int(ExitCode.OK), "pass": int(ExitCode.OK), "complete": int(ExitCode.OK),
     "not-steady": int(ExitCode.NEGATIVE), "fail": int(ExitCode.NEGATIVE), "incomplete": int(ExitCode.NEGATIVE),
@@ -190,35 +193,32 @@ class RunVerdict:
 
 
 def verdict_event(test: str, title: str, kind: Kind, reason: str, round: int | None = None,
-                  **extra: Any) -> dict[str, Any]:
+                  **extra: Any) -> VerdictEvent:
     """The run event a suite's conclude() records for one test's verdict (see the module docstring)."""
     if kind not in KINDS:
         raise ValueError(f"unknown verdict kind {kind!r}")
     v = TestVerdict(test=test, title=title, kind=kind, reason=reason, round=round)
-    event: dict[str, Any] = {"kind": "verdict", "test": test, "title": title, "verdict": kind, "reason": reason,
-                             "passed": not v.negative, "text": v.text}
-    if round is not None:
-        event["round"] = round
-    event.update(extra)
-    return event
+    rounds = {} if round is None else {"round": round}
+    return VerdictEvent.of(kind="verdict", test=test, title=title, verdict=kind, reason=reason,
+                           passed=not v.negative, text=v.text, **rounds, **extra)
 
 
-def _from_event(e: Mapping[str, Any], default_test: str) -> TestVerdict:
-    test = str(e.get("test") or e.get("suite") or default_test)
-    given = e.get("verdict")
-    kind: Kind = next((k for k in KINDS if k == given), "pass" if e.get("passed") else "fail")
-    reason = e.get("reason")
-    if reason is None:
-        reason = str(e.get("text", ""))
-    rnd = e.get("round")
-    title = str(e.get("title") or ("ACT" if test == "act" else test))
-    return TestVerdict(test=test, title=title, kind=kind, reason=str(reason),
-                       round=int(rnd) if isinstance(rnd, int) else None)
+def from_event(e: VerdictEvent, suite: str) -> TestVerdict:
+    """The verdict a verdict event records (of either stored shape)."""
+    test = e.test_name(suite)
+    return TestVerdict(test=test, title=e.title_for(test), kind=e.judged(), reason=e.reason_text(),
+                       round=e.round_number())
+
+
+def from_steady_state(e: SteadyStateEvent) -> TestVerdict:
+    """The verdict of a PTS test that recorded only its steady-state determination (schema 1)."""
+    return TestVerdict(test=e.test, title=e.test.upper(), kind="steady" if e.steady else "not-steady",
+                       reason=str(e.note), round=e.steady_round())
 
 
 def point_test(r: PointResult, suite: str) -> str:
     """The test a point belongs to: its `test` tag (PTS), else the suite (one test per run)."""
-    return str(r.point.tags.get("test") or suite)
+    return r.point.tags.test_or(suite)
 
 
 def _invalid_text(points: Sequence[PointResult]) -> str:
@@ -228,12 +228,12 @@ def _invalid_text(points: Sequence[PointResult]) -> str:
 
 
 def _stopped_text(run: Run) -> str:
-    last = next((e for e in reversed(run.events) if e.get("kind") in ("interrupted", "failed")), None)
+    last = next((e for e in reversed(run.events) if isinstance(e, StopEvent)), None)
     done = len(run.ok_points())
     if run.status == "interrupted":
         return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
     if run.status == "failed":
-        why = str(last.get("text", "")) if last else ""
+        why = str(last.text) if last else ""
         return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
     return f"the run has not finished ({done} point(s) so far; still running, or killed)"
 
@@ -247,46 +247,59 @@ def _went_on_without_some(r: PointResult) -> bool:
 
 def run_verdicts(run: Run) -> RunVerdict:
     """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
-    tests: dict[str, TestVerdict] = {}
-    for e in run.events:
-        if e.get("kind") == "verdict":
-            v = _from_event(e, run.suite)
-            tests[v.test] = v
-    for e in run.events:  # PTS runs stored before verdict events existed recorded their steady state only
-        test = str(e.get("test") or "")
-        if e.get("kind") == "pts-steady-state" and test and test not in tests:
-            window = e.get("window") or []
-            tests[test] = TestVerdict(
-                test=test, title=test.upper(), kind="steady" if e.get("steady") else "not-steady",
-                reason=str(e.get("note", "")),
-                round=int(window[-1]) if e.get("steady") and window and isinstance(window[-1], int) else None)
+    tests = recorded_verdicts(run)
     invalid = tuple(r for r in run.points if r.status == "invalid")
     failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
         if run.status == "complete" else ()
-    for bad, is_failed in ((invalid, False), (failed, True)):
-        by_test: dict[str, list[PointResult]] = {}
-        for r in bad:
-            by_test.setdefault(point_test(r, run.suite), []).append(r)
-        for key, pts in by_test.items():
-            known = tests.get(key)
-            if known is None and key != run.suite and run.suite in tests:
-                key = run.suite
-                known = tests[key]
-            if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
-                continue
-            why = _invalid_text(pts) if not is_failed else \
-                f"{len(pts)} point(s) failed: {pts[0].point.label}: {pts[0].reason or '; '.join(pts[0].warnings)}"
-            tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete",
-                                     reason=why, failed=is_failed)
+    _mark_incomplete(tests, run.suite, invalid, failed=False)
+    _mark_incomplete(tests, run.suite, failed, failed=True)
     if run.status != "complete":
         stopped = TestVerdict(test="run", title="run", kind="incomplete", reason=_stopped_text(run))
         return RunVerdict(run.status, (*tests.values(), stopped), invalid)
     if not tests:
-        measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-        skipped = sum(1 for r in run.points if r.status == "skipped")
-        reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
-        tests[run.suite] = TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
+        tests[run.suite] = _complete(run)
     return RunVerdict(run.status, tuple(tests.values()), invalid, failed)
+
+
+def recorded_verdicts(run: Run) -> dict[str, TestVerdict]:
+    """Test -> verdict, as the suites recorded them (the last event per test counts; a PTS test of schema 1
+    that recorded only its steady-state determination is judged from it)."""
+    tests = {v.test: v for v in (from_event(e, run.suite) for e in run.events if isinstance(e, VerdictEvent))}
+    for e in run.events:
+        if isinstance(e, SteadyStateEvent) and e.test and e.test not in tests:
+            tests[e.test] = from_steady_state(e)
+    return tests
+
+
+def _mark_incomplete(tests: dict[str, TestVerdict], suite: str, bad: Sequence[PointResult], *,
+                     failed: bool) -> None:
+    """Tests with invalid points (or points fio failed on) are incomplete, unless already negative."""
+    by_test: dict[str, list[PointResult]] = {}
+    for r in bad:
+        by_test.setdefault(point_test(r, suite), []).append(r)
+    for key, pts in by_test.items():
+        known = tests.get(key)
+        if known is None and key != suite and suite in tests:
+            key = suite
+            known = tests[key]
+        if known is not None and known.negative:  # already not steady / fail / incomplete: keep its reason
+            continue
+        why = _failed_text(pts) if failed else _invalid_text(pts)
+        tests[key] = TestVerdict(test=key, title=known.title if known else key, kind="incomplete", reason=why,
+                                 failed=failed)
+
+
+def _failed_text(points: Sequence[PointResult]) -> str:
+    first = points[0]
+    return f"{len(points)} point(s) failed: {first.point.label}: {first.reason or '; '.join(first.warnings)}"
+
+
+def _complete(run: Run) -> TestVerdict:
+    """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
+    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
+    skipped = sum(1 for r in run.points if r.status == "skipped")
+    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 
 def exit_code(run: Run) -> int:

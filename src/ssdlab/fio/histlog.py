@@ -13,7 +13,7 @@ Two semantics, chosen with `mode`:
 
 * ``"fio"`` (the default): a row belongs to the output interval holding the middle of its log interval;
   the interval's histogram is the sum of its rows, and percentiles follow fio's own rule (the value of the
-  first bucket whose cumulative count reaches p/100 x N, no interpolation; ssdlab.fio.hist). Bucket values
+  first bucket whose cumulative count reaches p/100 x N, no interpolation; ssdlab.results.hist). Bucket values
   are fio's bucket midpoints (at coarseness c: the midpoint of the coarse bin's natural bounds). For one
   interval spanning a whole run this reproduces fio's reported percentiles.
 * ``"weighted"``: the default semantics of fio's tools/hist/fiologparser_hist.py, reimplemented for
@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ssdlab.errors import UsageError
-from ssdlab.fio import hist
+from ssdlab.results import hist
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ThreadPoolExecutor
@@ -404,7 +404,7 @@ def weighted_percentiles(weights: F64, ps: Sequence[float], coarseness: int = 0)
 def exceedance_pct(counts: I64, thresholds_ns: Sequence[float], coarseness: int = 0) -> dict[float, float]:
     """Percent of samples in bins lying entirely at or above each threshold (bin lower bound >= t).
 
-    A bin straddling t counts as below, as ssdlab.fio.hist.exceedance does (at c=0 a bucket is at most
+    A bin straddling t counts as below, as ssdlab.results.hist.exceedance does (at c=0 a bucket is at most
     1/64 of its value wide, so the threshold is effectively moved up by less than that).
     """
     n = float(counts.sum())
@@ -437,6 +437,18 @@ class _Source:
         ch = self.ahead.result()
         self.ahead = pool.submit(next, self.it, None) if ch is not None else None
         return ch
+
+    def feed(self, agg: _Aggregator, pool: ThreadPoolExecutor | None) -> None:
+        """Hand the next chunk to `agg` (its rows, its earliest time), or note that the file has ended."""
+        ch = self.next_chunk(pool)
+        if ch is None:
+            self.done = True
+            return
+        if ch.nrows:
+            agg.note_first(int(ch.times.min()))
+            agg.add(ch, where=str(self.reader.path))
+            self.watermark = float(ch.times.max())
+        self.chunks_read += 1
 
 
 @dataclass
@@ -483,6 +495,25 @@ def iter_intervals(paths: Sequence[Path | str], interval_ms: float, *, mode: Mod
     with samples are yielded. With `threads` > 0, each file's next block is decoded by a worker thread
     while the main thread aggregates (one block ahead per file, so memory stays bounded).
     """
+    _check_request(paths, interval_ms, directions)
+    sources = [_Source(r, r.chunks()) for r in (LogReader(p, chunk_bytes) for p in paths)]
+    agg = _aggregator(sources, paths, interval_ms, mode, directions, log_ms)
+    pool = _decoder_pool(paths, threads, chunk_bytes)
+    try:
+        while True:
+            active = [s for s in sources if not s.done]
+            if not active:
+                break
+            src = min(active, key=lambda s: s.watermark)
+            src.feed(agg, pool)
+            rest = [s.watermark for s in sources if not s.done]
+            yield from agg.flush(min(rest) if rest else math.inf)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _check_request(paths: Sequence[Path | str], interval_ms: float, directions: Sequence[str]) -> None:
     if interval_ms <= 0:
         raise HistLogError(f"interval {interval_ms} ms must be positive")
     if not paths:
@@ -490,7 +521,11 @@ def iter_intervals(paths: Sequence[Path | str], interval_ms: float, *, mode: Mod
     for d in directions:
         if d != ALL and d not in DIR_NAMES.values():
             raise HistLogError(f"unknown direction {d!r}: use all, read, write or trim")
-    sources = [_Source(r, r.chunks()) for r in (LogReader(p, chunk_bytes) for p in paths)]
+
+
+def _aggregator(sources: Sequence[_Source], paths: Sequence[Path | str], interval_ms: float, mode: Mode,
+                directions: Sequence[str], log_ms: float | None) -> _Aggregator:
+    """The aggregator of `mode` for logs of one bin count, knowing the earliest row of all files."""
     nbins = {s.reader.nbins for s in sources if s.reader.ncols}
     if len(nbins) > 1:
         raise HistLogError("the logs have different bin counts (log_hist_coarseness differs): merge like with like")
@@ -505,32 +540,16 @@ def iter_intervals(paths: Sequence[Path | str], interval_ms: float, *, mode: Mod
     firsts = [s.reader.first_time for s in sources if s.reader.first_time is not None]
     if firsts:  # the weighted mode's start depends on the earliest row of all files
         agg.note_first(min(firsts))
-    if threads > 0 and any(Path(p).stat().st_size > chunk_bytes for p in paths):  # only worth it for big logs
+    return agg
+
+
+def _decoder_pool(paths: Sequence[Path | str], threads: int, chunk_bytes: int) -> ThreadPoolExecutor | None:
+    """Worker threads that decode each file's next block, only worth it for big logs."""
+    if threads > 0 and any(Path(p).stat().st_size > chunk_bytes for p in paths):
         from concurrent.futures import ThreadPoolExecutor
 
-        pool: ThreadPoolExecutor | None = ThreadPoolExecutor(max_workers=threads)
-    else:
-        pool = None
-    try:
-        while True:
-            active = [s for s in sources if not s.done]
-            if not active:
-                break
-            src = min(active, key=lambda s: s.watermark)
-            ch = src.next_chunk(pool)
-            if ch is None:
-                src.done = True
-            else:
-                if ch.nrows:
-                    agg.note_first(int(ch.times.min()))
-                    agg.add(ch, where=str(src.reader.path))
-                    src.watermark = float(ch.times.max())
-                src.chunks_read += 1
-            rest = [s.watermark for s in sources if not s.done]
-            yield from agg.flush(min(rest) if rest else math.inf)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        return ThreadPoolExecutor(max_workers=threads)
+    return None
 
 
 class _Aggregator:

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ssdlab import store
 from ssdlab.errors import SsdlabError
-from ssdlab.fio.job import OptionValue
-from ssdlab.model import PointResult, Run, TestPoint
+from ssdlab.results import store
+from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.results.tags import PointTags
+from ssdlab.safety import WriteGrant
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
-    from ssdlab.progress import Progress
+    from ssdlab.run.progress import Progress
     from ssdlab.suites.base import PlanContext, Suite
 
 POINT_ID = "host-ceiling"
@@ -48,50 +48,13 @@ def ceiling_point(base: TestPoint) -> TestPoint:
         io_bytes=None, rate_iops=None, options={}, log_interval_ms=None, hist_log_ms=None, offset=0)
     return TestPoint(id=POINT_ID, label=f"Host ceiling: null engine, {rw} {w.bs} B QD{w.iodepth}×{w.numjobs} "
                                         "per device", workload=workload, phase=PHASE,
-                     tags={"shape_of": base.id})
-
-
-@dataclass
-class NullTwin(Target):
-    """Every device of a multi-device target replaced by fio's null engine, on the same CPUs."""
-
-    devices: list[dict[str, OptionValue]] = field(default_factory=list)
-    names: list[tuple[str, str]] = field(default_factory=list)
-    size: int = 0
-
-    @property
-    def name(self) -> str:
-        return "null (host ceiling)"
-
-    def capacity(self) -> int:
-        return self.size
-
-    def info(self) -> dict[str, Any]:
-        return {"kind": "null", "name": self.name}
-
-    def fio_options(self) -> dict[str, OptionValue]:
-        return self.devices[0]
-
-    def device_fio_options(self) -> list[dict[str, OptionValue]]:
-        return list(self.devices)
-
-    def device_names(self) -> list[tuple[str, str]]:
-        return list(self.names)
-
-
-PLACEMENT_KEYS = ("cpus_allowed", "cpus_allowed_policy", "numa_cpu_nodes")
-
-
-def null_options(devices: list[dict[str, OptionValue]], size: int) -> list[dict[str, OptionValue]]:
-    return [{"ioengine": "null", "size": size, **{k: v for k, v in d.items() if k in PLACEMENT_KEYS}}
-            for d in devices]
+                     tags=PointTags.of(shape_of=base.id))
 
 
 def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, progress: Progress) -> Run:
     """Run the ceiling point once per run on a multi-device target (resume keeps the first one)."""
-    if len(target.device_names()) < 2 or target.kind == "null" or target.engine() == "sim":
-        return run
-    if any(r.point.id == POINT_ID for r in run.points):
+    twin = target.ceiling_twin()
+    if twin is None or any(r.point.id == POINT_ID for r in run.points):
         return run
     from ssdlab.suites.base import apply_common
 
@@ -102,10 +65,11 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     started = store.now_iso()
     progress.note(f"host ceiling: {point.label}, {point.workload.runtime_s:g} s")
     try:
-        executor, twin = _twin(target)
+        # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
+        executor = twin.executor(WriteGrant(twin, writes=False))
         t0 = time.monotonic()
         m = executor.run_point(point, twin, store.point_dir(run_dir, POINT_ID))
-        m = dataclasses.replace(m, extra={**m.extra, "wall_s": round(time.monotonic() - t0, 3)})
+        m = dataclasses.replace(m, extra=m.extra.replace(wall_s=round(time.monotonic() - t0, 3)))
         result = PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m)
     except SsdlabError as exc:  # the check informs; it never stops the run
         result = PointResult(point=point, status="skipped", started=started, finished=store.now_iso(),
@@ -114,26 +78,6 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     store.save_run(run_dir, run)
     progress.point_end(result)
     return run
-
-
-def _twin(target: Target) -> tuple[Any, Target]:
-    """The null twin of `target` and the executor that drives it (a host group's goes through its agents)."""
-    from ssdlab.safety import WriteGrant
-
-    if target.engine() == "fio-client":
-        from ssdlab.hostgroup import HostGroupExecutor
-        from ssdlab.targets.hosts import HostGroupTarget
-
-        assert isinstance(target, HostGroupTarget)
-        twin_group = target.null_twin()
-        # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
-        return HostGroupExecutor(twin_group, WriteGrant(twin_group, writes=False)), twin_group
-    from ssdlab.executor import FioExecutor
-
-    size = min(target.capacity(), 1024**3)
-    twin = NullTwin(spec="null", kind="null", devices=null_options(target.device_fio_options(), size),
-                    names=target.device_names(), size=size)
-    return FioExecutor(WriteGrant(twin, writes=False)), twin
 
 
 def ceiling_of(run: Run) -> PointResult | None:

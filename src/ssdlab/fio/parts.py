@@ -12,8 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.model import Measurement, PartResult, Run
-from ssdlab.targets.base import Target
+from ssdlab.results.model import Measurement, PartResult
 
 
 def device_parts(doc: Mapping[str, Any], names: Sequence[tuple[str, str]], *, point_id: str = "",
@@ -54,45 +53,3 @@ def with_device_parts(m: Measurement, doc: Mapping[str, Any], names: Sequence[tu
     """`m` (the aggregate) with each device's own result attached."""
     parts = device_parts(doc, names, point_id=point_id, point_dir=point_dir, log_interval_ms=log_interval_ms)
     return dataclasses.replace(m, parts=parts)
-
-
-def drop_failed(target: Target, m: Measurement) -> None:
-    """--on-error continue: leave the devices that failed in `m` out of every later point."""
-    for p in m.parts:
-        if p.status != "ok":
-            target.drop(p.key, p.reason or "failed")
-
-
-def left_run(run: Run) -> dict[str, tuple[str, str]]:
-    """Hosts and devices that failed in a point of a run under --on-error continue, so that later points ran
-    without them: key -> (point id, reason). The key is a host name when all of its devices failed together
-    (the host is left out as a whole), else 'host:device' (the device alone on the local host)."""
-    out: dict[str, tuple[str, str]] = {}
-    continued = str(run.options.get("on_error") or "stop") == "continue"
-    for r in run.points:
-        m = r.measurement
-        if m is None or not (r.status == "ok" or (r.status == "failed" and continued)):
-            continue
-        by_host: dict[str, list[bool]] = {}
-        for p in m.parts:
-            by_host.setdefault(p.host, []).append(p.status == "ok")
-        for p in m.parts:
-            if p.status != "ok":
-                whole = bool(p.host) and not any(by_host.get(p.host, []))
-                out.setdefault(p.host if whole else p.key, (r.point.id, p.reason))
-    return out
-
-
-def dropped_in(run: Run) -> dict[str, str]:
-    """What a resumed run must leave out again: left_run() as key -> reason."""
-    return {k: why for k, (_, why) in left_run(run).items()}
-
-
-def left_run_warning(run: Run) -> Run:
-    """The run with one warning naming every host or device that left it, and where."""
-    gone = left_run(run)
-    if not gone:
-        return run
-    text = "; ".join(f"{k} at point {pid} ({why})" for k, (pid, why) in gone.items())
-    return run.with_warning(f"{len(gone)} host(s)/device(s) left the run (--on-error continue) and later points "
-                            f"ran without them: {text}")

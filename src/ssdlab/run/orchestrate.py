@@ -13,24 +13,28 @@ import contextlib
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
 
-from ssdlab import __version__, anomalies, ceiling, hostload, store, verdict
-from ssdlab.devices import drop_failed, left_run_warning
+from ssdlab import __version__
+from ssdlab.analysis import anomalies
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
-from ssdlab.eta import Estimator, Outlook
-from ssdlab.executor import Executor
 from ssdlab.fio import runner
-from ssdlab.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
-from ssdlab.progress import Progress
+from ssdlab.results import store, verdict
+from ssdlab.results.dropped import left_run_warning
+from ssdlab.results.events import RunEvent, StopEvent
+from ssdlab.results.extra import HostCpu
+from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
+from ssdlab.results.request import RunRequest
+from ssdlab.run import ceiling, hostload
+from ssdlab.run.eta import Estimator
+from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
-from ssdlab.suites.base import PlanContext, Suite, apply_common
+from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common
 from ssdlab.system import host_info
-from ssdlab.targets.base import Target
+from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
 
 
-def new_run(suite: Suite, target: Target, executor: Executor, options: dict[str, Any], run_dir: Path) -> Run:
+def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path) -> Run:
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
         status="running", created=store.now_iso(), options=options, target=target.info(),
@@ -42,11 +46,13 @@ def new_run(suite: Suite, target: Target, executor: Executor, options: dict[str,
 
 def skip_reason(point: TestPoint, target: Target) -> str:
     """A point the target cannot do is skipped with the reason, never reported as zero."""
+    if not target.aligned_io:
+        return ""
     lbs = target.logical_block_size()
     w = point.workload
-    if target.kind in ("block", "file") and w.bssplit is None and w.bs % lbs != 0:
+    if w.bssplit is None and w.bs % lbs != 0:
         return f"block size {w.bs} B is not a multiple of the target's logical block size {lbs} B (direct I/O)"
-    if target.kind in ("block", "file") and w.bssplit:
+    if w.bssplit:
         for size in _bssplit_sizes(w.bssplit):
             if size % lbs:
                 return (f"block size {size} B in bssplit {w.bssplit} is not a multiple of the target's logical "
@@ -88,13 +94,9 @@ def part_warnings(m: Measurement) -> list[str]:
             + (" …" if len(failed) > 4 else "")]
 
 
-ON_ERROR = ("stop", "continue")
-
-
 def on_error_policy(run: Run) -> str:
     """The run's --on-error policy: 'stop' (default) or 'continue'."""
-    policy = str(run.options.get("on_error") or "stop")
-    return policy if policy in ON_ERROR else "stop"
+    return run.options.error_policy
 
 
 def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
@@ -112,14 +114,14 @@ def apply_error_policy(point: TestPoint, policy: str) -> TestPoint:
 
 def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> hostload.HostLimit:
     """Whether the CPUs submitting this point's I/O were saturated (fio's usr+sys per job, and the system-wide
-    /proc/stat sample stored in extra["host_cpu"]); the simulator uses no host CPU per I/O."""
+    /proc/stat sample stored in extra.host_cpu); the simulator uses no host CPU per I/O."""
     if m.engine != "fio":
         return hostload.HostLimit(False)
-    cpu = m.extra.get("host_cpu") or {}
+    cpu = m.extra.host_cpu or HostCpu()
     w = point.workload
     return hostload.assess(
-        m.usr_cpu + m.sys_cpu if m.directions else None, cpu.get("submitting_busy_pct"), numjobs=w.numjobs,
-        submitting_count=cpu.get("submitting_count"), online_cpus=cpu.get("online_cpus"), ioengine=ioengine,
+        m.usr_cpu + m.sys_cpu if m.directions else None, cpu.submitting_busy_pct, numjobs=w.numjobs,
+        submitting_count=cpu.submitting_count, online_cpus=cpu.online_cpus, ioengine=ioengine,
         options=w.options, null_target=target_kind == "null")
 
 
@@ -135,112 +137,165 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
 
 def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
            progress: Progress, *, grant: WriteGrant) -> Run:
-    estimator = Estimator(run.target, suite.point_overhead_s)
-    for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
-        if earlier.measurement is not None and "wall_s" in earlier.measurement.extra:
-            estimator.observe(earlier, float(earlier.measurement.extra["wall_s"]))
-    progress.run_start(f"{suite.name} on {target.name}", estimator.estimate(suite.outlook(ctx, run)))
-    runner.clear_stop_request()
-    policy = on_error_policy(run)
-    given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
-    session = DeviceSession(run_dir, target, note=progress.note)  # drive health, write cache, power state
-
-    def save(r: Run) -> None:
-        store.save_run(run_dir, r)
-
+    loop = RunLoop(run_dir, run, suite, ctx, target, executor, progress, grant)
+    loop.announce()
     try:
-        run = session.start(run, save)  # health before; requested settings applied, originals recorded first
-        layout = target.layout_writes()
-        if layout:
-            grant.require(f"lay out the target ({layout})")
-        notes = target.prepare(grant.writes)
-        for note in notes:
-            progress.note(note)
-            run = run.with_event({"time": store.now_iso(), "kind": "prepare", "text": note})
-        if run.status != "running":
-            run = run.with_status("running")
-        store.save_run(run_dir, run)
-        run = ceiling.check(run_dir, run, suite, ctx, target, progress)  # several devices: the hosts' ceiling
-        while True:
-            t0 = time.monotonic()
-            if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
-                raise KeyboardInterrupt
-            outlook = suite.outlook(ctx, run)
-            if outlook.next_point is not None and outlook.next_point.id in given_up:  # rare: list what else is left
-                outlook = Outlook.of([p for p in suite.next_points(ctx, run) if p.id not in given_up])
-            if outlook.next_point is None:
-                break
-            point = apply_error_policy(apply_common(ctx, outlook.next_point), policy)  # --footprint, --misalign, ...
-            progress.point_start(point, len(run.finished_by_id()) + 1, estimator.estimate(outlook))
-            chain = continuous_chain([p for p in suite.next_points(ctx, run) if p.id not in given_up]) \
-                if outlook.next_point.continuous else [point]
-            error: FioFailedError | None = None
-            if len(chain) > 1 and hasattr(executor, "run_series") and not skip_reason(point, target):
-                series = Series(run_dir, run, suite, ctx, [apply_error_policy(apply_common(ctx, p), policy)
-                                                           for p in chain], progress, target, estimator)
-                try:
-                    executor.run_series(series.points, target, store.point_dir(run_dir, point.id), progress.live,
-                                        series.on_sample)
-                except FioFailedError as exc:  # the sample that was running failed; the samples before it stay
-                    error, run = exc, series.run
-                    point = series.current  # exc.partial covers the whole series, not this sample: not kept
-                    failed = PointResult(point=point, status="failed", started=store.now_iso(),
-                                         finished=store.now_iso(), reason=str(exc), attempt=_attempt(run, point))
-                except BaseException:
-                    run = series.run  # every sample stored so far stays
-                    raise
-                else:
-                    run = series.run
-                    continue
-            else:
-                attempt = _attempt(run, point)
-                try:
-                    result = _run_valid(run_dir, point, target, executor, progress, attempt=attempt, grant=grant)
-                except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
-                    error = exc
-                    failed = PointResult(point=point, status="failed", started=store.now_iso(),
-                                         finished=store.now_iso(), reason=str(exc), attempt=attempt,
-                                         measurement=exc.partial if isinstance(exc.partial, Measurement) else None)
-            if error is not None:
-                run = run.with_point(failed)
-                if policy != "continue":
-                    raise error
-                given_up.add(point.id)
-                if failed.measurement is not None:  # several devices: later points go on without the failed
-                    drop_failed(target, failed.measurement)
-                store.append_point(run_dir, failed)
-                estimator.observe(failed, time.monotonic() - t0)
-                progress.point_end(failed)
-                continue
-            run = run.with_point(result)  # temperature samples join the run in session.finish, before it is saved
-            store.append_point(run_dir, result)
-            estimator.observe(result, time.monotonic() - t0)
-            progress.point_end(result)
+        loop.start()
+        while (outlook := loop.outlook()) is not None:
+            loop.step(outlook)
     except KeyboardInterrupt:
-        run = _stop(run_dir, run, "interrupted", "interrupted by the user (Ctrl-C)")
-        progress.run_end(run)
+        loop.stop("interrupted", "interrupted by the user (Ctrl-C)")
         raise RunInterrupted(f"interrupted; finished points are kept: `ssdlab resume {run_dir}` continues") \
             from None
     except FioFailedError as exc:
-        run = _stop(run_dir, run, "failed", str(exc))
-        progress.run_end(run)
+        loop.stop("failed", str(exc))
         raise
     except Exception as exc:  # any other error (target, results dir, a bug): finished points stay, run failed
         with contextlib.suppress(Exception):  # saving may be what failed (disk full): keep the first error
-            run = _stop(run_dir, run, "failed", str(exc) if isinstance(exc, SsdlabError)
-                        else f"{type(exc).__name__}: {exc}")
-            progress.run_end(run)
+            loop.stop("failed", str(exc) if isinstance(exc, SsdlabError) else f"{type(exc).__name__}: {exc}")
         raise
     finally:  # whatever ended the loop: settings restored, health after, saved (never raises)
-        run = session.finish(run, save)
-    if given_up:
-        run = run.with_warning(f"{len(given_up)} point(s) failed and the run went on (--on-error continue): "
-                               "their reasons are listed with them; `ssdlab resume` does not repeat them")
-    run = left_run_warning(suite.conclude(ctx, run))  # hosts/devices a multi-device run went on without
-    run = run.with_status("complete", store.now_iso())
-    store.save_run(run_dir, run)
-    progress.run_end(run)
-    return run
+        loop.run = loop.session.finish(loop.run, loop.save)
+    return loop.complete()
+
+
+class RunLoop:
+    """The run loop's state: the run so far, the ETA model, the error policy and the points given up on.
+
+    Each step runs the suite's next point, or the samples of a continuous stimulus as one engine run when the
+    executor can (Executor.series), and records the result; a failed point (or sample) is recorded the same
+    way either way, and either stops the run or, under --on-error continue, is given up on."""
+
+    def __init__(self, run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target,
+                 executor: Executor, progress: Progress, grant: WriteGrant) -> None:
+        self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
+        self.target, self.executor, self.progress, self.grant = target, executor, progress, grant
+        self.estimator = Estimator(run.target, suite.point_overhead_s)
+        for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
+            wall_s = earlier.measurement.extra.wall_s if earlier.measurement is not None else None
+            if wall_s is not None:
+                self.estimator.observe(earlier, float(wall_s))
+        self.policy = on_error_policy(run)
+        self.given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
+        self.session = DeviceSession(run_dir, target, note=progress.note)  # drive health, write cache, power state
+        self.t0 = time.monotonic()
+
+    def save(self, run: Run) -> None:
+        store.save_run(self.run_dir, run)
+
+    def announce(self) -> None:
+        """The progress display's start, with the whole run's ETA; no stop requested yet."""
+        self.progress.run_start(f"{self.suite.name} on {self.target.name}",
+                                self.estimator.estimate(self.suite.outlook(self.ctx, self.run)))
+        runner.clear_stop_request()
+
+    def start(self) -> None:
+        """Health before and requested drive settings, the target's layout, the hosts' ceiling."""
+        progress, target = self.progress, self.target
+        run = self.session.start(self.run, self.save)  # requested settings applied, originals recorded first
+        self.run = run
+        layout = target.layout_writes()
+        if layout:
+            self.grant.require(f"lay out the target ({layout})")
+        for note in target.prepare(self.grant.writes):
+            progress.note(note)
+            run = run.with_event(RunEvent.of(time=store.now_iso(), kind="prepare", text=note))
+        if run.status != "running":
+            run = run.with_status("running")
+        store.save_run(self.run_dir, run)
+        self.run = ceiling.check(self.run_dir, run, self.suite, self.ctx, target, progress)  # several devices
+
+    def outlook(self) -> Outlook | None:
+        """What is left (its first point the next one), or None when the suite is done."""
+        self.t0 = time.monotonic()  # the step's wall time, for the ETA, starts here
+        if runner.stop_requested():  # a signal whose KeyboardInterrupt was swallowed somewhere
+            raise KeyboardInterrupt
+        outlook = self.suite.outlook(self.ctx, self.run)
+        if outlook.next_point is not None and outlook.next_point.id in self.given_up:  # rare: list what is left
+            outlook = Outlook.of(self._remaining())
+        return outlook if outlook.next_point is not None else None
+
+    def _remaining(self) -> list[TestPoint]:
+        return [p for p in self.suite.next_points(self.ctx, self.run) if p.id not in self.given_up]
+
+    def _ready(self, point: TestPoint) -> TestPoint:
+        """A point as it runs: --footprint, --misalign, ... and the error policy's fio options."""
+        return apply_error_policy(apply_common(self.ctx, point), self.policy)
+
+    def step(self, outlook: Outlook) -> None:
+        """Run the next point (or continuous stimulus) and record what came of it."""
+        assert outlook.next_point is not None
+        t0 = self.t0
+        point = self._ready(outlook.next_point)
+        self.progress.point_start(point, len(self.run.finished_by_id()) + 1, self.estimator.estimate(outlook))
+        chain = continuous_chain(self._remaining()) if outlook.next_point.continuous else [point]
+        if len(chain) > 1 and self.executor.series and not skip_reason(point, self.target):
+            self._run_series([self._ready(p) for p in chain], t0)
+            return
+        attempt = _attempt(self.run, point)
+        try:
+            result = _run_valid(self.run_dir, point, self.target, self.executor, self.progress, attempt=attempt,
+                                grant=self.grant)
+        except FioFailedError as exc:  # the failed point keeps what fio finished (exc.partial)
+            partial = exc.partial if isinstance(exc.partial, Measurement) else None
+            self._failed(point, exc, attempt, partial, t0)
+            return
+        self._record(result, t0)
+
+    def _run_series(self, points: list[TestPoint], t0: float) -> None:
+        """The samples of one continuous stimulus as one engine run; each sample is stored as it ends."""
+        series = Series(self.run_dir, self.run, self.suite, self.ctx, points, self.progress, self.target,
+                        self.estimator)
+        try:
+            self.executor.run_series(series.points, self.target, store.point_dir(self.run_dir, points[0].id),
+                                     self.progress.live, series.on_sample)
+        except FioFailedError as exc:  # the sample that was running failed; the samples before it stay
+            self.run = series.run  # exc.partial covers the whole series, not this sample: not kept
+            self._failed(series.current, exc, _attempt(self.run, series.current), None, t0)
+            return
+        except BaseException:
+            self.run = series.run  # every sample stored so far stays
+            raise
+        self.run = series.run
+
+    def _failed(self, point: TestPoint, exc: FioFailedError, attempt: int, partial: Measurement | None,
+                t0: float) -> None:
+        """A point fio failed on: recorded; the run stops, or (--on-error continue) goes on without it."""
+        failed = PointResult(point=point, status="failed", started=store.now_iso(), finished=store.now_iso(),
+                             reason=str(exc), attempt=attempt, measurement=partial)
+        self.run = self.run.with_point(failed)
+        if self.policy != "continue":
+            raise exc
+        self.given_up.add(point.id)
+        if failed.measurement is not None:  # several devices: later points go on without the failed
+            _drop_failed(self.target, failed.measurement)
+        store.append_point(self.run_dir, failed)
+        self.estimator.observe(failed, time.monotonic() - t0)
+        self.progress.point_end(failed)
+
+    def _record(self, result: PointResult, t0: float) -> None:
+        self.run = self.run.with_point(result)  # temperature samples join the run in session.finish
+        store.append_point(self.run_dir, result)
+        self.estimator.observe(result, time.monotonic() - t0)
+        self.progress.point_end(result)
+
+    def stop(self, status: str, text: str) -> None:
+        """The run stopped (interrupted, failed): recorded and saved."""
+        self.run = _stop(self.run_dir, self.run, status, text)
+        self.progress.run_end(self.run)
+
+    def complete(self) -> Run:
+        """The suite's conclusions, the run complete and saved."""
+        run = self.run
+        if self.given_up:
+            run = run.with_warning(f"{len(self.given_up)} point(s) failed and the run went on (--on-error "
+                                   "continue): their reasons are listed with them; `ssdlab resume` does not repeat "
+                                   "them")
+        run = left_run_warning(self.suite.conclude(self.ctx, run))  # hosts/devices a multi-device run went without
+        run = run.with_status("complete", store.now_iso())
+        store.save_run(self.run_dir, run)
+        self.progress.run_end(run)
+        return run
 
 
 def continuous_chain(remaining: list[TestPoint]) -> list[TestPoint]:
@@ -305,11 +360,17 @@ class Series:
 
 
 def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:
-    run = run.with_event({"time": store.now_iso(), "kind": status, "text": text,
-                          "points_done": len(run.ok_points())})
+    run = run.with_event(StopEvent.of(time=store.now_iso(), kind=status, text=text, points_done=len(run.ok_points())))
     run = run.with_status(status, store.now_iso())  # type: ignore[arg-type]
     store.save_run(run_dir, run)
     return run
+
+
+def _drop_failed(target: Target, m: Measurement) -> None:
+    """--on-error continue: leave the devices that failed in `m` out of every later point."""
+    for p in m.parts:
+        if p.status != "ok":
+            target.drop(p.key, p.reason or "failed")
 
 
 def _attempt(run: Run, point: TestPoint) -> int:
@@ -344,7 +405,7 @@ def _run_valid(run_dir: Path, point: TestPoint, target: Target, executor: Execut
             return dataclasses.replace(result, status="invalid", reason=f"invalid: {problem}{bound}")
         progress.note(f"    {point.label}: {problem}; running it again for {longer:g} s")
         point = dataclasses.replace(point, workload=dataclasses.replace(point.workload, runtime_s=longer),
-                                    tags={**point.tags, "planned_runtime_s": planned})
+                                    tags=point.tags.replace(planned_runtime_s=planned))
 
 
 def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor, progress: Progress, *,
@@ -356,9 +417,9 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
                            attempt=attempt)
     if point.phase == "purge":  # not I/O: the target itself does it (nvme format, blkdiscard, recreate, ...)
         grant.require(f"purge {target.name}")
-        done = target.purge(str(point.tags.get("method", "")))
-        if point.tags.get("write_cache") in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
-            done += "; " + target.set_write_cache(point.tags["write_cache"] == "enabled")
+        done = target.purge(str(point.tags.method or ""))
+        if point.tags.write_cache in ("enabled", "disabled"):  # PTS WCE/WCD: set on the device, read back
+            done += "; " + target.set_write_cache(point.tags.write_cache == "enabled")
         return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), reason=done,
                            attempt=attempt)
     pdir = store.point_dir(run_dir, point.id)
@@ -366,22 +427,22 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
     sampler = _cpu_sampler(point, target)
     with sampler or contextlib.nullcontext():
         m = executor.run_point(point, target, pdir, progress.live)
-    extra = dict(m.extra)
-    extra["wall_s"] = round(time.monotonic() - t0, 3)
+    extra = m.extra.replace(wall_s=round(time.monotonic() - t0, 3))
     if sampler is not None:
-        extra["host_cpu"] = sampler.result()
+        extra = extra.replace(host_cpu=sampler.result())
     m = dataclasses.replace(m, extra=extra)
     limit = host_limit(point, m, target.kind, target.options.ioengine)
     if limit.saturated:
-        m = dataclasses.replace(m, extra={**extra, "host_limit": limit.as_dict()})
+        m = dataclasses.replace(m, extra=extra.replace(host_limit=limit.as_dict()))
     return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
                        warnings=tuple(measurement_warnings(point, m, target.kind, target.options.ioengine)),
                        attempt=attempt)
 
 
 def _cpu_sampler(point: TestPoint, target: Target) -> hostload.CpuSampler | None:
-    """System-wide CPU sampling over a point run by fio, on the CPUs its jobs may use (cpus_allowed)."""
-    if target.engine() != "fio":
+    """System-wide CPU sampling over a point whose I/O this host's CPUs submit (Target.fio_here), on the CPUs
+    its jobs may use (cpus_allowed)."""
+    if not target.fio_here:
         return None
     cpus = None
     allowed = point.workload.options.get("cpus_allowed")

@@ -1,6 +1,6 @@
 """Is the difference between two runs real? Welch's t-test with a minimum effect, on the samples runs store.
 
-A run carries its own variation in one of three kinds of samples (ssdlab.comparison chooses them):
+A run carries its own variation in one of three kinds of samples (ssdlab.compare.matching chooses them):
   per-interval  points logged with `log_interval_ms` (stability, user suites, long phases): one value per
                 interval (IOPS, MB/s, mean latency), the final, partial interval left out;
   window rounds SNIA PTS round tests: the metric in each round of the steady-state measurement window

@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ssdlab import atomic
 from ssdlab.errors import ResultsDirError, StoredResultsError
-from ssdlab.model import SCHEMA_VERSION, PointResult, Run, point_result_from_dict, run_from_dict, to_dict
+from ssdlab.results import atomic
+from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, point_result_from_dict, run_from_dict, to_dict
 
 RUN_FILE = "run.json"
 LOG_FILE = "points.jsonl"

@@ -1,0 +1,1 @@
+"""Pure statistics over measurements: SNIA steady state, latency anomalies, significance tests."""
