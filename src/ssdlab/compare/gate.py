@@ -18,6 +18,7 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ssdlab import formatting
 from ssdlab.analysis.significance import Judgement
 from ssdlab.compare.matching import METRICS, Comparison, Row, metric_name
 from ssdlab.errors import UsageError
@@ -98,14 +99,9 @@ class Finding:
             why = f"; {self.judgement.verdict}: {self.judgement.reason}"
         elif self.judgement is not None:
             why = f"; significant: {self.judgement.reason}"
-        return (f"{head} {self.change:+.1%} vs {baseline} ({_num(self.base)} -> {_num(self.value)} {info.unit}; "
+        return (f"{head} {self.change:+.1%} vs {baseline} ({formatting.brief(self.base)} -> "
+                f"{formatting.brief(self.value)} {info.unit}; "
                 f"threshold {self.rule.threshold:+.0%}){why}")
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,13 @@ time, with the total data written.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ssdlab.devices import aggregate
+from ssdlab.formatting import fixed
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
@@ -133,14 +133,6 @@ def _esc(v: Any) -> str:
     return html.escape(str(v))
 
 
-def _num(v: float | None, digits: int = 1) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.{digits}f}"
-
-
 def _p(text: str) -> str:
     return f"<p>{_esc(text)}</p>"
 
@@ -179,10 +171,10 @@ def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> str:
     rows = []
     for r in results:
         row: list[Any] = [fmt_axis(a, axis_value(r.point, a)) for a in axes]
-        row += [_num(metric_value(r, "iops"), 0), _num(metric_value(r, "bw_MBps")),
-                _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
-                _num(metric_value(r, "p99.9_us")), _num(metric_value(r, "p99.99_us")),
-                _num(metric_value(r, "cpu")), r.status if r.status == "ok" else f"{r.status}: {r.reason}"]
+        row += [fixed(metric_value(r, "iops"), 0), fixed(metric_value(r, "bw_MBps")),
+                fixed(metric_value(r, "lat_mean_us")), fixed(metric_value(r, "p99_us")),
+                fixed(metric_value(r, "p99.9_us")), fixed(metric_value(r, "p99.99_us")),
+                fixed(metric_value(r, "cpu")), r.status if r.status == "ok" else f"{r.status}: {r.reason}"]
         rows.append(row)
     return table(headers, rows)
 
@@ -282,8 +274,8 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
         parts.append(_p("Statistics over every logged second after the ramp except the last, which fio logs for "
                         "only some jobs or for part of a second."))
         parts.append(table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
-                           [[st.samples, _num(st.mean, 0), _num(st.stdev, 0), f"{st.cov_pct:.2f}",
-                             _num(st.minimum, 0), _num(st.p1, 0), _num(st.maximum, 0)]]))
+                           [[st.samples, fixed(st.mean, 0), fixed(st.stdev, 0), f"{st.cov_pct:.2f}",
+                             fixed(st.minimum, 0), fixed(st.p1, 0), fixed(st.maximum, 0)]]))
         parts.append(figure(charts.line_chart(
             [Series("IOPS (read+write)", t, total, style="-")], title="IOPS per second", xlabel="time (s)",
             ylabel="IOPS", ref_lines=[RefLine(st.mean, f"mean {st.mean:,.0f}")])))
@@ -308,7 +300,7 @@ def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
             for d in ("read", "write", "all"):
                 vals = [v for _, v in p99.get(d, [])]
                 if vals:
-                    rows.append([d, len(vals), _num(sorted(vals)[len(vals) // 2]), _num(max(vals))])
+                    rows.append([d, len(vals), fixed(sorted(vals)[len(vals) // 2]), fixed(max(vals))])
             parts.append(table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"],
                                rows))
     return [Section("Stability: per-second IOPS, CoV and p99", "".join(parts), "stability")]
@@ -395,12 +387,12 @@ def _iorate_html(results: list[PointResult]) -> str:
             t = r.point.tags
             achieved = metric_value(r, "iops")
             target = t.get("target_iops")
-            rows.append([t.get("rate", "-"), _num(float(target), 0) if target else "uncapped",
-                         _num(achieved, 0),
+            rows.append([t.get("rate", "-"), fixed(float(target), 0) if target else "uncapped",
+                         fixed(achieved, 0),
                          f"{achieved / float(target) * 100:.0f}%" if achieved is not None and target else "–",
-                         _num(metric_value(r, "read_iops"), 0), _num(metric_value(r, "write_iops"), 0),
-                         _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
-                         _num(metric_value(r, "p99.9_us")),
+                         fixed(metric_value(r, "read_iops"), 0), fixed(metric_value(r, "write_iops"), 0),
+                         fixed(metric_value(r, "lat_mean_us")), fixed(metric_value(r, "p99_us")),
+                         fixed(metric_value(r, "p99.9_us")),
                          r.status if r.status == "ok" else f"{r.status}: {r.reason}"])
         parts.append(table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS",
                             "mean µs", "p99 µs", "p99.9 µs", "status"], rows))
@@ -523,7 +515,7 @@ def _long_phases(results: list[PointResult]) -> list[Section]:
         written = sum(d.io_bytes for n, d in m.directions.items() if n == "write")
         dur = t[-1] if t else (r.point.workload.runtime_s or m.runtime_ms / 1000.0 / max(1, m.jobs))
         rows.append([r.point.label, "ok", format_duration(dur), format_bytes(written),
-                     _num(sum(iops) / len(iops), 0) if iops else "–", _num(sum(bw) / len(bw)) if bw else "–"])
+                     fixed(sum(iops) / len(iops), 0) if iops else "–", fixed(sum(bw) / len(bw)) if bw else "–"])
         if t:
             parts.append(figure(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
                                                   title=f"{r.point.group}: IOPS per second "

@@ -43,6 +43,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
+from ssdlab import formatting
 from ssdlab.errors import UsageError
 from ssdlab.results import atomic
 
@@ -489,7 +490,7 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
     if log:
         log_axis(ax, "y")
     else:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     keys = [Key(name, PALETTE[i % len(PALETTE)], "bar") for i, name in enumerate(series)]
     return fig_to_svg(fig) + legend_html(keys)
 
@@ -534,7 +535,7 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
     if logy:
         log_axis(ax, "y")
     else:  # 2.5M rather than 2.5 with a detached "1e6" offset label
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     if xticks is not None:
         ax.set_xticks(list(xticks))
         if xticklabels is not None:
@@ -662,7 +663,7 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
     ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if title:
@@ -713,26 +714,9 @@ def log_axis(ax: Any, which: str = "y") -> None:
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
     subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)  # keep labels apart
     axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: _plain(v)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.log_tick(v)))
     # minor ticks only where the labels are a decade apart (each tick is an artist to lay out and draw)
     axis.set_minor_locator(NullLocator() if decades <= 3 else LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
     axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", axis=which, alpha=0.3)
 
-
-def _plain(v: float) -> str:
-    if v >= 1e5:
-        return _tick(v)
-    if v >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:g}"
-
-
-def _tick(v: float) -> str:
-    """Axis tick label: 0, 500, 2.5k, 10k, 2M."""
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:g}M"
-    if a >= 1e3:
-        return f"{v / 1e3:g}k"
-    return f"{v:g}"

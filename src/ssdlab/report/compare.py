@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from ssdlab import formatting
 from ssdlab.analysis.significance import MIN_SAMPLES
 from ssdlab.compare.gate import GateResult
 from ssdlab.compare.matching import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
@@ -47,17 +48,6 @@ STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "–"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
 
 
 def _color(i: int) -> str:
@@ -280,7 +270,7 @@ def _family_table(cmp: Comparison, rows: Sequence[Row]) -> str:
                 cells = r.cells.get(m)
                 c = cells[i] if cells else None
                 v = c.value if c is not None else None
-                line.append(Styled(_num(v.value if v is not None else None), "num"))
+                line.append(Styled(formatting.sig3(v.value if v is not None else None), "num"))
                 line.append(Styled("baseline", "num small") if i == 0 and v is not None else
                             (ratio_cell(m, c) if c is not None else Styled("–", "num")))
             p = r.points[i]
@@ -569,7 +559,7 @@ def _partial(cmp: Comparison) -> str:
             elif p.status != "ok":
                 where.append(Styled(f"{p.status}" + (f": {p.reason}" if p.reason else ""), "worse"))
             else:
-                where.append(Styled(f"measured ({_num(_value(p, 'iops'))} IOPS)", "better"))
+                where.append(Styled(f"measured ({formatting.sig3(_value(p, 'iops'))} IOPS)", "better"))
         body.append([Styled(r.label, "pt", r.key), Styled(r.key, "mono small"), *where])
     return "<div class='table-wrap'>" + table(["point", "key", *cmp.labels], body, cls="cmp") + "</div>"
 

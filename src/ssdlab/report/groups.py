@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ssdlab import formatting
 from ssdlab.devices import aggregate
 from ssdlab.devices.ceiling import HOST_LIMITED_PCT, ceiling_of
 from ssdlab.devices.ceiling import POINT_ID as CEILING_ID
@@ -271,8 +272,8 @@ def _results_html(run: Run) -> str:
             if show_hosts and len(hosts) > 1:
                 for h in hosts:
                     hm = shares(r).get(h)
-                    cells.append(_num(fn(hm), short) if hm is not None else "—")
-            cells.append(_num(fn(m), short))
+                    cells.append(formatting.by_unit(fn(hm), short) if hm is not None else "—")
+            cells.append(formatting.by_unit(fn(m), short))
             rows.append(cells)
         parts_html.append(f"<h3>{html.escape(title)}</h3><div class='table-wrap'>"
                           + table(header, rows) + "</div>")
@@ -294,23 +295,12 @@ def _short_name(host: str, device: str) -> str:
     return f"{host}:{base}" if host else base
 
 
-def _num(v: float | None, short: str) -> str:
-    """A table number: latencies with sensible precision, MB/s with one decimal below 100, IOPS whole."""
-    if v is None:
-        return ""
-    if "µs" in short:
-        return f"{v:.2f}" if v < 10 else (f"{v:.1f}" if v < 1000 else f"{v:,.0f}")
-    if short == "MB/s" and v < 100:
-        return f"{v:.1f}"
-    return f"{v:,.0f}"
-
-
 def _cell(p: PartResult | None, fn: Metric, short: str, straggler: aggregate.Straggler | None) -> str:
     if p is None:
         return "—"
     if p.status != "ok" or p.measurement is None:
         return p.status
-    text = _num(fn(p.measurement), short)
+    text = formatting.by_unit(fn(p.measurement), short)
     if straggler is not None:
         text += f" ▼{straggler.below_pct:.0f}%"
     return text

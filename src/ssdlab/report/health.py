@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ssdlab import formatting
 from ssdlab.report.sections import Section, figure, table
 from ssdlab.results.model import Measurement, Run
 from ssdlab.run import hostload
@@ -200,8 +201,8 @@ def _device_html(run: Run, entry: Mapping[str, Any], changes: Sequence[Mapping[s
     rows = health.delta(before, after)
     if rows:
         out.append(table(("counter", "before the run", "after the run", "change"),
-                         [(f"{r['label']}" + (f" ({r['unit']})" if r["unit"] else ""), _num(r["before"]),
-                           _num(r["after"]), _change(r["change"])) for r in rows],
+                         [(f"{r['label']}" + (f" ({r['unit']})" if r["unit"] else ""), formatting.counter(r["before"]),
+                           formatting.counter(r["after"]), formatting.change(r["change"])) for r in rows],
                          caption=f"Health counters ({snap.get('tool', 'tool unknown')}); before "
                                  f"{_time(before)}, after {_time(after)}"))
     if after is None:
@@ -279,22 +280,6 @@ def _identity_table(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]
         rows.append(("power state", _state_text(snap, changes, "power_state")))
     rows.append(("read with", str(snap.get("tool", "unknown"))))
     return table(("identity", ""), rows, caption="Drive identity (before the run)")
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "not reported"
-    if isinstance(v, float):
-        return f"{v:,.1f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
-
-
-def _change(v: Any) -> str:
-    if v is None:
-        return ""
-    return f"+{v:,}" if v > 0 else f"{v:,}"
 
 
 def _time(snap: Mapping[str, Any] | None) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ssdlab import formatting
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
@@ -145,28 +146,6 @@ def trusted(fragment: str) -> Markup:
     return Markup(fragment)  # noqa: S704 - never called on run data; builders escape their own text
 
 
-def fmt_num(v: float | None, digits: int = 0) -> str:
-    """Thousands-separated number; '' for None."""
-    return "" if v is None else f"{v:,.{digits}f}"
-
-
-def fmt_us(ns: float | None) -> str:
-    """Latency in µs with precision that fits its size (0.03, 12.4, 1,234)."""
-    if ns is None:
-        return ""
-    us = ns / 1000.0
-    if us < 10:
-        return f"{us:.2f}"
-    if us < 1000:
-        return f"{us:.1f}"
-    return f"{us:,.0f}"
-
-
-def fmt_mbps(v: float) -> str:
-    """Decimal MB/s with sensible precision."""
-    return f"{v:,.1f}" if v < 100_000 else f"{v:,.0f}"
-
-
 def fmt_time(iso: str) -> str:
     """'2026-11-21T23:43:52+00:00' -> '2026-11-21 23:43:52 UTC' (other offsets are kept)."""
     t = _parse_time(iso)
@@ -232,10 +211,10 @@ def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None
     mean = mx = ""
     if lat is not None and lat.n > 0:
         found = latency_percentiles(lat, TABLE_PERCENTILES)
-        pcts = tuple(fmt_us(found[p]) for p in TABLE_PERCENTILES)
-        mean, mx = fmt_us(lat.mean_ns), fmt_us(lat.max_ns)
-    return DirRow(direction=name, iops=fmt_num(d.iops), mbps=fmt_mbps(d.bw_mbps), mean=mean, pcts=pcts, max=mx,
-                  link=drive_health.fraction_text(d.bw_bytes, link))
+        pcts = tuple(formatting.latency_ns(found[p]) for p in TABLE_PERCENTILES)
+        mean, mx = formatting.latency_ns(lat.mean_ns), formatting.latency_ns(lat.max_ns)
+    return DirRow(direction=name, iops=formatting.grouped(d.iops), mbps=formatting.mbps(d.bw_mbps), mean=mean,
+                  pcts=pcts, max=mx, link=drive_health.fraction_text(d.bw_bytes, link))
 
 
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
@@ -255,7 +234,7 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
     if m is not None:
         rows = tuple(_dir_row(name, d, link) for name, d in m.directions.items())
         cpu, cpu_note = drive_health.cpu_cell(m)
-        result = ", ".join(f"{name} {fmt_mbps(d.bw_mbps)} MB/s, {fmt_num(d.iops)} IOPS"
+        result = ", ".join(f"{name} {formatting.mbps(d.bw_mbps)} MB/s, {formatting.grouped(d.iops)} IOPS"
                            for name, d in m.directions.items())
     reason = r.reason
     if r.status == "ok" and m is None and not reason:

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
+from ssdlab import formatting
 from ssdlab.fio import hist
 from ssdlab.report import charts
 from ssdlab.report.sections import figure, table
@@ -268,10 +269,10 @@ def level_rows(dists: Sequence[Distribution], levels: Sequence[float] = LEVELS) 
                                      for p in levels] + ["max"]
     rows = []
     for d in dists:
-        row = [d.label, f"{d.n:,}", _us(d.mean_ns)]
+        row = [d.label, f"{d.n:,}", formatting.latency_ns(d.mean_ns, "n/a")]
         for lv in confidence_levels(d, levels):
-            row.append(_us(lv.value_ns) + ("" if lv.resolved else " *"))
-        row.append(_us(d.max_ns))
+            row.append(formatting.latency_ns(lv.value_ns, "n/a") + ("" if lv.resolved else " *"))
+        row.append(formatting.latency_ns(d.max_ns, "n/a"))
         rows.append(row)
     return ["", *header], rows
 
@@ -279,13 +280,6 @@ def level_rows(dists: Sequence[Distribution], levels: Sequence[float] = LEVELS) 
 LEVEL_NOTE = ("Response times in µs from fio's histogram bins with fio's percentile rule (each value is the middle "
               "of its bucket, within 0.8 %). * marks a level the sample cannot resolve: fewer than one I/O is "
               "expected beyond it, so the value is in effect the maximum.")
-
-
-def _us(ns: float | None) -> str:
-    if ns is None:
-        return "n/a"
-    us = ns / 1000.0
-    return f"{us:,.0f}" if us >= 1000 else (f"{us:.1f}" if us >= 10 else f"{us:.2f}")
 
 
 # --------------------------------------------------------------------------- a section for any set of points

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import SsdlabError
+from ssdlab.formatting import csv_value
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
 from ssdlab.report.pts_page import (
-    csv_num,
     determination_table,
     esc,
     figure,
@@ -228,7 +228,7 @@ def _results_csv(test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
     for metric, t in tables.items():
         for st in stimuli:
             writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
-                             csv_num(t[(st.bs, st.read_pct)]), window])
+                             csv_value(t[(st.bs, st.read_pct)]), window])
     return buf.getvalue()
 
 
@@ -350,7 +350,7 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
     writer = csv.writer(csv_buf, lineterminator="\n")
     writer.writerow(["sample", "time_min", "iops", "art_us", "tgbw_GB", "drive_fills"])
     for i in range(len(state.samples)):
-        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_num(iops_v[i]), csv_num(art_v[i]), f"{tgbw[i]:.6g}",
+        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_value(iops_v[i]), csv_value(art_v[i]), f"{tgbw[i]:.6g}",
                          f"{fills[i]:.6g}"])
     files["wsat.csv"] = csv_buf.getvalue()
     scale = "" if s.runtime_s == 60 else f" (scaled: each sample is {s.runtime_s:g} s)"

@@ -12,10 +12,10 @@ import io
 from collections.abc import Callable
 from typing import Any
 
+from ssdlab.formatting import csv_value
 from ssdlab.report import charts, latency
 from ssdlab.report.pts import register_test_sections
 from ssdlab.report.pts_page import (
-    csv_num,
     determination_table,
     esc,
     figure,
@@ -254,8 +254,8 @@ def _results_html(run: Run, s: PtsSettings, t: DemandTest, state: DemandState, f
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["test", "tc", "qd", "toio", "iops", "art_us", "write_art_us", "cpu_pct", "window_rounds"])
     for v in vals:
-        w.writerow([t.key, v.tc, v.qd, v.toio, csv_num(v.iops), csv_num(v.art_us), csv_num(v.write_art_us),
-                    csv_num(cpu.get((v.tc, v.qd))), f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
+        w.writerow([t.key, v.tc, v.qd, v.toio, csv_value(v.iops), csv_value(v.art_us), csv_value(v.write_art_us),
+                    csv_value(cpu.get((v.tc, v.qd))), f"{state.window[0]}-{state.window[-1]}" if state.window else ""])
     files[f"{t.key}.csv"] = buf.getvalue()
     return "".join(parts)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import csv
 import io
 
+from ssdlab.formatting import csv_value
 from ssdlab.report import charts
-from ssdlab.report.pts_page import csv_num, determination_table, figure, header_html, kv, num, table, window_chart
+from ssdlab.report.pts_page import determination_table, figure, header_html, kv, num, table, window_chart
 from ssdlab.report.sections import Section
 from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
@@ -82,7 +83,7 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             xs.append(t / 60.0)
             ys.append(v)
             idle = p.measurement.extra.get("idle_s") if p.measurement is not None else None
-            writer.writerow(["burst", f"{w:g}", k, f"{t / 60.0:.6g}", csv_num(v), csv_num(idle)])
+            writer.writerow(["burst", f"{w:g}", k, f"{t / 60.0:.6g}", csv_value(v), csv_value(idle)])
             t += h.burst_s
         if xs:
             series.append(charts.Series(f"wait {w:g} s ({h.burst_s:.3g}/{h.wait_s(w):.3g})", xs, ys, "o"))
@@ -93,7 +94,7 @@ def _results_html(state: hir_mod.HirState, h: hir_mod.HirSettings, summaries: li
             v = metric_value("iops", p)
             bx.append(t / 60.0)
             by.append(v)
-            writer.writerow(["baseline", f"{w:g}", k, f"{t / 60.0:.6g}", csv_num(v), ""])
+            writer.writerow(["baseline", f"{w:g}", k, f"{t / 60.0:.6g}", csv_value(v), ""])
             t += h.burst_s
         if bx:  # one legend entry for every return to baseline (matplotlib hides labels starting with _)
             label = "return to baseline" if not any(x.name == "return to baseline" for x in series) else "_baseline"

@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ssdlab import formatting
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
 from ssdlab.report import charts, sections
@@ -31,18 +32,8 @@ def kv(rows: Sequence[tuple[str, Any]]) -> str:
     return f"<table class='pts-header'><tbody>{body}</tbody></table>"
 
 
-def num(v: float | None, unit: str = "") -> str:
-    """A value as the PTS tables print it: thousands separated, three significant digits below 10."""
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
-    return f"{text} {unit}".strip()
-
-
-def csv_num(v: float | None) -> str:
-    """A value as the pts/*.csv files write it (empty when there is none)."""
-    return "" if v is None else f"{v:.6g}"
+# a value as the PTS tables print it (with an optional unit; n/a when there is none)
+num = functools.partial(formatting.sig3, none="n/a")
 
 
 # ------------------------------------------------------------------ header

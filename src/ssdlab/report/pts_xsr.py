@@ -9,8 +9,9 @@ import io
 import itertools
 from collections.abc import Sequence
 
+from ssdlab.formatting import csv_value
 from ssdlab.report import charts
-from ssdlab.report.pts_page import csv_num, figure, header_html, kv, num, table
+from ssdlab.report.pts_page import figure, header_html, kv, num, table
 from ssdlab.report.sections import Section
 from ssdlab.results.model import Run
 from ssdlab.suites.pts import xsr as xsr_mod
@@ -93,7 +94,7 @@ def _time_html(s: PtsSettings, state: xsr_mod.XsrState, files: dict[str, str]) -
     for seg in xsr_mod.SEGMENTS:
         cols = [xsr_mod.segment_values(state, seg, m) for m in ("mbps", "iops", "art", "mrt")]
         for i, t in enumerate(times[seg.key]):
-            writer.writerow([seg.name, i + 1, f"{t:.6g}", *(csv_num(c[i]) for c in cols)])
+            writer.writerow([seg.name, i + 1, f"{t:.6g}", *(csv_value(c[i]) for c in cols)])
     files["xsr.csv"] = buf.getvalue()
     return "".join(parts)
 
