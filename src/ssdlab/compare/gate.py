@@ -18,9 +18,9 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ssdlab import formatting
+from ssdlab import formatting, metrics
 from ssdlab.analysis.significance import Judgement
-from ssdlab.compare.matching import METRICS, Comparison, Row, metric_name
+from ssdlab.compare.matching import Comparison, Row, metric_name
 from ssdlab.errors import UsageError
 
 
@@ -51,7 +51,7 @@ def parse_rule(text: str) -> Rule:
         metric = metric_name(parts[0])
     except KeyError:
         raise UsageError(f"--fail-on {text!r}: unknown metric {parts[0]!r}; use one of "
-                         f"{', '.join(sorted(METRICS))}") from None
+                         f"{', '.join(sorted(metrics.COMPARED))}") from None
     raw = parts[1].strip()
     if not raw.endswith("%"):
         raise UsageError(f"--fail-on {text!r}: give the threshold in percent, e.g. -5% or +20%")
@@ -61,7 +61,7 @@ def parse_rule(text: str) -> Rule:
         raise UsageError(f"--fail-on {text!r}: {raw!r} is not a percentage") from None
     if value == 0 or value != value:
         raise UsageError(f"--fail-on {text!r}: the threshold must be a non-zero percentage")
-    info = METRICS[metric]
+    info = metrics.get(metric)
     worse = -1.0 if info.higher_is_better else 1.0
     if raw[0] not in "+-":
         value = worse * abs(value)
@@ -90,7 +90,7 @@ class Finding:
 
     def text(self, baseline: str) -> str:
         """One line: what was compared and why it failed (or did not)."""
-        info = METRICS[self.rule.metric]
+        info = metrics.get(self.rule.metric)
         head = f"{self.run_label} {self.key} {self.rule.metric}"
         if self.change is None:
             return f"{head}: not measured in both runs (threshold {self.rule.threshold:+.0%})"

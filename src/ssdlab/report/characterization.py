@@ -13,81 +13,41 @@ with the 3/4/5 nines, confidence-level table).
 Long phases (precondition points with per-second series) are drawn GFIO-style: IOPS and MB/s scatter over
 time, with the total data written.
 
-`metric_value`, `is_metric` and `axis_value` are also what `ssdlab plot` uses.
+`axis_value` and `fmt_axis` are also what `ssdlab plot` uses; metrics come from ssdlab.metrics.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ssdlab.devices import aggregate
+from ssdlab import metrics
 from ssdlab.formatting import fixed
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
 from ssdlab.report.sections import Section, figure, register, table
-from ssdlab.results.model import DirectionStats, PointResult, Run, TestPoint
+from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 FAMILY = "characterization"
 DEFAULT_P99_LIMIT_US = 1000.0
 
-# ---------------------------------------------------------------- metrics and axes (shared with `ssdlab plot`)
+# ---------------------------------------------------------------- metrics and axes (axes shared with `ssdlab plot`)
 
-METRICS = ("iops", "read_iops", "write_iops", "bw_MBps", "read_bw_MBps", "write_bw_MBps", "lat_mean_us",
-           "read_lat_mean_us", "write_lat_mean_us", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "read_p99_us",
-           "write_p99_us", "lat_max_us", "usr_cpu", "sys_cpu", "cpu")
 AXES = ("bs", "iodepth", "numjobs", "outstanding", "rwmixread", "rw", "rate", "rate_pct", "target_iops",
         "matrix", "bssplit", "label")
-_PCT_RE = re.compile(r"^(?:(read|write)_)?p(\d+(?:[._]\d+)?)_us$")
-
-
-def is_metric(name: str) -> bool:
-    """A name metric_value knows: one of METRICS or any [read_|write_]pNN_us percentile."""
-    return name in METRICS or bool(_PCT_RE.match(name))
-
-
-def _dirs(r: PointResult, which: str | None) -> list[DirectionStats]:
-    m = r.measurement
-    if m is None:
-        return []
-    names = [which] if which else ["read", "write"]
-    return [d for n in names if (d := m.get(n)) is not None and d.total_ios > 0]
 
 
 def metric_value(r: PointResult, name: str) -> float | None:
-    """One metric of a stored point (None when the point has no such data). Latencies in µs (fio clat)."""
-    m = r.measurement
-    if m is None or r.status != "ok":
+    """One metric of a stored point by name (ssdlab.metrics), as these pages and `ssdlab plot` show it: None when
+    the point did not finish ok (or the name is no metric); a rate (IOPS, MB/s) of a direction the point did not
+    issue is 0. Latencies in µs (fio clat)."""
+    if r.status != "ok" or r.measurement is None or not metrics.is_metric(name):
         return None
-    if name in ("usr_cpu", "sys_cpu", "cpu"):
-        return {"usr_cpu": m.usr_cpu, "sys_cpu": m.sys_cpu, "cpu": m.usr_cpu + m.sys_cpu}[name]
-    which: str | None = None
-    base = name
-    for d in ("read", "write"):
-        if name.startswith(d + "_"):
-            which, base = d, name[len(d) + 1:]
-    dirs = _dirs(r, which)
-    if base == "iops":
-        return sum(d.iops for d in dirs) if dirs or which else m.total_iops
-    if base == "bw_MBps":
-        return sum(d.bw_mbps for d in dirs)
-    lats = [d.clat for d in dirs if d.clat is not None and d.clat.n > 0]
-    if base == "lat_mean_us":
-        n = sum(s.n for s in lats)
-        return sum(s.mean_ns * s.n for s in lats) / n / 1000.0 if n else None
-    if base == "lat_max_us":
-        return max(s.max_ns for s in lats) / 1000.0 if lats else None
-    match = _PCT_RE.match(name)
-    if match:
-        p = float(match.group(2).replace("_", "."))
-        merged = aggregate.merge_latency(lats)  # the directions' bins added
-        v = merged.percentile(p) if merged is not None else None
-        return v / 1000.0 if v is not None else None
-    return None
+    v = metrics.value(name, r)
+    return 0.0 if v is None and metrics.get(name).unit in ("IOPS", "MB/s") else v
 
 
 def axis_value(point: TestPoint, name: str) -> Any:
@@ -185,7 +145,7 @@ def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float]
     for r in results:
         if r.status != "ok":
             continue
-        xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
+        xv = metric_value(r, x) if metrics.is_metric(x) else axis_value(r.point, x)
         if xv is None:
             continue
         try:

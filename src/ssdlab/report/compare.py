@@ -20,10 +20,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ssdlab import formatting
+from ssdlab import formatting, metrics
 from ssdlab.analysis.significance import MIN_SAMPLES
 from ssdlab.compare.gate import GateResult
-from ssdlab.compare.matching import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
+from ssdlab.compare.matching import Cell, Comparison, Curve, PointData, Row, run_facts
 from ssdlab.report import charts
 from ssdlab.report import health as drive_health
 from ssdlab.report.charts import Series
@@ -61,7 +61,7 @@ def ratio_cell(metric: str, cell: Cell) -> Styled:
     """×1.23 ±0.02 with a class: better/worse when significant, muted when not, 'cj' when it cannot be judged."""
     if cell.ratio is None:
         return Styled("–", "num")
-    info = METRICS[metric]
+    info = metrics.get(metric)
     j = cell.judgement
     text = f"×{cell.ratio:.3f}" if abs(cell.ratio - 1) < 0.1 else f"×{cell.ratio:.2f}"
     if j is not None and j.ratio_se is not None:
@@ -203,7 +203,7 @@ SHORT = {"iops": "IOPS", "bw_MBps": "MB/s", "lat_mean_us": "mean µs", "p99_us":
 
 def _title(metric: str) -> str:
     """'read p99 latency (µs)', 'IOPS' (no unit repeated)."""
-    info = METRICS[metric]
+    info = metrics.get(metric)
     return info.label if info.unit in info.label else f"{info.label} ({info.unit})"
 
 
@@ -216,15 +216,15 @@ def _summary(cmp: Comparison) -> str:
     if len(cmp.runs) < 2:
         return ""
     common = cmp.common_rows()
-    metrics = [m for m in SUMMARY_METRICS if any(m in r.cells for r in common)]
+    shown = [m for m in SUMMARY_METRICS if any(m in r.cells for r in common)]
     rows = []
-    for m in metrics:
+    for m in shown:
         row: list[Any] = [_title(m)]
         for i in range(1, len(cmp.runs)):
             g, n = cmp.geomean(m, i)
             cls = "num"
             if g is not None and abs(g - 1) >= cmp.min_effect:
-                cls += " better" if (g > 1) == METRICS[m].higher_is_better else " worse"
+                cls += " better" if (g > 1) == metrics.get(m).higher_is_better else " worse"
             row.append(Styled("–" if g is None else f"×{g:.3f}  ({n} points)", cls))
         rows.append(row)
     ratios = _note("Geometric mean of the per-point ratios over the points both runs measured, coloured when it "
@@ -241,7 +241,7 @@ def _summary(cmp: Comparison) -> str:
                 if c.judgement.verdict == "cannot judge":
                     counts["cj"] += 1
                 elif c.judgement.significant:
-                    counts["better" if (c.ratio > 1) == METRICS[m].higher_is_better else "worse"] += 1
+                    counts["better" if (c.ratio > 1) == metrics.get(m).higher_is_better else "worse"] += 1
                 else:
                     counts["ns"] += 1
         counts_rows.append([cmp.runs[i].label,
@@ -363,7 +363,7 @@ def _ratio_matrix(cmp: Comparison, rows: Sequence[Row], metric: str, i: int) -> 
     mixes = sorted({k[1] for k in cells})
     body: list[list[Any]] = [[format_bs(b), *(ratio_cell(metric, cells[(b, m)]) if (b, m) in cells else "–"
                                               for m in mixes)] for b in sizes]
-    info = METRICS[metric]
+    info = metrics.get(metric)
     return table(["block size"] + [f"{m}/{100 - m}" for m in mixes], body,
                  f"{cmp.labels[i]} ÷ {cmp.labels[0]}: {info.label}, by block size and R/W mix (read/write %)",
                  cls="cmp ratio2d")
@@ -441,7 +441,7 @@ def _family_figures(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[
     elif family == "pts-lat":
         for metric in ("lat_mean_us", "p99_999_us", "lat_max_us"):
             figs.append(_overlay(cmp, common, group=_mix, group_name=_mix_name, x=_bs, metric=metric,
-                                 title=f"{METRICS[metric].label} vs block size", xlabel="block size", logx=True,
+                                 title=f"{metrics.get(metric).label} vs block size", xlabel="block size", logx=True,
                                  bs_ticks=True))
         extra = "".join(_ratio_matrix(cmp, common, m, i) for m in ("lat_mean_us", "p99_999_us")
                         for i in range(1, n))
@@ -459,7 +459,7 @@ def _family_figures(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[
             w = sub[0].points[0].point.workload if sub[0].points[0] is not None else None
             metric = "iops" if w is not None and w.is_random else "bw_MBps"
             figs.append(_overlay(cmp, sub, group=lambda p: None, group_name=lambda g: "", x=_bs, metric=metric,
-                                 title=f"{matrix}: {METRICS[metric].label} vs block size", xlabel="block size",
+                                 title=f"{matrix}: {metrics.get(metric).label} vs block size", xlabel="block size",
                                  logx=True, logy=metric == "iops", bs_ticks=True, caption="One line per run"))
     elif family == "qd-sweep":
         for matrix, sub in _by_matrix(common).items():
@@ -472,7 +472,7 @@ def _family_figures(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[
         for metric in ("lat_mean_us", "p99_us", "p99_99_us"):
             figs.append(_overlay(cmp, common, group=_curve_group, group_name=_str_doc("curve"),
                                  x=lambda p: _value(p, "iops"), metric=metric,
-                                 title=f"{METRICS[metric].label} vs IOPS", xlabel="IOPS", logy=True))
+                                 title=f"{metrics.get(metric).label} vs IOPS", xlabel="IOPS", logy=True))
     if family == "stability":
         figs.extend(_interval_overlay(cmp, common))
     figs.extend(_curves(cmp, family))
@@ -521,8 +521,8 @@ def _bars(cmp: Comparison, rows: Sequence[Row]) -> list[str]:
         series = {cmp.labels[i]: [_value(r.points[i], metric) for r in rows] for i in range(len(cmp.runs))}
         if not any(v is not None for vals in series.values() for v in vals):
             continue
-        svg = charts.grouped_hbar_chart(labels, series, title=METRICS[metric].label,
-                                        xlabel=METRICS[metric].unit,
+        svg = charts.grouped_hbar_chart(labels, series, title=metrics.get(metric).label,
+                                        xlabel=metrics.get(metric).unit,
                                         colors=[_color(i) for i in range(len(cmp.runs))], width=6.2)
         figs.append(figure(svg, "One bar per run", cls="chart"))
     return figs
@@ -635,8 +635,8 @@ CSV_COLUMNS = ["key", "label", "family", "metric", "unit", "run", "run_id", "bas
 
 def csv_rows(cmp: Comparison) -> Iterable[dict[str, Any]]:
     for r in cmp.rows:
-        metrics = [m for m in METRICS if m in r.cells] or [""]
-        for m in metrics:
+        names = [m for m in metrics.COMPARED if m in r.cells] or [""]
+        for m in names:
             cells = r.cells.get(m)
             for i, rd in enumerate(cmp.runs):
                 p = r.points[i]
@@ -644,7 +644,7 @@ def csv_rows(cmp: Comparison) -> Iterable[dict[str, Any]]:
                 j = c.judgement if c else None
                 yield {
                     "key": r.key, "label": r.label, "family": r.family, "metric": m,
-                    "unit": METRICS[m].unit if m else "", "run": rd.label, "run_id": rd.run.run_id,
+                    "unit": metrics.get(m).unit if m else "", "run": rd.label, "run_id": rd.run.run_id,
                     "baseline": cmp.labels[0],
                     "value": "" if c is None or c.value is None else f"{c.value.value:.6g}",
                     "samples": "" if c is None or c.value is None else len(c.value.samples),

@@ -20,7 +20,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ssdlab import formatting
+from ssdlab import metrics
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
@@ -205,16 +205,23 @@ def describe_amount(point: PointResult) -> str:
     return ", ".join(bits)
 
 
+IOPS, MBPS, LATENCY = metrics.get("iops"), metrics.get("bw_MBps"), metrics.get("lat_mean_us")  # their table text
+
+
+def _us(ns: float | None) -> str:
+    return LATENCY.text(None if ns is None else ns / 1000.0)
+
+
 def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None) -> DirRow:
     lat = d.clat or d.lat
     pcts: tuple[str, ...] = ("",) * len(TABLE_PERCENTILES)
     mean = mx = ""
     if lat is not None and lat.n > 0:
         found = latency_percentiles(lat, TABLE_PERCENTILES)
-        pcts = tuple(formatting.latency_ns(found[p]) for p in TABLE_PERCENTILES)
-        mean, mx = formatting.latency_ns(lat.mean_ns), formatting.latency_ns(lat.max_ns)
-    return DirRow(direction=name, iops=formatting.grouped(d.iops), mbps=formatting.mbps(d.bw_mbps), mean=mean,
-                  pcts=pcts, max=mx, link=drive_health.fraction_text(d.bw_bytes, link))
+        pcts = tuple(_us(found[p]) for p in TABLE_PERCENTILES)
+        mean, mx = _us(lat.mean_ns), _us(lat.max_ns)
+    return DirRow(direction=name, iops=IOPS.text(d.iops), mbps=MBPS.text(d.bw_mbps), mean=mean, pcts=pcts, max=mx,
+                  link=drive_health.fraction_text(d.bw_bytes, link))
 
 
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
@@ -234,7 +241,7 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
     if m is not None:
         rows = tuple(_dir_row(name, d, link) for name, d in m.directions.items())
         cpu, cpu_note = drive_health.cpu_cell(m)
-        result = ", ".join(f"{name} {formatting.mbps(d.bw_mbps)} MB/s, {formatting.grouped(d.iops)} IOPS"
+        result = ", ".join(f"{name} {MBPS.text(d.bw_mbps)} MB/s, {IOPS.text(d.iops)} IOPS"
                            for name, d in m.directions.items())
     reason = r.reason
     if r.status == "ok" and m is None and not reason:

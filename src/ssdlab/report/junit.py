@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from xml.etree import ElementTree as ET  # only writes XML, never parses input
 
+from ssdlab import metrics
 from ssdlab.compare.gate import GateResult
-from ssdlab.compare.matching import MAIN_METRICS, METRICS, Comparison
+from ssdlab.compare.matching import Comparison
 from ssdlab.results import atomic
 from ssdlab.results.model import Run
 
@@ -102,13 +103,13 @@ def comparison_suites(cmp: Comparison, gate: GateResult | None) -> list[Suite]:
             fails = [f for f in (gate.failures if gate else []) if f.run == i and f.key == row.key]
             held = [f for f in (gate.held if gate else []) if f.run == i and f.key == row.key]
             lines = []
-            for m in MAIN_METRICS:
+            for m in metrics.MAIN:
                 cells = row.cells.get(m)
                 ratio = cells[i].ratio if cells else None
                 if not cells or ratio is None:
                     continue
                 j = cells[i].judgement
-                lines.append(f"{m}: {ratio - 1:+.1%} ({METRICS[m].unit}) "
+                lines.append(f"{m}: {ratio - 1:+.1%} ({metrics.get(m).unit}) "
                              f"{j.verdict + ': ' + j.reason if j else ''}")
             lines += ["gate (not failing): " + f.text(base) for f in held]
             if fails:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ssdlab import metrics
 from ssdlab.errors import SsdlabError
 from ssdlab.formatting import csv_value
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
@@ -36,7 +37,6 @@ from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
 from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import (
-    METRICS,
     SPEC_VERSION,
     PtsSettings,
     RoundTest,
@@ -133,7 +133,7 @@ def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestStat
         for metric in ("art", "mrt"):
             lines = [(bs_label(st.bs), per_round(test, run, st.key, metric, n))
                      for st in stimuli if st.read_pct == 0]
-            label = METRICS[metric][0]
+            label = metrics.get(metric).label
             parts.append(figure(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
                                 f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
     else:
@@ -227,7 +227,7 @@ def _results_csv(test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
     window = f"{state.window[0]}-{state.window[-1]}" if state.window else ""
     for metric, t in tables.items():
         for st in stimuli:
-            writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
+            writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, metrics.get(metric).unit,
                              csv_value(t[(st.bs, st.read_pct)]), window])
     return buf.getvalue()
 
@@ -239,7 +239,7 @@ def _matrix_tables(run: Run, test: RoundTest, state: TestState, stimuli: Sequenc
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     parts = []
     for metric, t in tables.items():
-        label, unit, _ = METRICS[metric]
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
         rows = [[bs_label(bs)] + [num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes] for bs in sizes]
         parts.append(table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
                            f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
@@ -274,7 +274,7 @@ def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> li
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     parts = []
     for metric in ("art", "mrt", "nines"):
-        label, unit, _ = METRICS[metric]
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
         t = tables[metric]
         parts.append(figure(charts.bar_chart([bs_label(b) for b in sizes],
                                              {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
@@ -282,7 +282,7 @@ def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> li
                                              annotate=True),
                             f"2D plot: {label} at T1Q1"))
     for metric in ("art", "mrt"):
-        label, unit, _ = METRICS[metric]
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
         parts.append(figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
                                                _grid(tables[metric], sizes, mixes),
                                                title=f"{label} by block size and R/W mix", xlabel="Block size",
