@@ -34,6 +34,26 @@ def register(applies: Callable[[Run], bool], builder: SectionBuilder) -> None:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A table of a section (templates/sections/_blocks.html.j2): a header row, then rows of cells (any value,
+    shown as text; a Styled cell also carries a class and a tooltip)."""
+
+    header: Sequence[Any]
+    rows: Sequence[Sequence[Any]]
+    caption: str = ""
+    cls: str = "data"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of a section: SVG made by report.charts (inserted as it is) and its caption."""
+
+    svg: str
+    caption: str = ""
+    cls: str = "chart"
+
+
+@dataclass(frozen=True)
 class Styled:
     """A table cell with a CSS class (e.g. a ratio marked better/worse, a fact that differs between runs)."""
 
