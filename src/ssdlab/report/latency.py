@@ -10,7 +10,6 @@ characterization sections and `ssdlab plot --latency`.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,8 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLoca
 from ssdlab import formatting
 from ssdlab.fio import hist
 from ssdlab.report import charts
-from ssdlab.report.sections import figure, table
+from ssdlab.report.sections import Chart, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results.model import LatencyStats, PointResult
 
 NINES = (99.9, 99.99, 99.999)  # the 3, 4 and 5 nines the PTS confidence-level plots mark
@@ -309,8 +309,8 @@ def points_html(results: Sequence[PointResult], *, caption: str = "", limit: int
         note = (f" The chart shows the {limit} of {len(dists)} points with the longest 99.99th percentile; "
                 "`ssdlab latency RUN POINT` draws any point.")
     header, rows = level_rows(dists)
-    return (figure(distribution_chart(shown, title=caption or "Latency distribution"),
-                   "Response-time histogram, CDF and exceedance of every I/O of each point (fio completion latency, "
-                   "from the histogram bins)." + note)
-            + table(header, rows, "Response time at each confidence level (µs)")
-            + f"<p class='small'>{html.escape(LEVEL_NOTE)}</p>")
+    chart = Chart(distribution_chart(shown, title=caption or "Latency distribution"),
+                  "Response-time histogram, CDF and exceedance of every I/O of each point (fio completion latency, "
+                  "from the histogram bins)." + note)
+    levels = Table(header, rows, "Response time at each confidence level (µs)")
+    return fragment("latency_points.html.j2", chart=chart, levels=levels, note=LEVEL_NOTE)
