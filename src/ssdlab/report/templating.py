@@ -6,7 +6,8 @@ too, but with the bytes of Python's html.escape (&#x27; and &quot;), which the s
 written one element a line: a line break and the indentation after it are dropped when a section template
 loads, so a section is one line of HTML however its template is laid out (a template therefore never splits a
 tag, an expression or a sentence across lines, and writes no string literal inside {{ }}: Jinja would escape it
-its own way). Markup made by ssdlab code (charts, rendered fragments) is a Markup value and goes in as it is.
+its own way). Prose that a section always escaped is written inside {% filter text %}...{% endfilter %}. Markup
+made by ssdlab code (charts, rendered fragments) is a Markup value and goes in as it is.
 """
 
 from __future__ import annotations
@@ -51,6 +52,11 @@ def _escaped(value: Any) -> Markup:
     return Markup(html.escape(str(value)))  # noqa: S704 - escaped here
 
 
+def _text(value: Any) -> Markup:
+    """The `text` filter: prose written in a template that the section always escaped (its ' as &#x27;)."""
+    return Markup(html.escape(str(value)))  # noqa: S704 - escaped here
+
+
 def _is_styled(value: Any) -> bool:
     return isinstance(value, Styled)
 
@@ -64,6 +70,7 @@ def section_environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined, finalize=_escaped, extensions=[_OneLine],
         )
         env.tests["styled"] = _is_styled
+        env.filters["text"] = _text
         _SECTIONS = env
     return _SECTIONS
 
