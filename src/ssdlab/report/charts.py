@@ -17,7 +17,6 @@ import contextlib
 import copy
 import functools
 import gc
-import html
 import io
 import math
 import multiprocessing
@@ -338,22 +337,34 @@ class Key:
 _DASHES = {"--": "dashed", ":": "dotted", "-.": "dashed"}
 
 
+@dataclass(frozen=True)
+class _Swatch:
+    """A legend entry as templates/sections/chart_legend.html.j2 draws it."""
+
+    label: str
+    color: str
+    bar: bool
+    cls: str = ""  # a line's CSS: "ln" (a line), "mk" (markers), both
+    dash: str = "solid"
+
+
+def _swatch(k: Key) -> _Swatch:
+    label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
+    if k.kind == "bar":
+        return _Swatch(label, k.color, True)
+    line = k.style.rstrip("o.sx^v+*")
+    dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
+    cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
+    return _Swatch(label, k.color, False, cls.strip(), dash)
+
+
 def legend_html(keys: Sequence[Key]) -> str:
     """A chart's legend as HTML (escaped labels, a CSS swatch per entry); '' for fewer than two entries."""
     if len(keys) < 2:
         return ""
-    items = []
-    for k in keys:
-        if k.kind == "bar":
-            swatch = f"<i class='bar' style='color:{k.color}'></i>"
-        else:
-            line = k.style.rstrip("o.sx^v+*")
-            dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
-            cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
-            swatch = f"<i class='{cls.strip()}' style='color:{k.color};border-top-style:{dash}'></i>"
-        label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
-        items.append(f"<span>{swatch}{html.escape(label)}</span>")
-    return f"<div class='chart-legend'>{''.join(items)}</div>"
+    from ssdlab.report.templating import fragment
+
+    return str(fragment("chart_legend.html.j2", keys=[_swatch(k) for k in keys]))  # (str: appended to the SVG)
 
 
 def _nudge(fig: Any, ax: Any, dx_pt: float, dy_pt: float) -> Any:

@@ -3,7 +3,8 @@
 `render_report(run, run_dir)` builds a view of the stored run (header facts, notices, results table, charts,
 procedure steps, suite sections, fio commands) and renders it through the jinja2 templates in
 report/templates/ with autoescaping, so every string from run data is escaped. Chart SVG and suite section
-fragments are the only markup inserted as-is (both are produced by ssdlab code, not read from run data).
+fragments are the only markup inserted as-is (both are produced by ssdlab code, not read from run data: the
+sections are rendered from templates/sections/ by report.templating, escaped there).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
 from ssdlab import metrics
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
+from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.results.verdict import RunVerdict, run_verdicts
@@ -140,11 +141,6 @@ class ReportView:
 
 
 # ---------------------------------------------------------------- formatting
-
-def trusted(fragment: str) -> Markup:
-    """Mark markup produced by ssdlab code (matplotlib SVG, suite section builders) as safe to insert."""
-    return Markup(fragment)  # noqa: S704 - never called on run data; builders escape their own text
-
 
 def fmt_time(iso: str) -> str:
     """'2026-11-21T23:43:52+00:00' -> '2026-11-21 23:43:52 UTC' (other offsets are kept)."""
@@ -690,23 +686,9 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     return view
 
 
-_ENV: jinja2.Environment | None = None
-
-
-def environment() -> jinja2.Environment:
-    """The Jinja environment of the report templates (report.html, compare.html), made once."""
-    global _ENV
-    if _ENV is None:
-        _ENV = jinja2.Environment(
-            loader=jinja2.PackageLoader("ssdlab.report", "templates"),
-            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        )
-    return _ENV
-
-
 def render_html(run: Run, run_dir: Path) -> str:
     """The report as one HTML string (its charts are drawn together, in parallel where cores are free)."""
-    env = environment()
+    env = page_environment()
     with charts.deferred() as batch:
         text = env.get_template("report.html.j2").render(v=build_view(run, run_dir))
     return batch.fill(text)
