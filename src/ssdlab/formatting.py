@@ -14,6 +14,7 @@ readers know, so the styles differ on purpose; they are named here so that the s
   change       +12 / -3                     a counter's change with its sign
   csv_value    1234.57                      six significant digits for CSV files ('' for none)
   tick         500 / 2.5k / 10M             chart axis labels (log_tick: 5,000 below 100k on log axes)
+  bar_label    3500 / 61.2 / 15k / 2.50M     a value written beside its bar
 
 metrics.py binds each metric to its usual style. Pure, no imports beyond the standard library.
 """
@@ -130,3 +131,15 @@ def log_tick(v: float) -> str:
     if v >= 1000:
         return f"{v:,.0f}"
     return f"{v:g}"
+
+
+def bar_label(v: float) -> str:
+    """A value written beside its bar: itself below 10,000 (3500, 61.2), then 15k, 2.50M."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.0f}k"
+    if a >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"

@@ -96,3 +96,9 @@ def test_tick(value: float, text: str) -> None:
                                              (500_000.0, "500k"), (5_000_000.0, "5M")])
 def test_log_tick(value: float, text: str) -> None:
     assert formatting.log_tick(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(61.234, "61.2"), (3500.0, "3500"), (15_000.0, "15k"),
+                                             (2_500_000.0, "2.50M")])
+def test_bar_label(value: float, text: str) -> None:
+    assert formatting.bar_label(value) == text

@@ -492,8 +492,8 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
         if annotate:
             for b, v in zip(bars, values, strict=False):
                 if v is not None and v > 0:
-                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), _short(v), ha="center", va="bottom",
-                            fontsize=7, transform=_nudge(fig, ax, 0, 1))
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), formatting.bar_label(v), ha="center",
+                            va="bottom", fontsize=7, transform=_nudge(fig, ax, 0, 1))
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels(categories, rotation=20 if len(categories) > 4 else 0, ha="right" if len(categories) > 4
                        else "center")
@@ -517,7 +517,7 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
     ax.set_yticklabels(labels)
     ax.set_xlabel(xlabel)
     for b, v in zip(bars, values, strict=False):
-        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, _short(v), va="center", fontsize=7,
+        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, formatting.bar_label(v), va="center", fontsize=7,
                 transform=_nudge(fig, ax, 2, 0))
     return fig_to_svg(fig)
 
@@ -613,21 +613,41 @@ def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "",
     return fig_to_svg(fig)
 
 
-def _short(v: float) -> str:
-    """Bar annotation: the value itself below 10,000 (3500, 61.2), then 15k, 2.50M. Axis ticks use _tick."""
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.0f}k"
-    if a >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
-
-
 def plain_label(text: str) -> str:
     """Label text shown literally: a `$` from run data must not switch matplotlib into mathtext."""
     return text.replace("$", r"\$")
+
+
+@dataclass(frozen=True)
+class _HBar:
+    series: int  # index of its series
+    y: float
+    width: float
+    height: float
+    text: str  # the value, or why there is none
+    missing: bool
+
+
+def _hbar_layout(labels: Sequence[str], series: Mapping[str, Sequence[float | None]],
+                 missing: Mapping[str, Sequence[str | None]] | None) -> tuple[list[_HBar], int]:
+    """Every bar (rows top to bottom, each row only as wide as the series it has) and the most bars in a row."""
+    names = list(series)
+    notes = {name: list((missing or {}).get(name, ())) for name in names}
+
+    def note(name: str, j: int) -> str | None:
+        return notes[name][j] if j < len(notes[name]) else None
+
+    present = [[i for i, name in enumerate(names) if series[name][j] is not None or note(name, j)]
+               for j in range(len(labels))]
+    out = []
+    for j, slots in enumerate(present):
+        height = 0.8 / max(1, len(slots))
+        for k, i in enumerate(slots):
+            v = series[names[i]][j]
+            y = len(labels) - 1 - j + ((len(slots) - 1) / 2 - k) * height
+            text = plain_label(str(note(names[i], j))) if v is None else formatting.bar_label(float(v))
+            out.append(_HBar(i, y, 0.0 if v is None else float(v), height * 0.92, text, v is None))
+    return out, max((len(p) for p in present), default=1) or 1
 
 
 @chart
@@ -641,35 +661,19 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
     is written where that bar would be, so a value that was not measured is never shown as zero.
     """
     names = list(series)
-    notes = {name: list((missing or {}).get(name, ())) for name in names}
-
-    def note(name: str, j: int) -> str | None:
-        return notes[name][j] if j < len(notes[name]) else None
-
-    present = [[i for i, name in enumerate(names) if series[name][j] is not None or note(name, j)]
-               for j in range(len(labels))]
-    per_row = max((len(p) for p in present), default=1) or 1
+    layout, per_row = _hbar_layout(labels, series, missing)
     row_h = 0.22 * per_row + 0.18
     fig, ax = _axes("", (width, max(1.8, row_h * len(labels) + 1.1)))
     top = max((float(v) for vals in series.values() for v in vals if v is not None), default=0.0)
     palette = list(colors) if colors else list(PALETTE)
-    bars: dict[int, tuple[list[float], list[float], list[float]]] = {}  # series -> ys, widths, heights
-    for j, slots in enumerate(present):
-        height = 0.8 / max(1, len(slots))
-        for k, i in enumerate(slots):
-            name = names[i]
-            v = series[name][j]
-            y = len(labels) - 1 - j + ((len(slots) - 1) / 2 - k) * height
-            w = 0.0 if v is None else float(v)
-            ys, ws, hs = bars.setdefault(i, ([], [], []))
-            ys.append(y)
-            ws.append(w)
-            hs.append(height * 0.92)
-            text = plain_label(str(note(name, j))) if v is None else _short(float(v))
-            ax.text(w, y, text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
-                        color="#9b1c1c" if v is None else "black", fontstyle="italic" if v is None else "normal")
-    for i, (ys, ws, hs) in bars.items():
-        ax.barh(ys, ws, height=hs, color=palette[i % len(palette)])
+    bars: dict[int, list[_HBar]] = {}
+    for b in layout:
+        bars.setdefault(b.series, []).append(b)
+        ax.text(b.width, b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
+                color="#9b1c1c" if b.missing else "black", fontstyle="italic" if b.missing else "normal")
+    for i, bs in bars.items():
+        ax.barh([b.y for b in bs], [b.width for b in bs], height=[b.height for b in bs],
+                color=palette[i % len(palette)])
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
     ax.set_ylim(-0.6, len(labels) - 0.4)

@@ -83,39 +83,44 @@ def target_facts(run: Run) -> list[tuple[str, str]]:
     reason = _unavailable(run)
     if reason:
         return [("drive health", f"not available: {reason}")]
-    out = []
     devices = _devices(run)
     changes = [c for c in run.health.get("settings", []) if isinstance(c, Mapping)]
-    for e in devices:
-        before, after = health.first_last(e.get("snapshots") or [])
-        snap = before or after
-        if snap is None:
-            continue
-        prefix = f"{e.get('path')} " if len(devices) > 1 else ""
-        out.append((f"{prefix}interface", link_text(snap.get("link") or {})))
-        if not snap.get("available"):
-            out.append((f"{prefix}drive health", f"not available: {snap.get('reason', 'unknown')}"))
-            continue
-        ident = snap.get("identity") or {}
-        known = (run.target.get("identity") or {}) if isinstance(run.target.get("identity"), Mapping) else {}
-        if ident.get("model") and (len(devices) > 1 or not known.get("model")):
-            out.append((f"{prefix}drive", ", ".join(f"{k} {ident[k]}" if k != "model" else str(ident[k])
-                                                    for k in ("model", "serial", "firmware") if ident.get(k))))
-        out.append((f"{prefix}drive health", _glance(before, after)))
-        out.append((f"{prefix}write cache", _state_text(snap, changes, "write_cache")))
-        if snap.get("kind") == "nvme":
-            out.append((f"{prefix}power state", _state_text(snap, changes, "power_state")))
+    return [fact for e in devices for fact in _device_facts(run, e, changes, several=len(devices) > 1)]
+
+
+def _device_facts(run: Run, e: Mapping[str, Any], changes: Sequence[Mapping[str, Any]],
+                  several: bool) -> list[tuple[str, str]]:
+    before, after = health.first_last(e.get("snapshots") or [])
+    snap = before or after
+    if snap is None:
+        return []
+    prefix = f"{e.get('path')} " if several else ""
+    out = [(f"{prefix}interface", link_text(snap.get("link") or {}))]
+    if not snap.get("available"):
+        return [*out, (f"{prefix}drive health", f"not available: {snap.get('reason', 'unknown')}")]
+    ident = snap.get("identity") or {}
+    known = (run.target.get("identity") or {}) if isinstance(run.target.get("identity"), Mapping) else {}
+    if ident.get("model") and (several or not known.get("model")):
+        out.append((f"{prefix}drive", ", ".join(f"{k} {ident[k]}" if k != "model" else str(ident[k])
+                                                for k in ("model", "serial", "firmware") if ident.get(k))))
+    out.append((f"{prefix}drive health", _glance(before, after)))
+    out.append((f"{prefix}write cache", _state_text(snap, changes, "write_cache")))
+    if snap.get("kind") == "nvme":
+        out.append((f"{prefix}power state", _state_text(snap, changes, "power_state")))
     return out
 
 
-def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-    hb = (before or {}).get("health") or {}
-    ha = (after or {}).get("health") or {}
-    h = ha or hb
+def _temperature_text(hb: Mapping[str, Any], ha: Mapping[str, Any]) -> list[str]:
+    if "temperature_c" not in hb and "temperature_c" not in ha:
+        return []
+    if hb and ha:
+        return [f"{hb.get('temperature_c', '?')} → {ha.get('temperature_c', '?')} °C"]
+    return [f"{(ha or hb).get('temperature_c')} °C"]
+
+
+def _counters_text(h: Mapping[str, Any], hb: Mapping[str, Any], ha: Mapping[str, Any]) -> list[str]:
+    """Critical warning, media errors (and how many this run added), wear, SMART's verdict."""
     bits = []
-    if "temperature_c" in hb or "temperature_c" in ha:
-        bits.append(f"{hb.get('temperature_c', '?')} → {ha.get('temperature_c', '?')} °C" if hb and ha
-                    else f"{h.get('temperature_c')} °C")
     warning = h.get("critical_warning")
     if isinstance(warning, int):
         bits.append(f"critical warning {warning:#x}" if warning else "no critical warning")
@@ -126,6 +131,13 @@ def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -
         bits.append(f"{h['percentage_used']} % used")
     if "smart_passed" in h:
         bits.append("SMART passed" if h["smart_passed"] else "SMART FAILED")
+    return bits
+
+
+def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    hb = (before or {}).get("health") or {}
+    ha = (after or {}).get("health") or {}
+    bits = _temperature_text(hb, ha) + _counters_text(ha or hb, hb, ha)
     if not after:
         bits.append("no after-run snapshot")
     return ", ".join(bits) or "counters unreadable"

@@ -167,19 +167,9 @@ def _us_axis(ax: Any, lo: float, hi: float) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,
-                        width: float = 8.6) -> Any:
-    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale),
-    `width` inches wide (the report's column), taller by one legend row per two or three distributions."""
-    labels_len = max((len(d.label) for d in dists), default=0)
-    ncol = 1 if labels_len > 60 else (2 if labels_len > 28 else 3)
-    rows = -(-len(dists) // ncol)
-    legend_h = 0.2 * rows + 0.25
-    panel_h = 2.6
-    fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
-    axes = fig.subplots(1, 3)
-    for ax in axes:
-        charts.copied_ticks(ax)
+def _plot(axes: Any, dists: Sequence[Distribution], nines: Sequence[float]) -> tuple[float, list[float]]:
+    """Each distribution's histogram, CDF and exceedance (with its resolved nines marked); returns the lowest
+    exceedance drawn and every histogram bar's height."""
     ax_h, ax_c, ax_e = axes
     lowest_tail = 1.0
     pct_range: list[float] = []
@@ -201,9 +191,14 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
             ax_e.step(xs[keep], tail[keep], where="post", color=color, linewidth=1.3, label=label)
             lowest_tail = min(lowest_tail, float(tail[keep].min()))
         for lv in confidence_levels(d, nines):
-            if not lv.resolved:
-                continue
-            ax_e.plot([lv.value_ns / 1000.0], [1 - lv.pct / 100.0], marker="o", color=color, markersize=4)
+            if lv.resolved:
+                ax_e.plot([lv.value_ns / 1000.0], [1 - lv.pct / 100.0], marker="o", color=color, markersize=4)
+    return lowest_tail, pct_range
+
+
+def _label_panels(axes: Any, nines: Sequence[float]) -> None:
+    """The nines' guide lines on the exceedance panel, and every panel's titles."""
+    ax_h, ax_c, ax_e = axes
     for p in nines:
         y = 1 - p / 100.0
         ax_e.axhline(y, linestyle=":", color="#777777", linewidth=0.9)
@@ -218,21 +213,46 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
     ax_e.set_ylabel("fraction of I/Os above")
     for ax in axes:
         ax.set_xlabel("response time (µs)")
+
+
+def _scale(axes: Any, dists: Sequence[Distribution], nines: Sequence[float], lowest_tail: float,
+           pct_range: list[float]) -> None:
+    """Log axes over the range every distribution covers."""
     spans = [binned(d)[0] for d in dists if d.n > 0]
-    if spans:
-        lo = min(float(e[0]) for e in spans) / 1000.0
-        hi = max(float(e[-1]) for e in spans) / 1000.0
-        lo, hi = max(lo, 1e-3) / 1.15, hi * 1.15
-        for ax in axes:
-            _us_axis(ax, lo, hi)
-        # explicit limits: a filled histogram's zero baseline would stretch a log axis over hundreds of decades
-        ax_h.set_ylim(min(pct_range) / 2, max(pct_range) * 1.6)
-        charts.log_axis(ax_h, "y")
-        ax_e.set_yscale("log")
-        bottom = min(lowest_tail, min(1 - p / 100.0 for p in nines)) / 3
-        ax_e.set_ylim(bottom, 1.5)
-        ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    handles, labels = ax_c.get_legend_handles_labels()
+    if not spans:
+        return
+    ax_h, _, ax_e = axes
+    lo = min(float(e[0]) for e in spans) / 1000.0
+    hi = max(float(e[-1]) for e in spans) / 1000.0
+    lo, hi = max(lo, 1e-3) / 1.15, hi * 1.15
+    for ax in axes:
+        _us_axis(ax, lo, hi)
+    # explicit limits: a filled histogram's zero baseline would stretch a log axis over hundreds of decades
+    ax_h.set_ylim(min(pct_range) / 2, max(pct_range) * 1.6)
+    charts.log_axis(ax_h, "y")
+    ax_e.set_yscale("log")
+    bottom = min(lowest_tail, min(1 - p / 100.0 for p in nines)) / 3
+    ax_e.set_ylim(bottom, 1.5)
+    ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+
+
+def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,
+                        width: float = 8.6) -> Any:
+    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale),
+    `width` inches wide (the report's column), taller by one legend row per two or three distributions."""
+    labels_len = max((len(d.label) for d in dists), default=0)
+    ncol = 1 if labels_len > 60 else (2 if labels_len > 28 else 3)
+    rows = -(-len(dists) // ncol)
+    legend_h = 0.2 * rows + 0.25
+    panel_h = 2.6
+    fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
+    axes = fig.subplots(1, 3)
+    for ax in axes:
+        charts.copied_ticks(ax)
+    lowest_tail, pct_range = _plot(axes, dists, nines)
+    _label_panels(axes, nines)
+    _scale(axes, dists, nines, lowest_tail, pct_range)
+    handles, labels = axes[1].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7.5, frameon=False,
                    bbox_to_anchor=(0.5, 0.0))

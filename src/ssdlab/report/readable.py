@@ -49,11 +49,11 @@ def _suite_defaults(suite: str) -> dict[str, Any]:
     return {o.key: o.default for o in found.suite_options()} if found is not None else {}
 
 
-def command_line(run: Run) -> str:
-    """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
-    o = run.options
-    args = ["ssdlab", "run", run.suite]
-    if o.get("hosts"):  # a host group: its inventory names every host and device
+def _target_args(o: Mapping[str, Any]) -> list[str]:
+    """--hosts (a host group: its inventory names every host and device) or each --target, and what to do when
+    one fails."""
+    args: list[str] = []
+    if o.get("hosts"):
         args += ["--hosts", str(o["hosts"])]
     else:
         for spec in o.get("target_specs") or ():
@@ -62,17 +62,30 @@ def command_line(run: Run) -> str:
         args += ["--on-error", str(o["on_error"])]
     if o.get("straggler_margin_pct") not in (None, 10, 10.0):
         args += ["--straggler-margin", f"{float(o['straggler_margin_pct']):g}"]
+    return args
+
+
+def _common_args(o: Mapping[str, Any]) -> list[str]:
+    """The common options that differ from their defaults, then --write-cache / --power-state
+    (targets/devsettings.py)."""
+    args: list[str] = []
     for key, flag in COMMON_FLAGS.items():
         v = o.get(key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
             continue
         args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
-    for key, flag in DEVICE_SETTING_FLAGS.items():  # --write-cache / --power-state (targets/devsettings.py)
+    for key, flag in DEVICE_SETTING_FLAGS.items():
         v = (o.get("device_settings") or {}).get(key)
         if v is not None:
             args += [flag, str(v)]
+    return args
+
+
+def _suite_args(run: Run) -> list[str]:
+    """The suite's options that differ from its defaults."""
+    args: list[str] = []
     defaults = _suite_defaults(run.suite)
-    for key, v in (o.get("suite_options") or {}).items():
+    for key, v in (run.options.get("suite_options") or {}).items():
         if v is None or v is False or (key in defaults and defaults[key] == v):
             continue
         flag = "--" + key.replace("_", "-")
@@ -83,7 +96,13 @@ def command_line(run: Run) -> str:
                 args += [flag, str(item)]
         else:
             args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
-    return shlex.join(args)
+    return args
+
+
+def command_line(run: Run) -> str:
+    """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
+    o = run.options
+    return shlex.join(["ssdlab", "run", run.suite, *_target_args(o), *_common_args(o), *_suite_args(run)])
 
 
 def unselected_test_options(run: Run) -> set[str]:
