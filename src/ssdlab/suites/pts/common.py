@@ -413,6 +413,26 @@ def _capture_points(test: RoundTest, s: PtsSettings) -> tuple[TestPoint, ...]:
 
 # ------------------------------------------------------------------ metrics
 
+def _response_time(name: str, pr: PointResult) -> float | None:
+    m = pr.measurement
+    return metrics.get(name).read(metrics.Reading(m)) if m is not None else None
+
+
+def art_us(pr: PointResult) -> float | None:
+    """Average response time (fio completion latency) over all I/Os of the point, µs (ssdlab.metrics: art)."""
+    return _response_time("art", pr)
+
+
+def mrt_us(pr: PointResult) -> float | None:
+    """Maximum response time over all I/Os of the point, µs (ssdlab.metrics: mrt)."""
+    return _response_time("mrt", pr)
+
+
+def nines_us(pr: PointResult) -> float | None:
+    """The 99.999th percentile of the response time over all I/Os, µs (ssdlab.metrics: nines)."""
+    return _response_time("nines", pr)
+
+
 def metric_value(metric: str, pr: PointResult | None) -> float | None:
     """A metric of a stored point (ssdlab.metrics: iops, mbps, art, mrt, nines); None when the point is missing,
     skipped or measured nothing (no positive, finite value)."""
