@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
+from ssdlab import formatting
 from ssdlab.report import html
 from ssdlab.results.store import load_run
 
@@ -65,9 +66,9 @@ def test_table_values_match_the_stored_measurement(quick_run: Path) -> None:
         cells = re.findall(r'<td class="num">([^<]*)</td>', block.group(1))
         (name, d), = r.measurement.directions.items()
         assert d.clat is not None
-        assert cells[0] == html.fmt_num(d.iops)
-        assert cells[1] == html.fmt_mbps(d.bw_mbps)
-        assert cells[3:7] == [html.fmt_us(d.clat.percentile(p)) for p in html.TABLE_PERCENTILES]
+        assert cells[0] == formatting.grouped(d.iops)
+        assert cells[1] == formatting.mbps(d.bw_mbps)
+        assert cells[3:7] == [formatting.latency_ns(d.clat.percentile(p)) for p in html.TABLE_PERCENTILES]
         assert f'class="dir-{name}"' in block.group(1)
 
 

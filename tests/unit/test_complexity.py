@@ -53,8 +53,6 @@ def test_the_package_keeps_its_complexity_budget() -> None:
     check("rest")
 
 
-@pytest.mark.xfail(strict=False, reason="report/ is rewritten into Jinja templates and view models by the report "
-                                        "part of issue 23 (metric registry, sections as templates)")
 def test_report_keeps_its_complexity_budget() -> None:
     check("report")
 

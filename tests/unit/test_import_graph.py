@@ -138,6 +138,7 @@ def test_suites_never_import_renderers() -> None:
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("ssdlab", "ssdlab.errors", "ssdlab.units", "ssdlab.system"),  # foundation: errors, units, host facts
     ("ssdlab.results",),  # the result model and its store: what every other part reads or writes
+    ("ssdlab.metrics",),  # the metric vocabulary: names, units, directions, read from a measurement
     ("ssdlab.analysis",),  # pure statistics over results (steady state, anomalies, significance)
     ("ssdlab.fio",),  # the fio boundary, its executor included
     ("ssdlab.targets",),  # what a run writes to: kinds, hazards, purge, drive health, host groups

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ssdlab import formatting
 from ssdlab.report import html, sections
 from ssdlab.results import hist
 from ssdlab.results.model import (
@@ -194,7 +195,7 @@ def test_table_percentiles_come_from_bins(rendered: tuple[Run, str, Path]) -> No
     assert clat is not None
     block = point_block(doc, "02-rnd4k-read")
     cells = re.findall(r'<td class="num">([^<]*)</td>', block)
-    expected = [html.fmt_us(clat.percentile(p)) for p in html.TABLE_PERCENTILES]
+    expected = [formatting.latency_ns(clat.percentile(p)) for p in html.TABLE_PERCENTILES]
     assert expected[-1] != expected[0]  # the fixture has a tail: p99.99 differs from p50
     assert cells[3:3 + len(expected)] == expected
     assert cells[0] == "950,000"

@@ -29,14 +29,15 @@ _DERIVED = {"outstanding": {"iodepth", "numjobs"}, "rate_pct": {"rate", "target_
 
 def add_commands(sub: Any) -> dict[str, Any]:
     """Register the `plot` subcommand."""
-    from ssdlab.report.characterization import AXES, METRICS
+    from ssdlab.metrics import PLOTTED
+    from ssdlab.report.characterization import AXES
 
     p = sub.add_parser("plot", help="chart any metric against any swept parameter of stored runs (SVG/PNG)")
     p.add_argument("runs", nargs="+", metavar="RUN",
                    help="run directories (or catalog ids); several runs: one series per run")
     p.add_argument("--x", required=True, metavar="AXIS",
                    help=f"x axis: a parameter ({', '.join(AXES)}, or any swept axis) or a metric")
-    p.add_argument("--y", required=True, metavar="METRIC", help=f"y metric: {', '.join(METRICS)} "
+    p.add_argument("--y", required=True, metavar="METRIC", help=f"y metric: {', '.join(PLOTTED)} "
                                                                 "(any pNN_us / read_pNN_us percentile)")
     p.add_argument("--series", metavar="AXIS", help="one line per value of this parameter")
     p.add_argument("--where", action="append", default=[], metavar="AXIS=V[,AXIS=V...]",
@@ -108,7 +109,7 @@ def plot_data(runs: Sequence[tuple[Any, str]], x: str, y: str, series: str | Non
               where: Sequence[tuple[str, str]] = ()) -> dict[str, list[tuple[float, float]]]:
     """{series label: [(x, y), ...] sorted by x} from the ok points of stored (run, label) pairs; refuses a
     series whose points differ in an axis that is not plotted."""
-    from ssdlab.report.characterization import is_metric
+    from ssdlab.metrics import is_metric
 
     if not is_metric(y):
         raise UsageError(f"--y {y!r} is not a metric; use one of iops, bw_MBps, lat_mean_us, p99_us, "
@@ -151,7 +152,8 @@ class _Lines:
 
     def add(self, r: Any, label: str) -> None:
         """One point: on its line when it has both values."""
-        from ssdlab.report.characterization import axis_value, fmt_axis, is_metric, metric_value
+        from ssdlab.metrics import is_metric
+        from ssdlab.report.characterization import axis_value, fmt_axis, metric_value
 
         x, series = self.x, self.series
         xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
@@ -174,7 +176,7 @@ class _Lines:
 
 def _check_one_workload(key: str, points: Sequence[Any], x: str, series: str | None) -> None:
     """Refuse a line whose points differ in an axis that is neither --x nor --series."""
-    from ssdlab.report.characterization import is_metric
+    from ssdlab.metrics import is_metric
 
     varying = _varying(points, x, series)
     allowed = 1 if is_metric(x) else 0  # a curve against a metric is traced by one parameter

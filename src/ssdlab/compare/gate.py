@@ -18,8 +18,9 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ssdlab import formatting, metrics
 from ssdlab.analysis.significance import Judgement
-from ssdlab.compare.matching import METRICS, Comparison, Row, metric_name
+from ssdlab.compare.matching import Comparison, Row, metric_name
 from ssdlab.errors import UsageError
 
 
@@ -50,7 +51,7 @@ def parse_rule(text: str) -> Rule:
         metric = metric_name(parts[0])
     except KeyError:
         raise UsageError(f"--fail-on {text!r}: unknown metric {parts[0]!r}; use one of "
-                         f"{', '.join(sorted(METRICS))}") from None
+                         f"{', '.join(sorted(metrics.COMPARED))}") from None
     raw = parts[1].strip()
     if not raw.endswith("%"):
         raise UsageError(f"--fail-on {text!r}: give the threshold in percent, e.g. -5% or +20%")
@@ -60,7 +61,7 @@ def parse_rule(text: str) -> Rule:
         raise UsageError(f"--fail-on {text!r}: {raw!r} is not a percentage") from None
     if value == 0 or value != value:
         raise UsageError(f"--fail-on {text!r}: the threshold must be a non-zero percentage")
-    info = METRICS[metric]
+    info = metrics.get(metric)
     worse = -1.0 if info.higher_is_better else 1.0
     if raw[0] not in "+-":
         value = worse * abs(value)
@@ -89,7 +90,7 @@ class Finding:
 
     def text(self, baseline: str) -> str:
         """One line: what was compared and why it failed (or did not)."""
-        info = METRICS[self.rule.metric]
+        info = metrics.get(self.rule.metric)
         head = f"{self.run_label} {self.key} {self.rule.metric}"
         if self.change is None:
             return f"{head}: not measured in both runs (threshold {self.rule.threshold:+.0%})"
@@ -98,14 +99,9 @@ class Finding:
             why = f"; {self.judgement.verdict}: {self.judgement.reason}"
         elif self.judgement is not None:
             why = f"; significant: {self.judgement.reason}"
-        return (f"{head} {self.change:+.1%} vs {baseline} ({_num(self.base)} -> {_num(self.value)} {info.unit}; "
+        return (f"{head} {self.change:+.1%} vs {baseline} ({formatting.brief(self.base)} -> "
+                f"{formatting.brief(self.value)} {info.unit}; "
                 f"threshold {self.rule.threshold:+.0%}){why}")
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 @dataclass(frozen=True)

@@ -26,88 +26,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ssdlab import metrics
 from ssdlab.analysis import significance
 from ssdlab.analysis.significance import Judgement
 from ssdlab.errors import SsdlabError
 from ssdlab.results import aggregate
-from ssdlab.results.model import LatencyStats, Measurement, PointResult, Run, TestPoint, engine_text
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint, engine_text
 
 # ---------------------------------------------------------------- metrics
 
 
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    label: str
-    unit: str
-    higher_is_better: bool
-
-
-_PCTS: tuple[tuple[str, float], ...] = (("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9), ("p99_99", 99.99),
-                                        ("p99_999", 99.999))
-
-
-def _metric_table() -> dict[str, MetricInfo]:
-    out: dict[str, MetricInfo] = {}
-    for prefix, who in (("", ""), ("read_", "read "), ("write_", "write ")):
-        out[f"{prefix}iops"] = MetricInfo(f"{prefix}iops", f"{who}IOPS".strip(), "IOPS", True)
-        out[f"{prefix}bw_MBps"] = MetricInfo(f"{prefix}bw_MBps", f"{who}MB/s".strip(), "MB/s", True)
-        out[f"{prefix}lat_mean_us"] = MetricInfo(f"{prefix}lat_mean_us", f"{who}mean latency".strip(), "µs", False)
-        for name, p in _PCTS:
-            out[f"{prefix}{name}_us"] = MetricInfo(f"{prefix}{name}_us", f"{who}p{p:g} latency".strip(), "µs", False)
-        out[f"{prefix}lat_max_us"] = MetricInfo(f"{prefix}lat_max_us", f"{who}max latency".strip(), "µs", False)
-    return out
-
-
-METRICS: dict[str, MetricInfo] = _metric_table()
-# the metrics JUnit test cases list (the CSV has every metric)
-MAIN_METRICS = ("read_iops", "write_iops", "iops", "read_bw_MBps", "write_bw_MBps", "bw_MBps", "read_lat_mean_us",
-                "write_lat_mean_us", "lat_mean_us", "read_p99_us", "write_p99_us", "read_p99_99_us",
-                "write_p99_99_us", "p99_999_us", "lat_max_us")
-
-
 def metric_name(text: str) -> str:
-    """Canonical metric name: `read_p99.99_us` and `read_p99_99_us` are the same; unknown names raise KeyError."""
-    name = text.strip().replace(".", "_")
-    if name not in METRICS:
+    """Canonical name of a metric compare judges (ssdlab.metrics.COMPARED): `read_p99.99_us` and `read_p99_99_us`
+    are the same; unknown names (and metrics compare does not judge) raise KeyError."""
+    name = metrics.get(text.strip()).name
+    if name not in metrics.COMPARED:
         raise KeyError(text)
     return name
 
 
-def _lat_metrics(prefix: str, lats: Sequence[LatencyStats]) -> dict[str, float]:
-    """Mean, maximum and percentiles (µs) of the distributions merged (aggregate.merge_latency: bins added)."""
-    merged = aggregate.merge_latency(lats)
-    if merged is None:
-        return {}
-    out = {f"{prefix}lat_mean_us": merged.mean_ns / 1000.0, f"{prefix}lat_max_us": merged.max_ns / 1000.0}
-    found = merged.percentiles([p for _, p in _PCTS])
-    for name, p in _PCTS:
-        v = found.get(p)
-        if v is not None:
-            out[f"{prefix}{name}_us"] = v / 1000.0
-    return out
-
-
 def point_metrics(r: PointResult) -> dict[str, float]:
-    """Every metric of one measured point (latencies in µs from fio's clat, percentiles from the bins)."""
-    m = r.measurement
-    if r.status != "ok" or m is None or not m.directions:
-        return {}
-    out: dict[str, float] = {}
-    clats = []
-    for d in ("read", "write"):
-        st = m.get(d)
-        if st is None or st.total_ios <= 0:
-            continue
-        out[f"{d}_iops"] = st.iops
-        out[f"{d}_bw_MBps"] = st.bw_mbps
-        if st.clat is not None:
-            out.update(_lat_metrics(f"{d}_", [st.clat]))
-            clats.append(st.clat)
-    out["iops"] = m.total_iops
-    out["bw_MBps"] = m.total_bw_bytes / 1e6
-    out.update(_lat_metrics("", clats))
-    return out
+    """Every compared metric of one measured point (latencies in µs from fio's clat, percentiles from the bins)."""
+    return metrics.values(metrics.COMPARED, r)
 
 
 def interval_samples(m: Measurement) -> dict[str, list[float]]:
@@ -234,9 +174,9 @@ def _percentile_curves(results: Sequence[PointResult]) -> dict[str, dict[float, 
 
 def _single_point(r: PointResult, key: str, family: str, label: str = "") -> PointData:
     """One measured point as it stands: its metrics, its per-interval values (when it logged them) as samples."""
-    metrics = point_metrics(r)
+    found = point_metrics(r)
     samples = interval_samples(r.measurement) if r.measurement is not None and r.measurement.series else {}
-    values = {k: Value(v, tuple(samples.get(k, ()))) for k, v in metrics.items()}
+    values = {k: Value(v, tuple(samples.get(k, ()))) for k, v in found.items()}
     return PointData(key=key, label=label or r.point.label, family=family, point=r.point, status=r.status,
                      reason=r.reason, metrics=values, sample_kind="per-interval samples" if samples else "",
                      percentiles=_percentile_curves([r]) if r.status == "ok" else {})
@@ -479,7 +419,7 @@ def compare(runs: Sequence[RunData], *, alpha: float = significance.ALPHA,
     for key in keys:
         pts = tuple(rd.points.get(key) for rd in runs)
         first = next(p for p in pts if p is not None)
-        names = [n for n in METRICS if any(p is not None and n in p.metrics for p in pts)]
+        names = [n for n in metrics.COMPARED if any(p is not None and n in p.metrics for p in pts)]
         cells: dict[str, tuple[Cell, ...]] = {}
         base_pt = pts[0]
         for name in names:

@@ -8,8 +8,8 @@ prints act_latency.py's table (analysis/act_latency.py in aerospike/act) for eve
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ssdlab.errors import SsdlabError
@@ -17,6 +17,7 @@ from ssdlab.fio import histlog
 from ssdlab.fio.logs import HIST_PREFIX
 from ssdlab.report import charts, sections
 from ssdlab.report.sections import Section
+from ssdlab.report.templating import fragment
 from ssdlab.results.events import VerdictEvent
 from ssdlab.results.model import Run
 from ssdlab.results.store import point_dir
@@ -34,10 +35,6 @@ from ssdlab.suites.act import (
 )
 
 MAX_CHART_POINTS = 600
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text))
 
 
 Slices = list[tuple[int, float, dict[str, StreamSlice]]]
@@ -75,8 +72,36 @@ def _lag_text(run: Run, label: str) -> str:
     return ", ".join(parts)
 
 
-def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
-    head = "".join(f"<th>&ge;{t} ms %</th>" for t in THRESHOLDS_MS)
+@dataclass(frozen=True)
+class StreamTable:
+    """One stream's exceedance per slice (% of I/Os at or above each threshold, achieved and target rate), then
+    the avg and max rows (ACT's) and every I/O of the level in one histogram."""
+
+    title: str
+    rows: list[tuple[int, list[str], str, str]]  # slice no, % per threshold, achieved /s, target /s
+    avg: list[str]
+    max: list[str]
+    overall: tuple[list[str], str, str] | None
+
+
+@dataclass(frozen=True)
+class LevelView:
+    label: str
+    lag: str  # each section's worst lag behind ACT's schedule ('' when not recorded)
+    tables: list[StreamTable]
+    charts: list[str]  # per-slice and per-interval exceedance (SVG from report.charts)
+
+
+@dataclass(frozen=True)
+class ActView:
+    """What templates/sections/act.html.j2 shows."""
+
+    verdict: str | None
+    thresholds: Sequence[int]  # ms
+    levels: list[LevelView]
+
+
+def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> StreamTable | None:
     rows = []
     per: list[dict[int, float]] = []
     merged: StreamSlice | None = None
@@ -89,20 +114,17 @@ def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice
         merged = st if merged is None else StreamSlice(
             stream, merged.ops + st.ops, merged.target_per_s, merged.seconds + st.seconds,
             merged.counts + st.counts, max(merged.max_ns, st.max_ns))
-        rows.append(f"<tr><td>{no}</td>" + "".join(f"<td>{ex[t]:.2f}</td>" for t in THRESHOLDS_MS)
-                    + f"<td>{st.achieved_per_s:.1f}</td><td>{st.target_per_s:.1f}</td></tr>")
+        rows.append((no, [f"{ex[t]:.2f}" for t in THRESHOLDS_MS], f"{st.achieved_per_s:.1f}", f"{st.target_per_s:.1f}"))
     if not per:
-        return ""
-    avg = [sum(p[t] for p in per) / len(per) for t in THRESHOLDS_MS]
-    mx = [max(p[t] for p in per) for t in THRESHOLDS_MS]
-    rows.append("<tr><th>avg</th>" + "".join(f"<th>{v:.2f}</th>" for v in avg) + "<th></th><th></th></tr>")
-    rows.append("<tr><th>max</th>" + "".join(f"<th>{v:.2f}</th>" for v in mx) + "<th></th><th></th></tr>")
+        return None
+    overall = None
     if merged is not None:  # every I/O of the level in one histogram
         whole = merged.exceedance()
-        rows.append("<tr><th>overall</th>" + "".join(f"<th>{whole[t]:.2f}</th>" for t in THRESHOLDS_MS)
-                    + f"<th>{merged.achieved_per_s:.1f}</th><th>{merged.target_per_s:.1f}</th></tr>")
-    return (f"<h3>{_esc(STREAM_LABEL.get(stream, stream))}</h3><table><tr><th>slice</th>{head}"
-            f"<th>achieved /s</th><th>target /s</th></tr>{''.join(rows)}</table>")
+        overall = ([f"{whole[t]:.2f}" for t in THRESHOLDS_MS], f"{merged.achieved_per_s:.1f}",
+                   f"{merged.target_per_s:.1f}")
+    return StreamTable(STREAM_LABEL.get(stream, stream), rows,
+                       avg=[f"{sum(p[t] for p in per) / len(per):.2f}" for t in THRESHOLDS_MS],
+                       max=[f"{max(p[t] for p in per):.2f}" for t in THRESHOLDS_MS], overall=overall)
 
 
 def _slice_chart(label: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
@@ -164,35 +186,21 @@ def _timeline_chart(run: Run, run_dir: Path, label: str) -> str:
                              ref_lines=[charts.RefLine(5.0, "limit 5%")])
 
 
+def _level(run: Run, run_dir: Path, label: str, slices: Slices) -> LevelView:
+    names: list[str] = []
+    for _, _, streams in slices:
+        names.extend(n for n in streams if n not in names)
+    tables = [t for t in (_table(name, slices) for name in names) if t is not None]
+    charts = [c for c in (_slice_chart(label, slices), _timeline_chart(run, run_dir, label)) if c]
+    return LevelView(label, _lag_text(run, label), tables, charts)
+
+
 def build(run: Run, run_dir: Path) -> list[Section]:
     """The ACT section of report.html."""
     verdict = next((e for e in reversed(run.events) if isinstance(e, VerdictEvent)), None)
-    parts = []
-    if verdict:
-        parts.append(f"<p><b>{_esc(verdict.text)}</b></p>")
-    parts.append("<p>Pass criteria (ACT, judged on the worst slice of reads, and of commit writes with "
-                 "commit-to-device): &lt; 5% at or above 1 ms, "
-                 "&lt; 1% at or above 8 ms, &lt; 0.1% at or above 64 ms. A certificate needs 24 h in 1 h slices. "
-                 "A latency bucket that straddles a threshold counts below it (fio buckets are within 1/64 of "
-                 "the threshold).</p>")
-    for label, slices in _levels(run):
-        parts.append(f"<h3>Load {_esc(label)}</h3>")
-        lag = _lag_text(run, label)
-        if lag:
-            parts.append(f"<p>Worst lag behind ACT's schedule over the level (max-lag stops the run): "
-                         f"{_esc(lag)}</p>")
-        names: list[str] = []
-        for _, _, streams in slices:
-            names.extend(n for n in streams if n not in names)
-        for name in names:
-            parts.append(_table(name, slices))
-        chart = _slice_chart(label, slices)
-        if chart:
-            parts.append(chart)
-        timeline = _timeline_chart(run, run_dir, label)
-        if timeline:
-            parts.append(timeline)
-    return [Section(title="ACT certification", html="".join(parts), anchor="act")]
+    view = ActView(verdict=str(verdict.text) if verdict else None, thresholds=THRESHOLDS_MS,
+                   levels=[_level(run, run_dir, label, slices) for label, slices in _levels(run)])
+    return [Section(title="ACT certification", html=fragment("act.html.j2", v=view), anchor="act")]
 
 
 sections.register(lambda run: run.suite == "act", build)

@@ -13,81 +13,42 @@ with the 3/4/5 nines, confidence-level table).
 Long phases (precondition points with per-second series) are drawn GFIO-style: IOPS and MB/s scatter over
 time, with the total data written.
 
-`metric_value`, `is_metric` and `axis_value` are also what `ssdlab plot` uses.
+`axis_value` and `fmt_axis` are also what `ssdlab plot` uses; metrics come from ssdlab.metrics.
 """
 
 from __future__ import annotations
 
-import html
-import math
-import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ssdlab import metrics
+from ssdlab.formatting import fixed
 from ssdlab.report import charts, latency
 from ssdlab.report.charts import RefLine, Series
-from ssdlab.report.sections import Section, figure, register, table
-from ssdlab.results import aggregate
-from ssdlab.results.model import DirectionStats, PointResult, Run, TestPoint
+from ssdlab.report.sections import Chart, Section, Table, register
+from ssdlab.report.templating import fragment
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 FAMILY = "characterization"
 DEFAULT_P99_LIMIT_US = 1000.0
 
-# ---------------------------------------------------------------- metrics and axes (shared with `ssdlab plot`)
+# ---------------------------------------------------------------- metrics and axes (axes shared with `ssdlab plot`)
 
-METRICS = ("iops", "read_iops", "write_iops", "bw_MBps", "read_bw_MBps", "write_bw_MBps", "lat_mean_us",
-           "read_lat_mean_us", "write_lat_mean_us", "p50_us", "p99_us", "p99.9_us", "p99.99_us", "read_p99_us",
-           "write_p99_us", "lat_max_us", "usr_cpu", "sys_cpu", "cpu")
 AXES = ("bs", "iodepth", "numjobs", "outstanding", "rwmixread", "rw", "rate", "rate_pct", "target_iops",
         "matrix", "bssplit", "label")
-_PCT_RE = re.compile(r"^(?:(read|write)_)?p(\d+(?:[._]\d+)?)_us$")
-
-
-def is_metric(name: str) -> bool:
-    """A name metric_value knows: one of METRICS or any [read_|write_]pNN_us percentile."""
-    return name in METRICS or bool(_PCT_RE.match(name))
-
-
-def _dirs(r: PointResult, which: str | None) -> list[DirectionStats]:
-    m = r.measurement
-    if m is None:
-        return []
-    names = [which] if which else ["read", "write"]
-    return [d for n in names if (d := m.get(n)) is not None and d.total_ios > 0]
 
 
 def metric_value(r: PointResult, name: str) -> float | None:
-    """One metric of a stored point (None when the point has no such data). Latencies in µs (fio clat)."""
-    m = r.measurement
-    if m is None or r.status != "ok":
+    """One metric of a stored point by name (ssdlab.metrics), as these pages and `ssdlab plot` show it: None when
+    the point did not finish ok (or the name is no metric); a rate (IOPS, MB/s) of a direction the point did not
+    issue is 0. Latencies in µs (fio clat)."""
+    if r.status != "ok" or r.measurement is None or not metrics.is_metric(name):
         return None
-    if name in ("usr_cpu", "sys_cpu", "cpu"):
-        return {"usr_cpu": m.usr_cpu, "sys_cpu": m.sys_cpu, "cpu": m.usr_cpu + m.sys_cpu}[name]
-    which: str | None = None
-    base = name
-    for d in ("read", "write"):
-        if name.startswith(d + "_"):
-            which, base = d, name[len(d) + 1:]
-    dirs = _dirs(r, which)
-    if base == "iops":
-        return sum(d.iops for d in dirs) if dirs or which else m.total_iops
-    if base == "bw_MBps":
-        return sum(d.bw_mbps for d in dirs)
-    lats = [d.clat for d in dirs if d.clat is not None and d.clat.n > 0]
-    if base == "lat_mean_us":
-        n = sum(s.n for s in lats)
-        return sum(s.mean_ns * s.n for s in lats) / n / 1000.0 if n else None
-    if base == "lat_max_us":
-        return max(s.max_ns for s in lats) / 1000.0 if lats else None
-    match = _PCT_RE.match(name)
-    if match:
-        p = float(match.group(2).replace("_", "."))
-        merged = aggregate.merge_latency(lats)  # the directions' bins added
-        v = merged.percentile(p) if merged is not None else None
-        return v / 1000.0 if v is not None else None
-    return None
+    v = metrics.value(name, r)
+    return 0.0 if v is None and metrics.get(name).unit in ("IOPS", "MB/s") else v
 
 
 def axis_value(point: TestPoint, name: str) -> Any:
@@ -127,22 +88,62 @@ def fmt_axis(name: str, value: Any) -> str:
     return str(value)
 
 
-# ---------------------------------------------------------------- html helpers
-
-def _esc(v: Any) -> str:
-    return html.escape(str(v))
+# ---------------------------------------------------------------- view models
 
 
-def _num(v: float | None, digits: int = 1) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.{digits}f}"
+@dataclass(frozen=True)
+class Group:
+    """One matrix (or curve) of a view (templates/sections/_characterization.html.j2 group): its heading, charts,
+    callouts, every point's numbers and the points that were not measured."""
+
+    heading: str | None
+    charts: list[Chart]
+    table: Table
+    skipped: list[str]
+    callouts: list[str] | None = None
 
 
-def _p(text: str) -> str:
-    return f"<p>{_esc(text)}</p>"
+@dataclass(frozen=True)
+class IorateCurve:
+    heading: str
+    chart: Chart
+    table: Table
+    read_share: str | None  # the max run's read share ('' when no max run)
+
+
+@dataclass(frozen=True)
+class StabilityPoint:
+    label: str
+    problem: str | None  # why there are no statistics
+    stats: Table | None = None
+    charts: list[Chart] = field(default_factory=list)
+    p99: Table | None = None  # per-second p99 (None: no histogram logs)
+
+
+@dataclass(frozen=True)
+class Translation:
+    """An application model's published values and their fio translation."""
+
+    tables: list[Table]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class View:
+    """What a characterization view's template shows (the fields it uses)."""
+
+    notes: list[str]
+    charts: list[Chart] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
+    limit: str = ""
+    curves: list[IorateCurve] = field(default_factory=list)
+    points: list[StabilityPoint] = field(default_factory=list)
+    translation: Translation | None = None
+    table: Table | None = None
+
+
+def _section(title: str, template: str, view: View, anchor: str) -> list[Section]:
+    return [Section(title, fragment(template, v=view), anchor)]
 
 
 # ---------------------------------------------------------------- grouping
@@ -162,29 +163,23 @@ def _matrix(r: PointResult) -> str:
     return str(r.point.tags.matrix or r.point.group)
 
 
-def _skipped_rows(results: Sequence[PointResult]) -> list[str]:
+def _skipped(results: Sequence[PointResult]) -> list[str]:
     return [f"{r.point.label}: {r.status} — {r.reason}" for r in results if r.status != "ok"]
 
 
-def _skipped_html(results: Sequence[PointResult]) -> str:
-    rows = _skipped_rows(results)
-    if not rows:
-        return ""
-    return "<p><b>Not measured</b> (never reported as zero):</p><ul>" + "".join(
-        f"<li>{_esc(t)}</li>" for t in rows) + "</ul>"
+def _status(r: PointResult) -> str:
+    return r.status if r.status == "ok" else f"{r.status}: {r.reason}"
 
 
-def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> str:
+def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> Table:
     headers = [*axes, "IOPS", "MB/s", "mean µs", "p99 µs", "p99.9 µs", "p99.99 µs", "CPU %", "status"]
     rows = []
     for r in results:
         row: list[Any] = [fmt_axis(a, axis_value(r.point, a)) for a in axes]
-        row += [_num(metric_value(r, "iops"), 0), _num(metric_value(r, "bw_MBps")),
-                _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
-                _num(metric_value(r, "p99.9_us")), _num(metric_value(r, "p99.99_us")),
-                _num(metric_value(r, "cpu")), r.status if r.status == "ok" else f"{r.status}: {r.reason}"]
+        row += [fixed(metric_value(r, "iops"), 0), *(fixed(metric_value(r, m)) for m in (
+            "bw_MBps", "lat_mean_us", "p99_us", "p99.9_us", "p99.99_us", "cpu")), _status(r)]
         rows.append(row)
-    return table(headers, rows)
+    return Table(headers, rows)
 
 
 def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float], list[float | None]]:
@@ -193,7 +188,7 @@ def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float]
     for r in results:
         if r.status != "ok":
             continue
-        xv = metric_value(r, x) if is_metric(x) else axis_value(r.point, x)
+        xv = metric_value(r, x) if metrics.is_metric(x) else axis_value(r.point, x)
         if xv is None:
             continue
         try:
@@ -204,7 +199,7 @@ def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float]
     return xs, ys
 
 
-def _common_notes(results: Sequence[PointResult]) -> str:
+def _common_notes(results: Sequence[PointResult]) -> list[str]:
     notes = []
     fps = {int(v) for r in results if (v := r.point.tags.footprint_bytes) is not None}
     mis = {int(v) for r in results if (v := r.point.tags.misalign_bytes) is not None}
@@ -213,7 +208,11 @@ def _common_notes(results: Sequence[PointResult]) -> str:
                      + " of the target")
     if mis:
         notes.append("misaligned: every I/O offset shifted by " + ", ".join(f"{m} B" for m in sorted(mis)))
-    return "".join(_p(n) for n in notes)
+    return notes
+
+
+def _chart(svg: str) -> Chart:
+    return Chart(svg)
 
 
 # ---------------------------------------------------------------- views
@@ -223,95 +222,90 @@ def _bs_sweep(results: list[PointResult]) -> list[Section]:
     sizes = sorted({r.point.workload.bs for r in results})
     ticks = [float(s) for s in sizes]
     labels = [format_bs(s) for s in sizes]
-    parts = []
+    figs = []
     for metric, ylabel, logy in (("bw_MBps", "MB/s", False), ("iops", "IOPS", True),
                                  ("lat_mean_us", "mean latency (µs)", True)):
         series = []
         for name, rs in groups.items():
             xs, ys = _values(rs, "bs", metric)
             series.append(Series(name, xs, ys))
-        parts.append(figure(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
-                                              ylabel=ylabel, logx=True, logy=logy, xticks=ticks,
-                                              xticklabels=labels)))
-    for name, rs in groups.items():
-        w = rs[0].point.workload
-        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} Q{w.iodepth}T{w.numjobs}</h3>")
-        parts.append(_perf_table(rs, ["bs"]))
-        parts.append(_skipped_html(rs))
-    return [Section("Block-size sweep", _common_notes(results) + "".join(parts), "bs-sweep")]
+        figs.append(_chart(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
+                                             ylabel=ylabel, logx=True, logy=logy, xticks=ticks, xticklabels=labels)))
+    rows = [Group(f"{name}: {rs[0].point.workload.rw} Q{rs[0].point.workload.iodepth}T{rs[0].point.workload.numjobs}",
+                  [], _perf_table(rs, ["bs"]), _skipped(rs)) for name, rs in groups.items()]
+    return _section("Block-size sweep", "characterization_groups.html.j2",
+                    View(_common_notes(results), charts=figs, groups=rows), "bs-sweep")
+
+
+def _qd_group(name: str, rs: list[PointResult]) -> Group:
+    w = rs[0].point.workload
+    mix = f" R{w.rwmixread}" if w.rwmixread is not None else ""
+    by_t = _by(rs, lambda r: r.point.workload.numjobs)
+    figs = []
+    for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True),
+                                 ("p99_us", "p99 latency (µs)", True)):
+        series = []
+        for t, trs in sorted(by_t.items()):
+            ordered = sorted(trs, key=lambda r: r.point.workload.outstanding)
+            xs, ys = _values(ordered, "outstanding", metric)
+            series.append(Series(f"T{t}", xs, ys))
+        figs.append(_chart(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
+                                             xlabel="outstanding I/O (threads × QD)", ylabel=ylabel, logx=True,
+                                             logy=logy)))
+    return Group(f"{name}: {w.rw} {format_bs(w.bs)}{mix}", figs, _perf_table(rs, ["numjobs", "iodepth", "outstanding"]),
+                 _skipped(rs))
 
 
 def _qd_sweep(results: list[PointResult]) -> list[Section]:
-    parts = [_common_notes(results)]
-    for name, rs in _by(results, _matrix).items():
-        w = rs[0].point.workload
-        mix = f" R{w.rwmixread}" if w.rwmixread is not None else ""
-        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} {format_bs(w.bs)}{mix}</h3>")
-        by_t = _by(rs, lambda r: r.point.workload.numjobs)
-        for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True),
-                                     ("p99_us", "p99 latency (µs)", True)):
-            series = []
-            for t, trs in sorted(by_t.items()):
-                ordered = sorted(trs, key=lambda r: r.point.workload.outstanding)
-                xs, ys = _values(ordered, "outstanding", metric)
-                series.append(Series(f"T{t}", xs, ys))
-            parts.append(figure(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
-                                                  xlabel="outstanding I/O (threads × QD)", ylabel=ylabel,
-                                                  logx=True, logy=logy)))
-        parts.append(_perf_table(rs, ["numjobs", "iodepth", "outstanding"]))
-        parts.append(_skipped_html(rs))
-    return [Section("IOPS and latency vs outstanding I/O", "".join(parts), "qd-sweep")]
+    groups = [_qd_group(name, rs) for name, rs in _by(results, _matrix).items()]
+    return _section("IOPS and latency vs outstanding I/O", "characterization_groups.html.j2",
+                    View(_common_notes(results), groups=groups), "qd-sweep")
+
+
+def _p99_table(p99: dict[str, list[tuple[float, float]]]) -> Table:
+    rows = []
+    for d in ("read", "write", "all"):
+        vals = [v for _, v in p99.get(d, [])]
+        if vals:
+            rows.append([d, len(vals), fixed(sorted(vals)[len(vals) // 2]), fixed(max(vals))])
+    return Table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"], rows)
+
+
+def _stability_point(r: PointResult, run_dir: Path) -> StabilityPoint:
+    from ssdlab.suites import stability
+
+    m = r.measurement
+    if m is None or r.status != "ok":
+        return StabilityPoint(r.point.label, f"{r.status}: {r.reason}")
+    series = {k: list(v) for k, v in m.series.items()}
+    total, t = stability.complete_seconds(stability.total_iops_series(series), list(series.get("time_s", [])))
+    st = stability.iops_stats(total)
+    if st is None:
+        return StabilityPoint(r.point.label, "no per-second samples were recorded (fio logs missing)")
+    stats = Table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
+                  [[st.samples, fixed(st.mean, 0), fixed(st.stdev, 0), f"{st.cov_pct:.2f}", fixed(st.minimum, 0),
+                    fixed(st.p1, 0), fixed(st.maximum, 0)]])
+    figs = [_chart(charts.line_chart([Series("IOPS (read+write)", t, total, style="-")], title="IOPS per second",
+                                     xlabel="time (s)", ylabel="IOPS", ref_lines=[RefLine(st.mean,
+                                                                                          f"mean {st.mean:,.0f}")])),
+            _chart(charts.histogram_chart(total, bins=min(40, max(5, st.samples // 3)),
+                                          title="Distribution of per-second IOPS", xlabel="IOPS", ylabel="seconds"))]
+    lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
+                  for d in ("read", "write") if f"{d}_lat_mean_us" in series]
+    files = list(m.extra.hist_logs)
+    p99 = stability.per_interval_percentiles(run_dir / "points" / r.point.id, files,
+                                             int(m.extra.hist_log_ms or 1000)) if files else {}
+    lat_series += [Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-")
+                   for d in ("read", "write") if d in p99]
+    if lat_series:
+        figs.append(_chart(charts.line_chart(lat_series, title="Latency per second (mean and p99)",
+                                             xlabel="time (s)", ylabel="µs", logy=True)))
+    return StabilityPoint(r.point.label, None, stats, figs, _p99_table(p99) if p99 else None)
 
 
 def _stability(results: list[PointResult], run_dir: Path) -> list[Section]:
-    from ssdlab.suites import stability
-
-    parts = [_common_notes(results)]
-    for r in results:
-        m = r.measurement
-        parts.append(f"<h3>{_esc(r.point.label)}</h3>")
-        if m is None or r.status != "ok":
-            parts.append(_p(f"{r.status}: {r.reason}"))
-            continue
-        series = {k: list(v) for k, v in m.series.items()}
-        total, t = stability.complete_seconds(stability.total_iops_series(series), list(series.get("time_s", [])))
-        st = stability.iops_stats(total)
-        if st is None:
-            parts.append(_p("no per-second samples were recorded (fio logs missing)"))
-            continue
-        parts.append(_p("Statistics over every logged second after the ramp except the last, which fio logs for "
-                        "only some jobs or for part of a second."))
-        parts.append(table(["seconds", "mean IOPS", "stdev", "CoV %", "min", "1st pct", "max"],
-                           [[st.samples, _num(st.mean, 0), _num(st.stdev, 0), f"{st.cov_pct:.2f}",
-                             _num(st.minimum, 0), _num(st.p1, 0), _num(st.maximum, 0)]]))
-        parts.append(figure(charts.line_chart(
-            [Series("IOPS (read+write)", t, total, style="-")], title="IOPS per second", xlabel="time (s)",
-            ylabel="IOPS", ref_lines=[RefLine(st.mean, f"mean {st.mean:,.0f}")])))
-        parts.append(figure(charts.histogram_chart(total, bins=min(40, max(5, st.samples // 3)),
-                                                   title="Distribution of per-second IOPS", xlabel="IOPS",
-                                                   ylabel="seconds")))
-        lat_series = [Series(f"{d} mean", list(series["time_s"]), list(series[f"{d}_lat_mean_us"]), style="-")
-                      for d in ("read", "write") if f"{d}_lat_mean_us" in series]
-        files = list(m.extra.hist_logs)
-        p99 = stability.per_interval_percentiles(run_dir / "points" / r.point.id, files,
-                                                 int(m.extra.hist_log_ms or 1000)) if files else {}
-        for d in ("read", "write"):
-            if d in p99:
-                lat_series.append(Series(f"{d} p99", [a for a, _ in p99[d]], [b for _, b in p99[d]], style="-"))
-        if lat_series:
-            parts.append(figure(charts.line_chart(lat_series, title="Latency per second (mean and p99)",
-                                                  xlabel="time (s)", ylabel="µs", logy=True)))
-        if not p99:
-            parts.append(_p("per-second p99: no histogram logs were recorded for this point"))
-        else:
-            rows = []
-            for d in ("read", "write", "all"):
-                vals = [v for _, v in p99.get(d, [])]
-                if vals:
-                    rows.append([d, len(vals), _num(sorted(vals)[len(vals) // 2]), _num(max(vals))])
-            parts.append(table(["direction", "seconds", "median of per-second p99 µs", "worst second p99 µs"],
-                               rows))
-    return [Section("Stability: per-second IOPS, CoV and p99", "".join(parts), "stability")]
+    return _section("Stability: per-second IOPS, CoV and p99", "characterization_stability.html.j2",
+                    View(_common_notes(results), points=[_stability_point(r, run_dir) for r in results]), "stability")
 
 
 def _limit(results: Sequence[PointResult]) -> float:
@@ -322,107 +316,104 @@ def _limit(results: Sequence[PointResult]) -> float:
     return DEFAULT_P99_LIMIT_US
 
 
-def _lat_curve(results: list[PointResult]) -> list[Section]:
+def _callout(t: int, ordered: Sequence[PointResult], xs: list[float], ys: list[float | None], limit: float) -> str:
+    """Where one thread count's p99 crosses the limit (or that it never does)."""
     from ssdlab.suites.curves import p99_crossing
 
+    pts = [(x, y if y is not None else 0.0, {"qd": r.point.workload.iodepth}) for x, y, r in zip(xs, ys, ordered,
+                                                                                                 strict=True)]
+    i = p99_crossing(pts, limit)
+    if i is None:
+        best = max(xs) if xs else 0.0
+        return (f"T{t}: p99 stays under {limit:g} µs up to QD {ordered[-1].point.workload.iodepth if ordered else '-'} "
+                f"({best:,.0f} IOPS)")
+    ok = [x for x, (_, y, _) in zip(xs, pts, strict=True) if y <= limit]
+    return (f"T{t}: p99 crosses {limit:g} µs at QD {pts[i][2]['qd']} ({pts[i][0]:,.0f} IOPS, p99 {pts[i][1]:,.0f} µs); "
+            f"best IOPS within the limit {max(ok) if ok else 0:,.0f}")
+
+
+def _curve_group(size: str, mix: Any, rw: str, rs: list[PointResult], limit: float) -> Group:
+    by_t = _by(rs, lambda r: r.point.workload.numjobs)
+    callouts = []
+    figs = []
+    for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9"), ("p99.99_us", "p99.99")):
+        series = []
+        for t, trs in sorted(by_t.items()):
+            ordered = sorted((r for r in trs if r.status == "ok"), key=lambda r: r.point.workload.iodepth)
+            xs = [metric_value(r, "iops") or 0.0 for r in ordered]
+            ys = [metric_value(r, metric) for r in ordered]
+            series.append(Series(f"T{t}", xs, ys))
+            if metric == "p99_us":
+                callouts.append(_callout(t, ordered, xs, ys, limit))
+        refs = [RefLine(limit, f"limit {limit:g} µs")] if metric == "p99_us" else []
+        figs.append(_chart(charts.line_chart(series, title=f"{size} {mix}% read: {label} latency vs IOPS",
+                                             xlabel="IOPS", ylabel=f"{label} latency (µs)", logy=True,
+                                             ref_lines=refs, size=(6.0, 3.2))))
+    return Group(f"{size} {rw}, {mix}% read", figs, _perf_table(rs, ["numjobs", "iodepth"]), _skipped(rs), callouts)
+
+
+def _lat_curve(results: list[PointResult]) -> list[Section]:
     limit = _limit(results)
-    parts = [_common_notes(results), _p(f"p99 limit: {limit:g} µs (--p99-limit); the first load point of each "
-                                        "thread count whose p99 exceeds it is listed below its chart.")]
     key = lambda r: (r.point.workload.bssplit or format_bs(r.point.workload.bs),  # noqa: E731
                      axis_value(r.point, "rwmixread"), r.point.workload.rw)
-    for (size, mix, rw), rs in _by(results, key).items():
-        parts.append(f"<h3>{_esc(size)} {_esc(rw)}, {mix}% read</h3>")
-        by_t = _by(rs, lambda r: r.point.workload.numjobs)
-        callouts = []
-        for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9"),
-                              ("p99.99_us", "p99.99")):
-            series = []
-            for t, trs in sorted(by_t.items()):
-                ordered = sorted((r for r in trs if r.status == "ok"), key=lambda r: r.point.workload.iodepth)
-                xs = [metric_value(r, "iops") or 0.0 for r in ordered]
-                ys = [metric_value(r, metric) for r in ordered]
-                series.append(Series(f"T{t}", xs, ys))
-                if metric == "p99_us":
-                    pts = [(x, y if y is not None else 0.0, {"qd": r.point.workload.iodepth})
-                           for x, y, r in zip(xs, ys, ordered, strict=True)]
-                    i = p99_crossing(pts, limit)
-                    if i is None:
-                        best = max(xs) if xs else 0.0
-                        callouts.append(f"T{t}: p99 stays under {limit:g} µs up to QD "
-                                        f"{ordered[-1].point.workload.iodepth if ordered else '-'} "
-                                        f"({best:,.0f} IOPS)")
-                    else:
-                        ok = [x for x, (_, y, _) in zip(xs, pts, strict=True) if y <= limit]
-                        callouts.append(f"T{t}: p99 crosses {limit:g} µs at QD {pts[i][2]['qd']} "
-                                        f"({pts[i][0]:,.0f} IOPS, p99 {pts[i][1]:,.0f} µs); best IOPS within the "
-                                        f"limit {max(ok) if ok else 0:,.0f}")
-            refs = [RefLine(limit, f"limit {limit:g} µs")] if metric == "p99_us" else []
-            parts.append(figure(charts.line_chart(series, title=f"{size} {mix}% read: {label} latency vs IOPS",
-                                                  xlabel="IOPS", ylabel=f"{label} latency (µs)", logy=True,
-                                                  ref_lines=refs, size=(6.0, 3.2))))
-        parts.append("<ul>" + "".join(f"<li>{_esc(c)}</li>" for c in callouts) + "</ul>")
-        parts.append(_perf_table(rs, ["numjobs", "iodepth"]))
-        parts.append(_skipped_html(rs))
-    return [Section("Latency vs IOPS", "".join(parts), "lat-curve")]
+    groups = [_curve_group(size, mix, rw, rs, limit) for (size, mix, rw), rs in _by(results, key).items()]
+    return _section("Latency vs IOPS", "characterization_lat_curve.html.j2",
+                    View(_common_notes(results), groups=groups, limit=f"{limit:g}"), "lat-curve")
 
 
 def _curve_key(r: PointResult) -> str:
     return str(r.point.tags.curve or _matrix(r))
 
 
-def _iorate_html(results: list[PointResult]) -> str:
-    parts = []
-    for curve, rs in _by(results, _curve_key).items():
-        name = curve.split("|")[0]
-        w = rs[0].point.workload
-        parts.append(f"<h3>{_esc(name)}: {_esc(w.rw)} {_esc(w.bssplit or format_bs(w.bs))} "
-                     f"Q{w.iodepth}T{w.numjobs}</h3>")
-        curve_pts = [r for r in rs if r.status == "ok" and r.point.tags.rate != "max"]
-        curve_pts.sort(key=lambda r: float(r.point.tags.target_iops or 0))
-        maxes = [r for r in rs if r.status == "ok" and r.point.tags.rate == "max"]
-        series = []
-        for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9")):
-            xs = [metric_value(r, "iops") or 0.0 for r in curve_pts]
-            ys = [metric_value(r, metric) for r in curve_pts]
-            series.append(Series(label, xs, ys))
-        for r in maxes:
-            series.append(Series("uncapped max (mean)", [metric_value(r, "iops") or 0.0],
-                                 [metric_value(r, "lat_mean_us")], style="s", color="#000000"))
-        parts.append(figure(charts.line_chart(series, title=f"{name}: latency vs achieved IOPS", xlabel="IOPS",
-                                              ylabel="latency (µs)", logy=True)))
-        rows = []
-        for r in rs:
-            t = r.point.tags
-            achieved = metric_value(r, "iops")
-            target = t.target_iops
-            rows.append([t.rate if t.rate is not None else "-", _num(float(target), 0) if target else "uncapped",
-                         _num(achieved, 0),
-                         f"{achieved / float(target) * 100:.0f}%" if achieved is not None and target else "–",
-                         _num(metric_value(r, "read_iops"), 0), _num(metric_value(r, "write_iops"), 0),
-                         _num(metric_value(r, "lat_mean_us")), _num(metric_value(r, "p99_us")),
-                         _num(metric_value(r, "p99.9_us")),
-                         r.status if r.status == "ok" else f"{r.status}: {r.reason}"])
-        parts.append(table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS",
-                            "mean µs", "p99 µs", "p99.9 µs", "status"], rows))
-        if maxes:
-            per_job = [r.point.tags for r in curve_pts[:1]]
-            if per_job:
-                pj = per_job[0]
-                parts.append(_p(f"rates are set per job and direction (fio rate_iops, rate_process=poisson); "
-                                "read share from the max run: "
-                                f"{float(pj.read_fraction if pj.read_fraction is not None else 1) * 100:.1f}%"))
-    return "".join(parts)
+def _read_fraction(tags: Any) -> float:
+    return 1.0 if tags.read_fraction is None else float(tags.read_fraction)
+
+
+def _iorate_row(r: PointResult) -> list[Any]:
+    t = r.point.tags
+    achieved = metric_value(r, "iops")
+    target = t.target_iops
+    return [t.rate if t.rate is not None else "-", fixed(float(target), 0) if target else "uncapped",
+            fixed(achieved, 0),
+            f"{achieved / float(target) * 100:.0f}%" if achieved is not None and target else "–",
+            fixed(metric_value(r, "read_iops"), 0), fixed(metric_value(r, "write_iops"), 0),
+            *(fixed(metric_value(r, m)) for m in ("lat_mean_us", "p99_us", "p99.9_us")), _status(r)]
+
+
+def _iorate_curve(curve: str, rs: list[PointResult]) -> IorateCurve:
+    name = curve.split("|")[0]
+    w = rs[0].point.workload
+    curve_pts = [r for r in rs if r.status == "ok" and r.point.tags.rate != "max"]
+    curve_pts.sort(key=lambda r: float(r.point.tags.target_iops or 0))
+    maxes = [r for r in rs if r.status == "ok" and r.point.tags.rate == "max"]
+    xs = [metric_value(r, "iops") or 0.0 for r in curve_pts]
+    series = [Series(label, xs, [metric_value(r, metric) for r in curve_pts])
+              for metric, label in (("lat_mean_us", "mean"), ("p99_us", "p99"), ("p99.9_us", "p99.9"))]
+    series += [Series("uncapped max (mean)", [metric_value(r, "iops") or 0.0], [metric_value(r, "lat_mean_us")],
+                      style="s", color="#000000") for r in maxes]
+    chart = _chart(charts.line_chart(series, title=f"{name}: latency vs achieved IOPS", xlabel="IOPS",
+                                     ylabel="latency (µs)", logy=True))
+    table = Table(["rate", "target IOPS", "achieved IOPS", "of target", "read IOPS", "write IOPS", "mean µs", "p99 µs",
+                   "p99.9 µs", "status"], [_iorate_row(r) for r in rs])
+    share = None
+    if maxes and curve_pts:
+        share = f"{float(_read_fraction(curve_pts[0].point.tags)) * 100:.1f}"
+    return IorateCurve(f"{name}: {w.rw} {w.bssplit or format_bs(w.bs)} Q{w.iodepth}T{w.numjobs}", chart, table, share)
+
+
+def _iorate_curves(results: list[PointResult]) -> list[IorateCurve]:
+    return [_iorate_curve(curve, rs) for curve, rs in _by(results, _curve_key).items()]
 
 
 def _iorate(results: list[PointResult]) -> list[Section]:
-    return [Section("iorate curves: latency vs achieved IOPS", _common_notes(results) + _iorate_html(results),
-                    "iorate")]
+    return _section("iorate curves: latency vs achieved IOPS", "characterization_iorate.html.j2",
+                    View(_common_notes(results), curves=_iorate_curves(results)), "iorate")
 
 
-def translation_table(record: dict[str, Any]) -> str:
-    """HTML of an application model's published values and their fio translation."""
+def translation(record: dict[str, Any]) -> Translation:
+    """An application model's published values and their fio translation."""
     pub = record.get("published", {})
-    parts = [table(["published", "value"], [
+    tables = [Table(["published", "value"], [
         ["model", record.get("model", "")], ["source", record.get("source", "")],
         ["read %", pub.get("read_pct")], ["random %", pub.get("random_pct")],
         ["dedupratio", pub.get("dedupratio")], ["compratio", pub.get("compratio")]])]
@@ -433,12 +424,9 @@ def translation_table(record: dict[str, Any]) -> str:
         for size in sorted(set(published) | set(fio), key=lambda s: _bs_sort(s)):
             rows.append([d, size, published.get(size, "–"), fio.get(size, "–")])
         rows.append([d, "sum", info.get("listed_sum"), sum(fio.values())])
-    parts.append(table(["direction", "block size", "published % of I/Os", "fio bssplit %"], rows))
-    parts.append(table(["fio option", "value"], [[k, v] for k, v in record.get("fio", {}).items()]))
-    notes = record.get("notes", [])
-    if notes:
-        parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")
-    return "".join(parts)
+    tables.append(Table(["direction", "block size", "published % of I/Os", "fio bssplit %"], rows))
+    tables.append(Table(["fio option", "value"], [[k, v] for k, v in record.get("fio", {}).items()]))
+    return Translation(tables, list(record.get("notes", [])))
 
 
 def _bs_sort(text: str) -> int:
@@ -450,91 +438,98 @@ def _bs_sort(text: str) -> int:
         return 0
 
 
+def _app_sweep(name: str, rs: list[PointResult]) -> Group:
+    ordered = sorted(rs, key=lambda r: r.point.workload.outstanding)
+    figs = []
+    for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True)):
+        xs, ys = _values(ordered, "outstanding", metric)
+        figs.append(_chart(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
+                                             xlabel="outstanding I/O", ylabel=ylabel, logx=True, logy=logy)))
+    return Group(None, figs, _perf_table(ordered, ["numjobs", "iodepth"]), _skipped(ordered))
+
+
 def _app(results: list[PointResult]) -> list[Section]:
     record = next((r.point.tags.translation for r in results if r.point.tags.translation), None)
-    parts = [_common_notes(results)]
-    if isinstance(record, dict):
-        parts.append("<h3>Translation to fio</h3>" + translation_table(record))
     curve = [r for r in results if r.point.tags.rate is not None]
     sweep = [r for r in results if r.point.tags.rate is None]
-    if curve:
-        parts.append(_iorate_html(curve))
-    if sweep:
-        by_m = _by(sweep, _matrix)
-        for name, rs in by_m.items():
-            ordered = sorted(rs, key=lambda r: r.point.workload.outstanding)
-            for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True)):
-                xs, ys = _values(ordered, "outstanding", metric)
-                parts.append(figure(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
-                                                      xlabel="outstanding I/O", ylabel=ylabel, logx=True,
-                                                      logy=logy)))
-            parts.append(_perf_table(ordered, ["numjobs", "iodepth"]))
-            parts.append(_skipped_html(ordered))
+    view = View(_common_notes(results), translation=translation(record) if isinstance(record, dict) else None,
+                curves=_iorate_curves(curve) if curve else [],
+                groups=[_app_sweep(name, rs) for name, rs in _by(sweep, _matrix).items()])
     title = f"Application model: {record.get('model')}" if isinstance(record, dict) else "Application model"
-    return [Section(title, "".join(parts), "app")]
+    return _section(title, "characterization_app.html.j2", view, "app")
+
+
+def _matrix_chart(name: str, rs: list[PointResult], swept: list[str]) -> Chart | None:
+    numeric = [a for a in swept if a in ("bs", "iodepth", "numjobs", "rwmixread")]
+    if numeric:
+        x = numeric[0]
+        rest = [a for a in swept if a != x]
+        groups = _by(rs, lambda r, rest=rest: " ".join(  # type: ignore[misc]
+            f"{a}={fmt_axis(a, axis_value(r.point, a))}" for a in rest))
+        series = []
+        for label, grs in groups.items():
+            ordered = sorted(grs, key=lambda r: float(axis_value(r.point, x) or 0))
+            xs, ys = _values(ordered, x, "iops")
+            series.append(Series(label or name, xs, ys))
+        return _chart(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
+                                        logx=x in ("bs", "iodepth", "numjobs")))
+    ok = [r for r in rs if r.status == "ok"]
+    if not ok:
+        return None
+    cats = [" ".join(fmt_axis(a, axis_value(r.point, a)) for a in swept) or r.point.label for r in ok]
+    return _chart(charts.bar_chart(cats, {"IOPS": [metric_value(r, "iops") for r in ok]}, title=f"{name}: IOPS",
+                                   ylabel="IOPS"))
 
 
 def _generic(results: list[PointResult]) -> list[Section]:
-    parts = [_common_notes(results)]
+    groups = []
     for name, rs in _by(results, _matrix).items():
         swept = list(rs[0].point.tags.swept)
-        parts.append(f"<h3>{_esc(name)}</h3>")
-        numeric = [a for a in swept if a in ("bs", "iodepth", "numjobs", "rwmixread")]
-        if numeric:
-            x = numeric[0]
-            rest = [a for a in swept if a != x]
-            groups = _by(rs, lambda r, rest=rest: " ".join(  # type: ignore[misc]
-                f"{a}={fmt_axis(a, axis_value(r.point, a))}" for a in rest))
-            series = []
-            for label, grs in groups.items():
-                ordered = sorted(grs, key=lambda r: float(axis_value(r.point, x) or 0))
-                xs, ys = _values(ordered, x, "iops")
-                series.append(Series(label or name, xs, ys))
-            parts.append(figure(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
-                                                  logx=x in ("bs", "iodepth", "numjobs"))))
-        else:
-            ok = [r for r in rs if r.status == "ok"]
-            cats = [" ".join(fmt_axis(a, axis_value(r.point, a)) for a in swept) or r.point.label for r in ok]
-            if ok:
-                parts.append(figure(charts.bar_chart(cats, {"IOPS": [metric_value(r, "iops") for r in ok]},
-                                                     title=f"{name}: IOPS", ylabel="IOPS")))
-        parts.append(_perf_table(rs, swept or ["label"]))
-        parts.append(_skipped_html(rs))
-    return [Section("Test matrix", "".join(parts), "matrix")]
+        chart = _matrix_chart(name, rs, swept)
+        groups.append(Group(name, [chart] if chart is not None else [], _perf_table(rs, swept or ["label"]),
+                            _skipped(rs)))
+    return _section("Test matrix", "characterization_groups.html.j2", View(_common_notes(results), groups=groups),
+                    "matrix")
+
+
+def _long_phase(r: PointResult, m: Measurement) -> tuple[list[Any], list[Chart]]:
+    from ssdlab.suites import stability
+
+    s = {k: list(v) for k, v in m.series.items()}
+    t = s.get("time_s", [])
+    iops = [a + b for a, b in zip(s.get("read_iops", [0.0] * len(t)), s.get("write_iops", [0.0] * len(t)),
+                                  strict=False)]
+    bw = [a + b for a, b in zip(s.get("read_bw_MBps", [0.0] * len(t)), s.get("write_bw_MBps", [0.0] * len(t)),
+                                strict=False)]
+    iops, t_iops = stability.complete_seconds(iops, t)  # fio's final interval is cut short
+    bw, t_bw = stability.complete_seconds(bw, t)
+    written = sum(d.io_bytes for n, d in m.directions.items() if n == "write")
+    dur = t[-1] if t else (r.point.workload.runtime_s or m.runtime_ms / 1000.0 / max(1, m.jobs))
+    row = [r.point.label, "ok", format_duration(dur), format_bytes(written),
+           fixed(sum(iops) / len(iops), 0) if iops else "–", fixed(sum(bw) / len(bw)) if bw else "–"]
+    if not t:
+        return row, []
+    return row, [
+        _chart(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
+                                 title=f"{r.point.group}: IOPS per second (total written {format_bytes(written)})",
+                                 xlabel="time (s)", ylabel="IOPS")),
+        _chart(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
+                                 title=f"{r.point.group}: bandwidth per second", xlabel="time (s)", ylabel="MB/s"))]
 
 
 def _long_phases(results: list[PointResult]) -> list[Section]:
-    from ssdlab.suites import stability
-
-    parts = []
     rows = []
+    figs = []
     for r in results:
-        m = r.measurement
-        if m is None or r.status != "ok":
+        if r.measurement is None or r.status != "ok":
             rows.append([r.point.label, r.status, "–", "–", "–", "–"])
             continue
-        s = {k: list(v) for k, v in m.series.items()}
-        t = s.get("time_s", [])
-        iops = [a + b for a, b in zip(s.get("read_iops", [0.0] * len(t)), s.get("write_iops", [0.0] * len(t)),
-                                      strict=False)]
-        bw = [a + b for a, b in zip(s.get("read_bw_MBps", [0.0] * len(t)), s.get("write_bw_MBps", [0.0] * len(t)),
-                                    strict=False)]
-        iops, t_iops = stability.complete_seconds(iops, t)  # fio's final interval is cut short
-        bw, t_bw = stability.complete_seconds(bw, t)
-        written = sum(d.io_bytes for n, d in m.directions.items() if n == "write")
-        dur = t[-1] if t else (r.point.workload.runtime_s or m.runtime_ms / 1000.0 / max(1, m.jobs))
-        rows.append([r.point.label, "ok", format_duration(dur), format_bytes(written),
-                     _num(sum(iops) / len(iops), 0) if iops else "–", _num(sum(bw) / len(bw)) if bw else "–"])
-        if t:
-            parts.append(figure(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
-                                                  title=f"{r.point.group}: IOPS per second "
-                                                        f"(total written {format_bytes(written)})",
-                                                  xlabel="time (s)", ylabel="IOPS")))
-            parts.append(figure(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
-                                                  title=f"{r.point.group}: bandwidth per second",
-                                                  xlabel="time (s)", ylabel="MB/s")))
-    summary = table(["phase", "status", "duration", "data written", "mean IOPS", "mean MB/s"], rows)
-    return [Section("Long phases (GFIO-style per-second view)", summary + "".join(parts), "long-phases")]
+        row, found = _long_phase(r, r.measurement)
+        rows.append(row)
+        figs += found
+    summary = Table(["phase", "status", "duration", "data written", "mean IOPS", "mean MB/s"], rows)
+    return _section("Long phases (GFIO-style per-second view)", "characterization_long_phases.html.j2",
+                    View([], charts=figs, table=summary), "long-phases")
 
 
 def _applies(run: Run) -> bool:

@@ -17,7 +17,6 @@ import contextlib
 import copy
 import functools
 import gc
-import html
 import io
 import math
 import multiprocessing
@@ -43,6 +42,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
+from ssdlab import formatting
 from ssdlab.errors import UsageError
 from ssdlab.results import atomic
 
@@ -337,22 +337,34 @@ class Key:
 _DASHES = {"--": "dashed", ":": "dotted", "-.": "dashed"}
 
 
+@dataclass(frozen=True)
+class _Swatch:
+    """A legend entry as templates/sections/chart_legend.html.j2 draws it."""
+
+    label: str
+    color: str
+    bar: bool
+    cls: str = ""  # a line's CSS: "ln" (a line), "mk" (markers), both
+    dash: str = "solid"
+
+
+def _swatch(k: Key) -> _Swatch:
+    label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
+    if k.kind == "bar":
+        return _Swatch(label, k.color, True)
+    line = k.style.rstrip("o.sx^v+*")
+    dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
+    cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
+    return _Swatch(label, k.color, False, cls.strip(), dash)
+
+
 def legend_html(keys: Sequence[Key]) -> str:
     """A chart's legend as HTML (escaped labels, a CSS swatch per entry); '' for fewer than two entries."""
     if len(keys) < 2:
         return ""
-    items = []
-    for k in keys:
-        if k.kind == "bar":
-            swatch = f"<i class='bar' style='color:{k.color}'></i>"
-        else:
-            line = k.style.rstrip("o.sx^v+*")
-            dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
-            cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
-            swatch = f"<i class='{cls.strip()}' style='color:{k.color};border-top-style:{dash}'></i>"
-        label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
-        items.append(f"<span>{swatch}{html.escape(label)}</span>")
-    return f"<div class='chart-legend'>{''.join(items)}</div>"
+    from ssdlab.report.templating import fragment
+
+    return str(fragment("chart_legend.html.j2", keys=[_swatch(k) for k in keys]))  # (str: appended to the SVG)
 
 
 def _nudge(fig: Any, ax: Any, dx_pt: float, dy_pt: float) -> Any:
@@ -480,8 +492,8 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
         if annotate:
             for b, v in zip(bars, values, strict=False):
                 if v is not None and v > 0:
-                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), _short(v), ha="center", va="bottom",
-                            fontsize=7, transform=_nudge(fig, ax, 0, 1))
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), formatting.bar_label(v), ha="center",
+                            va="bottom", fontsize=7, transform=_nudge(fig, ax, 0, 1))
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels(categories, rotation=20 if len(categories) > 4 else 0, ha="right" if len(categories) > 4
                        else "center")
@@ -489,7 +501,7 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
     if log:
         log_axis(ax, "y")
     else:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     keys = [Key(name, PALETTE[i % len(PALETTE)], "bar") for i, name in enumerate(series)]
     return fig_to_svg(fig) + legend_html(keys)
 
@@ -505,7 +517,7 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
     ax.set_yticklabels(labels)
     ax.set_xlabel(xlabel)
     for b, v in zip(bars, values, strict=False):
-        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, _short(v), va="center", fontsize=7,
+        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, formatting.bar_label(v), va="center", fontsize=7,
                 transform=_nudge(fig, ax, 2, 0))
     return fig_to_svg(fig)
 
@@ -534,7 +546,7 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
     if logy:
         log_axis(ax, "y")
     else:  # 2.5M rather than 2.5 with a detached "1e6" offset label
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     if xticks is not None:
         ax.set_xticks(list(xticks))
         if xticklabels is not None:
@@ -601,21 +613,41 @@ def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "",
     return fig_to_svg(fig)
 
 
-def _short(v: float) -> str:
-    """Bar annotation: the value itself below 10,000 (3500, 61.2), then 15k, 2.50M. Axis ticks use _tick."""
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:.2f}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.0f}k"
-    if a >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
-
-
 def plain_label(text: str) -> str:
     """Label text shown literally: a `$` from run data must not switch matplotlib into mathtext."""
     return text.replace("$", r"\$")
+
+
+@dataclass(frozen=True)
+class _HBar:
+    series: int  # index of its series
+    y: float
+    width: float
+    height: float
+    text: str  # the value, or why there is none
+    missing: bool
+
+
+def _hbar_layout(labels: Sequence[str], series: Mapping[str, Sequence[float | None]],
+                 missing: Mapping[str, Sequence[str | None]] | None) -> tuple[list[_HBar], int]:
+    """Every bar (rows top to bottom, each row only as wide as the series it has) and the most bars in a row."""
+    names = list(series)
+    notes = {name: list((missing or {}).get(name, ())) for name in names}
+
+    def note(name: str, j: int) -> str | None:
+        return notes[name][j] if j < len(notes[name]) else None
+
+    present = [[i for i, name in enumerate(names) if series[name][j] is not None or note(name, j)]
+               for j in range(len(labels))]
+    out = []
+    for j, slots in enumerate(present):
+        height = 0.8 / max(1, len(slots))
+        for k, i in enumerate(slots):
+            v = series[names[i]][j]
+            y = len(labels) - 1 - j + ((len(slots) - 1) / 2 - k) * height
+            text = plain_label(str(note(names[i], j))) if v is None else formatting.bar_label(float(v))
+            out.append(_HBar(i, y, 0.0 if v is None else float(v), height * 0.92, text, v is None))
+    return out, max((len(p) for p in present), default=1) or 1
 
 
 @chart
@@ -629,40 +661,24 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
     is written where that bar would be, so a value that was not measured is never shown as zero.
     """
     names = list(series)
-    notes = {name: list((missing or {}).get(name, ())) for name in names}
-
-    def note(name: str, j: int) -> str | None:
-        return notes[name][j] if j < len(notes[name]) else None
-
-    present = [[i for i, name in enumerate(names) if series[name][j] is not None or note(name, j)]
-               for j in range(len(labels))]
-    per_row = max((len(p) for p in present), default=1) or 1
+    layout, per_row = _hbar_layout(labels, series, missing)
     row_h = 0.22 * per_row + 0.18
     fig, ax = _axes("", (width, max(1.8, row_h * len(labels) + 1.1)))
     top = max((float(v) for vals in series.values() for v in vals if v is not None), default=0.0)
     palette = list(colors) if colors else list(PALETTE)
-    bars: dict[int, tuple[list[float], list[float], list[float]]] = {}  # series -> ys, widths, heights
-    for j, slots in enumerate(present):
-        height = 0.8 / max(1, len(slots))
-        for k, i in enumerate(slots):
-            name = names[i]
-            v = series[name][j]
-            y = len(labels) - 1 - j + ((len(slots) - 1) / 2 - k) * height
-            w = 0.0 if v is None else float(v)
-            ys, ws, hs = bars.setdefault(i, ([], [], []))
-            ys.append(y)
-            ws.append(w)
-            hs.append(height * 0.92)
-            text = plain_label(str(note(name, j))) if v is None else _short(float(v))
-            ax.text(w, y, text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
-                        color="#9b1c1c" if v is None else "black", fontstyle="italic" if v is None else "normal")
-    for i, (ys, ws, hs) in bars.items():
-        ax.barh(ys, ws, height=hs, color=palette[i % len(palette)])
+    bars: dict[int, list[_HBar]] = {}
+    for b in layout:
+        bars.setdefault(b.series, []).append(b)
+        ax.text(b.width, b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
+                color="#9b1c1c" if b.missing else "black", fontstyle="italic" if b.missing else "normal")
+    for i, bs in bars.items():
+        ax.barh([b.y for b in bs], [b.width for b in bs], height=[b.height for b in bs],
+                color=palette[i % len(palette)])
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: _tick(v)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if title:
@@ -713,26 +729,9 @@ def log_axis(ax: Any, which: str = "y") -> None:
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
     subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)  # keep labels apart
     axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: _plain(v)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.log_tick(v)))
     # minor ticks only where the labels are a decade apart (each tick is an artist to lay out and draw)
     axis.set_minor_locator(NullLocator() if decades <= 3 else LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
     axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", axis=which, alpha=0.3)
 
-
-def _plain(v: float) -> str:
-    if v >= 1e5:
-        return _tick(v)
-    if v >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:g}"
-
-
-def _tick(v: float) -> str:
-    """Axis tick label: 0, 500, 2.5k, 10k, 2M."""
-    a = abs(v)
-    if a >= 1e6:
-        return f"{v / 1e6:g}M"
-    if a >= 1e3:
-        return f"{v / 1e3:g}k"
-    return f"{v:g}"

@@ -3,33 +3,33 @@
 One self-contained page like report.html (inline CSS and SVG, no scripts): the runs' facts with what differs
 highlighted, notices, the regression gate's verdict, a summary of ratios, then one section per family of
 points (PTS IOPS/TP/LAT/WSAT, each characterization view, plain points) with the side-by-side table, ratio
-tables and overlay charts drawn with the shared helpers (report.charts, report.sections), and the points present
-in only some runs. compare.csv has one row per point, metric and run.
+tables and overlay charts (report.compare_figures), and the points present in only some runs. compare.csv has one
+row per point, metric and run.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from markupsafe import Markup
 
+from ssdlab import formatting, metrics
 from ssdlab.analysis.significance import MIN_SAMPLES
 from ssdlab.compare.gate import GateResult
-from ssdlab.compare.matching import METRICS, Cell, Comparison, Curve, PointData, Row, run_facts
+from ssdlab.compare.matching import Comparison, Row, run_facts
 from ssdlab.report import charts
 from ssdlab.report import health as drive_health
-from ssdlab.report.charts import Series
-from ssdlab.report.html import SIM_NOTE, Notice, environment, fmt_time, is_sim, trusted
-from ssdlab.report.sections import Styled, figure, table
+from ssdlab.report.compare_figures import family_figures, metric_title, point_value, ratio_cell
+from ssdlab.report.html import SIM_NOTE, Notice, fmt_time, is_sim
+from ssdlab.report.sections import Styled, Table
+from ssdlab.report.templating import fragment, page_environment
 from ssdlab.results import atomic
-from ssdlab.units import format_bs
 
 FAMILY_TITLES = {
     "pts-iops": "SNIA PTS IOPS (window averages)", "pts-tp128": "SNIA PTS Throughput 128 KiB",
@@ -41,60 +41,10 @@ FAMILY_TITLES = {
     "lat-curve": "Latency vs IOPS", "iorate": "iorate curves", "app": "Application models",
     "stability": "Stability", "matrix": "Test matrix", "points": "Test points",
 }
-MAX_PERCENTILE_CHARTS = 8  # per family
-STYLES = ("-o", "--s", ":^", "-.d", "-v", "--x")
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def _num(v: float | None) -> str:
-    if v is None:
-        return "–"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    return f"{v:.3g}"
-
-
-def _color(i: int) -> str:
-    return charts.PALETTE[i % len(charts.PALETTE)]
-
-
-# ---------------------------------------------------------------- cells
-
-
-def ratio_cell(metric: str, cell: Cell) -> Styled:
-    """×1.23 ±0.02 with a class: better/worse when significant, muted when not, 'cj' when it cannot be judged."""
-    if cell.ratio is None:
-        return Styled("–", "num")
-    info = METRICS[metric]
-    j = cell.judgement
-    text = f"×{cell.ratio:.3f}" if abs(cell.ratio - 1) < 0.1 else f"×{cell.ratio:.2f}"
-    if j is not None and j.ratio_se is not None:
-        text += f" ±{j.ratio_se:.2f}" if j.ratio_se >= 0.005 else " ±<0.01"
-    cls = "num"
-    if j is None or j.verdict == "cannot judge":
-        text += " ?"
-        cls += " cj"
-    elif j.significant:
-        better = (cell.ratio > 1) == info.higher_is_better
-        text += " ▲" if better else " ▼"
-        cls += " better" if better else " worse"
-    else:
-        cls += " ns"
-    return Styled(text, cls, j.reason if j is not None else "")
-
-
-def verdict_cell(cell: Cell) -> Styled:
-    j = cell.judgement
-    if j is None:
-        return Styled("–")
-    short = {"significant": "significant", "not significant": "not significant", "cannot judge": "cannot judge"}
-    return Styled(short[j.verdict], "small", j.reason)
 
 
 # ---------------------------------------------------------------- view
@@ -211,61 +161,51 @@ TABLE_METRICS = ("iops", "bw_MBps", "lat_mean_us", "p99_us", "p99_99_us")
 SHORT = {"iops": "IOPS", "bw_MBps": "MB/s", "lat_mean_us": "mean µs", "p99_us": "p99 µs", "p99_99_us": "p99.99 µs"}
 
 
-def _title(metric: str) -> str:
-    """'read p99 latency (µs)', 'IOPS' (no unit repeated)."""
-    info = METRICS[metric]
-    return info.label if info.unit in info.label else f"{info.label} ({info.unit})"
+def _ratio_row(cmp: Comparison, m: str) -> list[Any]:
+    """One metric's geometric-mean ratio of each run to the baseline, coloured past the minimum effect."""
+    row: list[Any] = [metric_title(m)]
+    for i in range(1, len(cmp.runs)):
+        g, n = cmp.geomean(m, i)
+        cls = "num"
+        if g is not None and abs(g - 1) >= cmp.min_effect:
+            cls += " better" if (g > 1) == metrics.get(m).higher_is_better else " worse"
+        row.append(Styled("–" if g is None else f"×{g:.3f}  ({n} points)", cls))
+    return row
 
 
-def _note(text: str) -> str:
-    return f"<p class='small'>{html.escape(text)}</p>"
+def _judged_row(cmp: Comparison, common: Sequence[Row], i: int) -> list[Any]:
+    """How run i's per-point differences of the table metrics were judged."""
+    counts = {"better": 0, "worse": 0, "ns": 0, "cj": 0}
+    for r in common:
+        for m in TABLE_METRICS:
+            c = r.cells[m][i] if m in r.cells else None
+            if c is None or c.ratio is None or c.judgement is None:
+                continue
+            if c.judgement.verdict == "cannot judge":
+                counts["cj"] += 1
+            elif c.judgement.significant:
+                counts["better" if (c.ratio > 1) == metrics.get(m).higher_is_better else "worse"] += 1
+            else:
+                counts["ns"] += 1
+    return [cmp.runs[i].label, Styled(str(counts["better"]), "num better" if counts["better"] else "num"),
+            Styled(str(counts["worse"]), "num worse" if counts["worse"] else "num"), Styled(str(counts["ns"]), "num"),
+            Styled(str(counts["cj"]), "num")]
 
 
-def _summary(cmp: Comparison) -> str:
+def _summary(cmp: Comparison) -> Markup:
     """Geometric-mean ratios per metric (rows) and run (columns), then how the differences were judged."""
     if len(cmp.runs) < 2:
-        return ""
+        return Markup()
     common = cmp.common_rows()
-    metrics = [m for m in SUMMARY_METRICS if any(m in r.cells for r in common)]
-    rows = []
-    for m in metrics:
-        row: list[Any] = [_title(m)]
-        for i in range(1, len(cmp.runs)):
-            g, n = cmp.geomean(m, i)
-            cls = "num"
-            if g is not None and abs(g - 1) >= cmp.min_effect:
-                cls += " better" if (g > 1) == METRICS[m].higher_is_better else " worse"
-            row.append(Styled("–" if g is None else f"×{g:.3f}  ({n} points)", cls))
-        rows.append(row)
-    ratios = _note("Geometric mean of the per-point ratios over the points both runs measured, coloured when it "
-                   "moves by at least the minimum effect (each point's significance is in the tables below).") + \
-        table(["metric", *(f"{label} ÷ {cmp.labels[0]}" for label in cmp.labels[1:])], rows, cls="cmp summary")
-    counts_rows = []
-    for i in range(1, len(cmp.runs)):
-        counts = {"better": 0, "worse": 0, "ns": 0, "cj": 0}
-        for r in common:
-            for m in TABLE_METRICS:
-                c = r.cells[m][i] if m in r.cells else None
-                if c is None or c.ratio is None or c.judgement is None:
-                    continue
-                if c.judgement.verdict == "cannot judge":
-                    counts["cj"] += 1
-                elif c.judgement.significant:
-                    counts["better" if (c.ratio > 1) == METRICS[m].higher_is_better else "worse"] += 1
-                else:
-                    counts["ns"] += 1
-        counts_rows.append([cmp.runs[i].label,
-                            Styled(str(counts["better"]), "num better" if counts["better"] else "num"),
-                            Styled(str(counts["worse"]), "num worse" if counts["worse"] else "num"),
-                            Styled(str(counts["ns"]), "num"), Styled(str(counts["cj"]), "num")])
-    judged = _note("How the per-point differences of the metrics in the tables below (IOPS, MB/s, mean, p99 and "
-                   "p99.99 latency) were judged against the baseline:") + \
-        table(["run", "significantly better", "significantly worse", "not significant", "cannot judge"],
-              counts_rows, cls="cmp summary")
-    return ratios + judged
+    shown = [m for m in SUMMARY_METRICS if any(m in r.cells for r in common)]
+    ratios = Table(["metric", *(f"{label} ÷ {cmp.labels[0]}" for label in cmp.labels[1:])],
+                   [_ratio_row(cmp, m) for m in shown], cls="cmp summary")
+    judged = Table(["run", "significantly better", "significantly worse", "not significant", "cannot judge"],
+                   [_judged_row(cmp, common, i) for i in range(1, len(cmp.runs))], cls="cmp summary")
+    return fragment("compare_summary.html.j2", ratios=ratios, judged=judged)
 
 
-def _family_table(cmp: Comparison, rows: Sequence[Row]) -> str:
+def _family_table(cmp: Comparison, rows: Sequence[Row]) -> Markup:
     """One block per point, one line per run: IOPS, MB/s, mean/p99/p99.99 latency (all directions together),
     each with its ratio to the baseline."""
     header: list[Any] = ["point", "run"]
@@ -280,7 +220,7 @@ def _family_table(cmp: Comparison, rows: Sequence[Row]) -> str:
                 cells = r.cells.get(m)
                 c = cells[i] if cells else None
                 v = c.value if c is not None else None
-                line.append(Styled(_num(v.value if v is not None else None), "num"))
+                line.append(Styled(formatting.sig3(v.value if v is not None else None), "num"))
                 line.append(Styled("baseline", "num small") if i == 0 and v is not None else
                             (ratio_cell(m, c) if c is not None else Styled("–", "num")))
             p = r.points[i]
@@ -290,276 +230,13 @@ def _family_table(cmp: Comparison, rows: Sequence[Row]) -> str:
             else:
                 line.append(Styled("single value" if n or (c0 and c0[i].value) else "–", "small"))
             body.append(line)
-    return "<div class='table-wrap'>" + table(header, body, cls="cmp points") + "</div>"
+    return fragment("table_wrap.html.j2", table=Table(header, body, cls="cmp points"))
 
 
-# ---------------------------------------------------------------- overlay charts
-
-
-def _value(p: PointData | None, metric: str) -> float | None:
-    if p is None or p.status != "ok":
-        return None
-    v = p.metrics.get(metric)
-    return v.value if v is not None else None
-
-
-def _axis(p: PointData, name: str) -> Any:
-    from ssdlab.report.characterization import axis_value
-
-    return axis_value(p.point, name)
-
-
-def _lines_by(cmp: Comparison, rows: Sequence[Row], group: Callable[[PointData], Any], x: Callable[[PointData], Any],
-              metric: str) -> list[tuple[int, Any, list[tuple[float, float | None]]]]:
-    """(run index, group value, [(x, y)...] sorted by x) for every run and group of the rows."""
-    out: dict[tuple[int, Any], list[tuple[float, float | None]]] = {}
-    for r in rows:
-        for i, p in enumerate(r.points):
-            if p is None or p.status != "ok":
-                continue
-            xv = x(p)
-            if xv is None:
-                continue
-            out.setdefault((i, group(p)), []).append((float(xv), _value(p, metric)))
-    return [(i, g, sorted(v)) for (i, g), v in sorted(out.items(), key=lambda kv: (kv[0][0], str(kv[0][1])))]
-
-
-def _overlay(cmp: Comparison, rows: Sequence[Row], *, group: Callable[[PointData], Any],
-             group_name: Callable[[Any], str], x: Callable[[PointData], Any], metric: str, title: str,
-             xlabel: str, logx: bool = False, logy: bool = False, bs_ticks: bool = False, caption: str = "") -> str:
-    lines = _lines_by(cmp, rows, group, x, metric)
-    if not any(any(y is not None for _, y in pts) for _, _, pts in lines):
-        return ""
-    styles: dict[Any, str] = {}
-    series = []
-    for i, g, pts in lines:
-        style = styles.setdefault(g, STYLES[len(styles) % len(STYLES)])
-        name = cmp.labels[i] + (f" {group_name(g)}" if group_name(g) else "")
-        series.append(Series(charts.plain_label(name), [a for a, _ in pts], [b for _, b in pts], style=style,
-                             color=_color(i)))
-    kwargs: dict[str, Any] = {}
-    if bs_ticks:
-        xs = sorted({a for _, _, pts in lines for a, _ in pts})
-        kwargs = {"xticks": xs, "xticklabels": [format_bs(int(v)) for v in xs]}
-    svg = charts.line_chart(series, title=title, xlabel=xlabel, ylabel=_title(metric), logx=logx,
-                            logy=logy, size=(6.2, 3.4), **kwargs)
-    return figure(svg, caption or "Colour: run; line style: " + (group_name.__doc__ or "series"), cls="chart")
-
-
-def _bs(p: PointData) -> Any:
-    return p.point.workload.bs
-
-
-def _mix(p: PointData) -> Any:
-    return _axis(p, "rwmixread")
-
-
-def _mix_name(g: Any) -> str:
-    """R/W mix (read %)"""
-    return f"{g}/{100 - int(g)}" if g is not None else ""
-
-
-def _ratio_matrix(cmp: Comparison, rows: Sequence[Row], metric: str, i: int) -> str:
-    """A PTS 2D table (block size x R/W mix) of run i's ratios to the baseline."""
-    cells: dict[tuple[int, int], Cell] = {}
-    for r in rows:
-        p = next((q for q in r.points if q is not None), None)
-        if p is None or metric not in r.cells:
-            continue
-        cells[(int(p.point.workload.bs), int(_mix(p)))] = r.cells[metric][i]
-    if not cells:
-        return ""
-    sizes = sorted({k[0] for k in cells}, reverse=True)
-    mixes = sorted({k[1] for k in cells})
-    body: list[list[Any]] = [[format_bs(b), *(ratio_cell(metric, cells[(b, m)]) if (b, m) in cells else "–"
-                                              for m in mixes)] for b in sizes]
-    info = METRICS[metric]
-    return table(["block size"] + [f"{m}/{100 - m}" for m in mixes], body,
-                 f"{cmp.labels[i]} ÷ {cmp.labels[0]}: {info.label}, by block size and R/W mix (read/write %)",
-                 cls="cmp ratio2d")
-
-
-def _curves(cmp: Comparison, family: str) -> list[str]:
-    """PTS convergence (tracking variable per round) and WSAT curves, one line per run."""
-    by_name: dict[str, list[tuple[int, Curve]]] = {}
-    for i, rd in enumerate(cmp.runs):
-        for c in rd.curves:
-            if c.family == family:
-                by_name.setdefault(c.name, []).append((i, c))
-    figs = []
-    for name, items in by_name.items():
-        first = items[0][1]
-        style = "-" if max(len(c.x) for _, c in items) > 30 else "-o"  # markers unless a long time series
-        series = [Series(charts.plain_label(cmp.labels[i]), list(c.x), list(c.y), style=style, color=_color(i))
-                  for i, c in items]
-        title = f"Convergence: {name} per round" if first.xlabel == "round" else f"WSAT: {name}"
-        ticks: dict[str, Any] = {}
-        if first.xlabel == "round":
-            xs = sorted({x for _, c in items for x in c.x})
-            if len(xs) <= 30:
-                ticks = {"xticks": xs, "xticklabels": [f"{x:g}" for x in xs]}
-        svg = charts.line_chart(series, title=charts.plain_label(title), xlabel=first.xlabel, ylabel=first.ylabel,
-                                size=(6.2, 3.4), **ticks)
-        cap = ("Tracking variable in every round, one line per run; the steady-state window is the last five "
-               "rounds of each") if first.xlabel == "round" else "One line per run"
-        figs.append(figure(svg, cap, cls="chart"))
-    return figs
-
-
-def _percentile_figs(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[list[str], str]:
-    chosen = [r for r in rows if r.common and any(p is not None and p.percentiles for p in r.points)]
-    note = ""
-    tracked = {c.name for rd in cmp.runs for c in rd.curves if c.family == family}
-    if family in ("pts-iops", "pts-tp128", "pts-tp1024") and tracked:  # the tracking points speak for the test
-        picked = [r for r in chosen if r.label in tracked]
-        if picked and len(picked) < len(chosen):
-            note = (f"Latency percentile curves of the {len(picked)} steady-state tracking points; the "
-                    "percentiles of every point are in compare.csv.")
-            chosen = picked
-    figs: list[str] = []
-    drawn: set[str] = set()
-    for r in chosen:
-        for d in ("read", "write"):
-            lines = [(cmp.labels[i], dict(p.percentiles[d])) for i, p in enumerate(r.points)
-                     if p is not None and d in p.percentiles]
-            if len(lines) < 2:
-                continue
-            if len(figs) == MAX_PERCENTILE_CHARTS:
-                left = len(chosen) - len(drawn)
-                note = (f"Latency percentile curves of the first {len(drawn)} of {len(chosen)} common points "
-                        f"({left} more not drawn); the percentiles of every point are in compare.csv.")
-                return figs, note
-            svg = charts.percentile_chart(lines, title=charts.plain_label(f"{r.label}: {d} completion latency"),
-                                          size=(5.8, 3.2))
-            figs.append(figure(svg, "One line per run (log latency scale)", cls="chart"))
-            drawn.add(r.key)
-    return figs, note
-
-
-def _family_figures(cmp: Comparison, family: str, rows: Sequence[Row]) -> tuple[list[str], str]:
-    figs: list[str] = []
-    extra = ""
-    common = [r for r in rows if r.common]
-    n = len(cmp.runs)
-    if family == "pts-iops":
-        for mix in sorted({int(_mix(p)) for r in common for p in r.points if p is not None}, reverse=True):
-            sub = [r for r in common if r.points[0] is not None and int(_mix(r.points[0])) == mix]
-            figs.append(_overlay(cmp, sub, group=lambda p: None, group_name=lambda g: "", x=_bs, metric="iops",
-                                 title=f"IOPS vs block size, R/W {mix}/{100 - mix}", xlabel="block size",
-                                 logx=True, logy=True, bs_ticks=True, caption="One line per run (window averages)"))
-        extra = "".join(_ratio_matrix(cmp, common, "iops", i) for i in range(1, n))
-    elif family == "pts-lat":
-        for metric in ("lat_mean_us", "p99_999_us", "lat_max_us"):
-            figs.append(_overlay(cmp, common, group=_mix, group_name=_mix_name, x=_bs, metric=metric,
-                                 title=f"{METRICS[metric].label} vs block size", xlabel="block size", logx=True,
-                                 bs_ticks=True))
-        extra = "".join(_ratio_matrix(cmp, common, m, i) for m in ("lat_mean_us", "p99_999_us")
-                        for i in range(1, n))
-    elif family in ("pts-tp128", "pts-tp1024", "points", "matrix", "app", "iorate", "stability", "pts-captures"):
-        figs.extend(_bars(cmp, common))
-    elif family in ("pts-cbw", "pts-dirth"):  # IOPS vs TOIO per thread count, and the demand intensity curve
-        figs.append(_overlay(cmp, common, group=lambda p: p.point.workload.numjobs, group_name=_threads,
-                             x=lambda p: p.point.workload.outstanding, metric="iops",
-                             title="IOPS vs outstanding I/O (TC x QD)", xlabel="outstanding I/O (TOIO)", logx=True))
-        figs.append(_overlay(cmp, common, group=lambda p: p.point.workload.numjobs, group_name=_threads,
-                             x=lambda p: _value(p, "iops"), metric="lat_mean_us",
-                             title="Demand intensity: mean response time vs IOPS", xlabel="IOPS", logy=True))
-    elif family == "bs-sweep":
-        for matrix, sub in _by_matrix(common).items():
-            w = sub[0].points[0].point.workload if sub[0].points[0] is not None else None
-            metric = "iops" if w is not None and w.is_random else "bw_MBps"
-            figs.append(_overlay(cmp, sub, group=lambda p: None, group_name=lambda g: "", x=_bs, metric=metric,
-                                 title=f"{matrix}: {METRICS[metric].label} vs block size", xlabel="block size",
-                                 logx=True, logy=metric == "iops", bs_ticks=True, caption="One line per run"))
-    elif family == "qd-sweep":
-        for matrix, sub in _by_matrix(common).items():
-            for metric, logy in (("iops", False), ("p99_us", True)):
-                figs.append(_overlay(cmp, sub, group=lambda p: p.point.workload.numjobs,
-                                     group_name=_threads, x=lambda p: p.point.workload.outstanding, metric=metric,
-                                     title=f"{matrix}: {_title(metric)} vs outstanding I/O",
-                                     xlabel="outstanding I/O (threads × QD)", logx=True, logy=logy))
-    if family in ("lat-curve", "iorate", "app"):
-        for metric in ("lat_mean_us", "p99_us", "p99_99_us"):
-            figs.append(_overlay(cmp, common, group=_curve_group, group_name=_str_doc("curve"),
-                                 x=lambda p: _value(p, "iops"), metric=metric,
-                                 title=f"{METRICS[metric].label} vs IOPS", xlabel="IOPS", logy=True))
-    if family == "stability":
-        figs.extend(_interval_overlay(cmp, common))
-    figs.extend(_curves(cmp, family))
-    pfigs, note = _percentile_figs(cmp, family, common)
-    figs.extend(pfigs)
-    return [f for f in figs if f], extra + (f"<p class='small'>{html.escape(note)}</p>" if note else "")
-
-
-def _str_doc(what: str) -> Callable[[Any], str]:
-    def name(g: Any) -> str:
-        return "" if g in (None, "") else str(g)
-
-    name.__doc__ = what
-    return name
-
-
-def _threads(g: Any) -> str:
-    """thread count"""
-    return f"T{g}"
-
-
-def _by_matrix(rows: Sequence[Row]) -> dict[str, list[Row]]:
-    out: dict[str, list[Row]] = {}
-    for r in rows:
-        p = next((q for q in r.points if q is not None), None)
-        if p is not None:
-            out.setdefault(str(_axis(p, "matrix") or ""), []).append(r)
-    return out
-
-
-def _curve_group(p: PointData) -> Any:
-    w = p.point.workload
-    if p.point.tags.curve:
-        return str(p.point.tags.curve).split("|")[0]
-    mix = _axis(p, "rwmixread")
-    return f"{w.bssplit or format_bs(w.bs)} {mix}% read T{w.numjobs}"
-
-
-def _bars(cmp: Comparison, rows: Sequence[Row]) -> list[str]:
-    """Grouped horizontal bars per point (one bar per run) for IOPS and MB/s (CrystalDiskMark-like)."""
-    if not rows or len(rows) > 40:
-        return []
-    labels = [r.label for r in rows]
-    figs = []
-    for metric in ("bw_MBps", "iops"):
-        series = {cmp.labels[i]: [_value(r.points[i], metric) for r in rows] for i in range(len(cmp.runs))}
-        if not any(v is not None for vals in series.values() for v in vals):
-            continue
-        svg = charts.grouped_hbar_chart(labels, series, title=METRICS[metric].label,
-                                        xlabel=METRICS[metric].unit,
-                                        colors=[_color(i) for i in range(len(cmp.runs))], width=6.2)
-        figs.append(figure(svg, "One bar per run", cls="chart"))
-    return figs
-
-
-def _interval_overlay(cmp: Comparison, rows: Sequence[Row]) -> list[str]:
-    """Per-interval IOPS of each run (the samples the significance test used)."""
-    figs = []
-    for r in rows[:6]:
-        series = []
-        for i, p in enumerate(r.points):
-            v = p.metrics.get("iops") if p is not None else None
-            if v is None or not v.samples:
-                continue
-            series.append(Series(charts.plain_label(cmp.labels[i]), list(range(1, len(v.samples) + 1)),
-                                 list(v.samples), style="-", color=_color(i)))
-        if series:
-            figs.append(figure(charts.line_chart(series, title=charts.plain_label(f"{r.label}: IOPS per interval"),
-                                                 xlabel="interval", ylabel="IOPS", size=(6.2, 3.4)),
-                               "The per-interval samples the significance test used", cls="chart"))
-    return figs
-
-
-def _partial(cmp: Comparison) -> str:
+def _partial(cmp: Comparison) -> Markup:
     rows = cmp.partial_rows()
     if not rows:
-        return ""
+        return Markup()
     body = []
     for r in rows:
         where = []
@@ -569,16 +246,16 @@ def _partial(cmp: Comparison) -> str:
             elif p.status != "ok":
                 where.append(Styled(f"{p.status}" + (f": {p.reason}" if p.reason else ""), "worse"))
             else:
-                where.append(Styled(f"measured ({_num(_value(p, 'iops'))} IOPS)", "better"))
+                where.append(Styled(f"measured ({formatting.sig3(point_value(p, 'iops'))} IOPS)", "better"))
         body.append([Styled(r.label, "pt", r.key), Styled(r.key, "mono small"), *where])
-    return "<div class='table-wrap'>" + table(["point", "key", *cmp.labels], body, cls="cmp") + "</div>"
+    return fragment("table_wrap.html.j2", table=Table(["point", "key", *cmp.labels], body, cls="cmp"))
 
 
-def _gate_tables(gate: GateResult | None) -> str:
+def _gate_tables(gate: GateResult | None) -> Markup:
     """The failures, then the changes past a threshold that did not fail."""
     if gate is None:
-        return ""
-    out = ""
+        return Markup()
+    found = []
     header = ["run", "point", "metric", "threshold", "change", "significance"]
     for failed, title in ((True, "Failures"), (False, "Past a threshold but not failing")):
         rows: list[list[Any]] = []
@@ -591,8 +268,8 @@ def _gate_tables(gate: GateResult | None) -> str:
                                 "num worse" if failed else "num"),
                          Styled("–" if j is None else j.verdict, "small", "" if j is None else j.reason)])
         if rows:
-            out += f"<h3>{title}</h3>" + table(header, rows, cls="cmp")
-    return out
+            found.append((title, Table(header, rows, cls="cmp")))
+    return fragment("compare_gate.html.j2", tables=found)
 
 
 def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
@@ -607,11 +284,11 @@ def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
         rows = [r for r in cmp.rows if r.family == fam and r.common]
         if not rows and not any(c.family == fam for rd in cmp.runs for c in rd.curves):
             continue
-        figs, extra = _family_figures(cmp, fam, rows)
+        figs, extra = family_figures(cmp, fam, rows)
         families.append(FamilyView(anchor="fam-" + _slug(fam), title=FAMILY_TITLES.get(fam, fam),
                                    intro=f"{len(rows)} point(s) measured in every run.",
-                                   table=trusted(_family_table(cmp, rows)), extra=trusted(extra),
-                                   figures=tuple(trusted(f) for f in figs)))
+                                   table=_family_table(cmp, rows), extra=extra,
+                                   figures=tuple(fragment("chart.html.j2", chart=f) for f in figs)))
     toc = [("runs", "Runs"), ("notices", "Notices"), ("summary", "Summary")]
     if gate is not None:
         toc.append(("gate", "Regression gate"))
@@ -625,15 +302,15 @@ def build_view(cmp: Comparison, gate: GateResult | None = None) -> CompareView:
         subtitle=f"{len(cmp.runs)} runs · baseline {cmp.labels[0]} · {len(cmp.common_rows())} common points · "
                  f"{len(cmp.partial_rows())} in some runs only",
         labels=cmp.labels, facts=_facts(cmp), notices=_notices(cmp), method=_method(cmp),
-        summary=trusted(_summary(cmp)), gate=gate, gate_tables=trusted(_gate_tables(gate)), families=families,
-        partial=trusted(partial), toc=toc, version=__version__,
+        summary=_summary(cmp), gate=gate, gate_tables=_gate_tables(gate), families=families, partial=partial,
+        toc=toc, version=__version__,
     )
 
 
 def render_html(cmp: Comparison, gate: GateResult | None = None) -> str:
     """compare.html as one string (its charts drawn together, with element ids unique per chart)."""
     with charts.deferred() as batch:
-        text = environment().get_template("compare.html.j2").render(v=build_view(cmp, gate))
+        text = page_environment().get_template("compare.html.j2").render(v=build_view(cmp, gate))
     return batch.fill(text)
 
 
@@ -643,29 +320,34 @@ CSV_COLUMNS = ["key", "label", "family", "metric", "unit", "run", "run_id", "bas
                "sample_kind", "ratio", "ratio_se", "change_pct", "p_value", "significance", "reason", "status"]
 
 
+def _csv_row(cmp: Comparison, r: Row, m: str, i: int) -> dict[str, Any]:
+    """One point, metric and run."""
+    rd = cmp.runs[i]
+    p = r.points[i]
+    cells = r.cells.get(m)
+    c = cells[i] if cells else None
+    v = c.value if c is not None else None
+    j = c.judgement if c is not None else None
+    ratio = c.ratio if c is not None else None
+    return {
+        "key": r.key, "label": r.label, "family": r.family, "metric": m, "unit": metrics.get(m).unit if m else "",
+        "run": rd.label, "run_id": rd.run.run_id, "baseline": cmp.labels[0],
+        "value": "" if v is None else f"{v.value:.6g}", "samples": "" if v is None else len(v.samples),
+        "sample_kind": p.sample_kind if p is not None else "",
+        "ratio": "" if ratio is None else f"{ratio:.6g}",
+        "ratio_se": "" if j is None or j.ratio_se is None else f"{j.ratio_se:.4g}",
+        "change_pct": "" if ratio is None else f"{(ratio - 1) * 100:.4g}",
+        "p_value": "" if j is None or j.p_value is None else f"{j.p_value:.4g}",
+        "significance": "" if j is None else j.verdict, "reason": "" if j is None else j.reason,
+        "status": "absent" if p is None else p.status,
+    }
+
+
 def csv_rows(cmp: Comparison) -> Iterable[dict[str, Any]]:
     for r in cmp.rows:
-        metrics = [m for m in METRICS if m in r.cells] or [""]
-        for m in metrics:
-            cells = r.cells.get(m)
-            for i, rd in enumerate(cmp.runs):
-                p = r.points[i]
-                c = cells[i] if cells else None
-                j = c.judgement if c else None
-                yield {
-                    "key": r.key, "label": r.label, "family": r.family, "metric": m,
-                    "unit": METRICS[m].unit if m else "", "run": rd.label, "run_id": rd.run.run_id,
-                    "baseline": cmp.labels[0],
-                    "value": "" if c is None or c.value is None else f"{c.value.value:.6g}",
-                    "samples": "" if c is None or c.value is None else len(c.value.samples),
-                    "sample_kind": p.sample_kind if p is not None else "",
-                    "ratio": "" if c is None or c.ratio is None else f"{c.ratio:.6g}",
-                    "ratio_se": "" if j is None or j.ratio_se is None else f"{j.ratio_se:.4g}",
-                    "change_pct": "" if c is None or c.ratio is None else f"{(c.ratio - 1) * 100:.4g}",
-                    "p_value": "" if j is None or j.p_value is None else f"{j.p_value:.4g}",
-                    "significance": "" if j is None else j.verdict, "reason": "" if j is None else j.reason,
-                    "status": "absent" if p is None else p.status,
-                }
+        for m in [m for m in metrics.COMPARED if m in r.cells] or [""]:
+            for i in range(len(cmp.runs)):
+                yield _csv_row(cmp, r, m, i)
 
 
 def render_csv(cmp: Comparison) -> str:

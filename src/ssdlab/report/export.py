@@ -12,7 +12,8 @@ import io
 import json
 from collections.abc import Sequence
 
-from ssdlab.results.model import DirectionStats, Run, to_dict
+from ssdlab import metrics
+from ssdlab.results.model import Measurement, Run, to_dict
 
 CSV_COLUMNS = [
     "point", "label", "phase", "status", "rw", "bs", "iodepth", "numjobs", "rwmixread", "runtime_s",
@@ -23,17 +24,18 @@ CSV_COLUMNS = [
 ]
 
 
-def _dir_cols(prefix: str, d: DirectionStats | None) -> dict[str, object]:
-    if d is None:
-        return {}
-    cols: dict[str, object] = {f"{prefix}_iops": round(d.iops, 3), f"{prefix}_bw_MBps": round(d.bw_mbps, 3)}
-    if d.clat is not None:
-        cols[f"{prefix}_lat_mean_us"] = round(d.clat.mean_ns / 1000, 3)
-        cols[f"{prefix}_lat_max_us"] = round(d.clat.max_ns / 1000, 3)
-        for p, name in ((50, "p50"), (99, "p99"), (99.9, "p99_9"), (99.99, "p99_99")):
-            v = d.clat.percentile(p)
+# the metrics (ssdlab.metrics) of each direction's columns, rounded to 3 decimals
+DIRECTION_METRICS = ("iops", "bw_MBps", "lat_mean_us", "p50_us", "p99_us", "p99_9_us", "p99_99_us", "lat_max_us")
+
+
+def _dir_cols(m: Measurement) -> dict[str, object]:
+    reading = metrics.Reading(m)
+    cols: dict[str, object] = {}
+    for d in ("read", "write"):
+        for base in DIRECTION_METRICS:
+            v = metrics.get(f"{d}_{base}").read(reading)
             if v is not None:
-                cols[f"{prefix}_{name}_us"] = round(v / 1000, 3)
+                cols[f"{d}_{base}"] = round(v, 3)
     return cols
 
 
@@ -55,8 +57,7 @@ def rows(run: Run, label: str = "") -> list[dict[str, object]]:
         }
         m = r.measurement
         if m is not None:
-            row.update(_dir_cols("read", m.get("read")))
-            row.update(_dir_cols("write", m.get("write")))
+            row.update(_dir_cols(m))
             if m.engine != "sim":  # the model measures no host CPU: empty, not 0
                 row["usr_cpu"] = round(m.usr_cpu, 2)
                 row["sys_cpu"] = round(m.sys_cpu, 2)

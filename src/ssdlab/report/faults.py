@@ -6,13 +6,15 @@ section; they are not repeated here."""
 
 from __future__ import annotations
 
-import html
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ssdlab.analysis import anomalies
 from ssdlab.report import sections
-from ssdlab.report.sections import Section
+from ssdlab.report.sections import Section, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results.model import PointResult, Run
 
 MAX_ROWS = 500
@@ -49,15 +51,19 @@ def applies(run: Run) -> bool:
     return bool(run.target.get("faults")) or any(_errors(r) or _outliers(r) for r in run.points)
 
 
-def build(run: Run, run_dir: Path) -> list[Section]:
-    parts = []
-    planted = list(run.target.get("faults") or [])
-    if planted:
-        parts.append("<p>Faults injected by the target: " + "; ".join(html.escape(f) for f in planted) + ".</p>")
-    policy = str(run.options.on_error or "stop")
-    parts.append(f"<p>Error policy: <code>--on-error {html.escape(policy)}</code> ("
-                 + ("a failed point was recorded and the run went on" if policy == "continue"
-                    else "the first I/O error ended its point and the run") + ").</p>")
+@dataclass(frozen=True)
+class FaultsView:
+    """What templates/sections/faults.html.j2 shows."""
+
+    planted: Sequence[str]  # the faults the target was told to inject
+    policy: str  # --on-error
+    errors: Table | None  # failed I/Os grouped by place
+    stalls: Table | None  # latency outliers
+    stall_ms: str  # what counts as a stall: at least this slow ...
+    stall_ratio: str  # ... and this many times the median
+
+
+def _error_table(run: Run) -> Table | None:
     rows: list[tuple[Any, ...]] = []
     total = listed = 0
     for r in run.points:
@@ -71,25 +77,28 @@ def build(run: Run, run_dir: Path) -> list[Section]:
             rows.append((r.point.id, r.status, direction or "-", "-" if offset is None else offset,
                          "-" if length is None else length, error, len(group),
                          moment(times[0]) if times else "", moment(times[-1]) if len(times) > 1 else ""))
-    if rows:
-        caption = (f"{total:,} failed I/Os; the first {listed:,} (those stored in run.json) grouped by place"
-                   if listed < total else f"{total:,} failed I/Os, grouped by place")
-        parts.append("<h3>I/O errors</h3>")
-        parts.append(sections.table(("point", "status", "direction", "offset", "length", "error", "times",
-                                     "first reported", "last reported"), rows[:MAX_ROWS], caption=caption))
-    else:
-        parts.append("<p>No I/O error was reported.</p>")
+    if not rows:
+        return None
+    caption = (f"{total:,} failed I/Os; the first {listed:,} (those stored in run.json) grouped by place"
+               if listed < total else f"{total:,} failed I/Os, grouped by place")
+    return Table(("point", "status", "direction", "offset", "length", "error", "times", "first reported",
+                  "last reported"), rows[:MAX_ROWS], caption)
+
+
+def _stall_table(run: Run) -> Table | None:
     stalls = [(r.point.id, o.direction, f"{o.max_ns / 1e6:,.1f}", f"{o.median_ns / 1e3:,.1f}", f"{o.ratio:,.0f}x")
               for r in run.points for o in _outliers(r)]
-    if stalls:
-        parts.append("<h3>Latency outliers (stalls)</h3>")
-        parts.append(sections.table(("point", "direction", "slowest I/O ms", "median µs", "ratio"), stalls,
-                                    caption=f"slowest I/O at least {anomalies.STALL_MIN_NS / 1e6:g} ms and "
-                                            f"{anomalies.STALL_RATIO:g}x the median"))
-    else:
-        parts.append("<p>No latency outlier (no I/O took both "
-                     f"{anomalies.STALL_MIN_NS / 1e6:g} ms and {anomalies.STALL_RATIO:g}x its point's median).</p>")
-    return [Section(title="I/O errors and stalls", html="".join(parts), anchor="faults")]
+    if not stalls:
+        return None
+    return Table(("point", "direction", "slowest I/O ms", "median µs", "ratio"), stalls,
+                 f"slowest I/O at least {anomalies.STALL_MIN_NS / 1e6:g} ms and {anomalies.STALL_RATIO:g}x the median")
+
+
+def build(run: Run, run_dir: Path) -> list[Section]:
+    view = FaultsView(planted=list(run.target.get("faults") or []), policy=str(run.options.on_error or "stop"),
+                      errors=_error_table(run), stalls=_stall_table(run), stall_ms=f"{anomalies.STALL_MIN_NS / 1e6:g}",
+                      stall_ratio=f"{anomalies.STALL_RATIO:g}")
+    return [Section(title="I/O errors and stalls", html=fragment("faults.html.j2", v=view), anchor="faults")]
 
 
 sections.register(applies, build)

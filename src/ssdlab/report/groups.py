@@ -9,14 +9,15 @@ combined bins.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ssdlab import formatting
 from ssdlab.report import charts, sections
-from ssdlab.report.sections import Section, figure, table
+from ssdlab.report.sections import Chart, Section, Table
 from ssdlab.results import aggregate
 from ssdlab.results.model import LatencyStats, Measurement, PartResult, PointResult, Run
 from ssdlab.run.ceiling import HOST_LIMITED_PCT, ceiling_of
@@ -112,9 +113,57 @@ def straggler_notice(run: Run) -> str:
 
 # ---------------------------------------------------------------- sections
 
+@dataclass(frozen=True)
+class InventoryView:
+    """What templates/sections/groups_inventory.html.j2 shows."""
+
+    hosts: Table | None  # the agent hosts of a host group
+    devices: Table
+    ceiling: CeilingView | None
+
+
+@dataclass(frozen=True)
+class CeilingView:
+    """The null-engine ceiling point: why it has no result, or each scope's ceiling and best measured IOPS."""
+
+    unavailable: str | None
+    label: str = ""
+    runtime: str = ""
+    limited_pct: str = ""
+    table: Table | None = None
+
+
+@dataclass(frozen=True)
+class Straggler:
+    device: str
+    iops: str
+    test: str
+    below_pct: str
+    median: str
+
+
+@dataclass(frozen=True)
+class ResultsView:
+    """What templates/sections/groups_results.html.j2 shows."""
+
+    devices: int
+    hosts: int
+    margin: str
+    tables: list[tuple[str, Table]]  # (metric title, a row per test and a column per device, host and all)
+    charts: list[Chart] | None  # None: too many devices and hosts to chart
+    stragglers: list[Straggler]
+    more: int  # stragglers not listed
+
+
 def build(run: Run, run_dir: Path) -> list[Section]:
-    return [Section("Hosts and devices", _inventory_html(run), anchor="hosts-devices"),
-            Section("Per-device and per-host results", _results_html(run), anchor="per-device")]
+    from ssdlab.report.templating import fragment
+
+    found = tests(run)
+    results = _results(run, found) if found else None
+    return [Section("Hosts and devices", fragment("groups_inventory.html.j2", v=_inventory(run)),
+                    anchor="hosts-devices"),
+            Section("Per-device and per-host results", fragment("groups_results.html.j2", v=results),
+                    anchor="per-device")]
 
 
 def _devices_seen(run: Run) -> list[tuple[str, str]]:
@@ -127,22 +176,23 @@ def _devices_seen(run: Run) -> list[tuple[str, str]]:
     return list(seen)
 
 
-def _inventory_html(run: Run) -> str:
-    t = run.target
-    out: list[str] = []
-    hosts = t.get("hosts") or []
-    devices = {(str(d.get("host", "")), str(d.get("name", ""))): d for d in t.get("devices") or []}
-    rows: list[tuple[Any, ...]] = []
-    if hosts:
-        for h in hosts:
-            labels = ", ".join(f"{k}={v}" for k, v in (h.get("labels") or {}).items())
-            rows.append((h.get("name", ""), f"{h.get('address', '')}:{h.get('port', '')}", h.get("agent_hostname", ""),
-                         h.get("fio_version", ""), labels, len(h.get("targets") or []),
-                         h.get("dropped") or ""))
-        out.append(table(("host", "agent address", "agent's hostname", "fio", "labels", "devices", "left the run"),
-                         rows, "Agent hosts (from the inventory; each ran `ssdlab agent`)"))
-    dropped = _dropped(run)
+def _hosts_table(run: Run) -> Table | None:
+    hosts = run.target.get("hosts") or []
+    if not hosts:
+        return None
     rows = []
+    for h in hosts:
+        labels = ", ".join(f"{k}={v}" for k, v in (h.get("labels") or {}).items())
+        rows.append((h.get("name", ""), f"{h.get('address', '')}:{h.get('port', '')}", h.get("agent_hostname", ""),
+                     h.get("fio_version", ""), labels, len(h.get("targets") or []), h.get("dropped") or ""))
+    return Table(("host", "agent address", "agent's hostname", "fio", "labels", "devices", "left the run"), rows,
+                 "Agent hosts (from the inventory; each ran `ssdlab agent`)")
+
+
+def _inventory(run: Run) -> InventoryView:
+    devices = {(str(d.get("host", "")), str(d.get("name", ""))): d for d in run.target.get("devices") or []}
+    dropped = _dropped(run)
+    rows: list[tuple[Any, ...]] = []
     for host, dev in _devices_seen(run):
         d = devices.get((host, dev)) or devices.get(("", dev)) or {}
         ident = d.get("identity") or {}
@@ -150,10 +200,9 @@ def _inventory_html(run: Run) -> str:
         rows.append((host_label(host), dev, d.get("kind", ""), format_bytes(float(cap)) if cap else "",
                      ident.get("model", ""), ident.get("serial", ""), d.get("placement", ""),
                      dropped.get(f"{host}:{dev}" if host else dev, "")))
-    out.append(table(("host", "device", "kind", "capacity tested", "model", "serial", "NUMA placement",
-                      "left the run"), rows, "Devices (each test ran on all of them at once)"))
-    out.append(_ceiling_html(run))
-    return "\n".join(out)
+    return InventoryView(_hosts_table(run), Table(("host", "device", "kind", "capacity tested", "model", "serial",
+                                                   "NUMA placement", "left the run"), rows,
+                                                  "Devices (each test ran on all of them at once)"), _ceiling(run))
 
 
 def ceiling_use(run: Run) -> list[tuple[str, float, float, str]]:
@@ -193,21 +242,20 @@ def host_limited_notice(run: Run) -> str:
             "hosts, or fewer devices per host.")
 
 
-def _ceiling_html(run: Run) -> str:
+def _ceiling(run: Run) -> CeilingView | None:
     c = run.result(CEILING_ID)
     if c is None:
-        return ""
+        return None
     if c.status != "ok" or c.measurement is None:
-        return f"<p class='small'>Host ceiling: {html.escape(c.reason or c.status)}</p>"
+        return CeilingView(unavailable=c.reason or c.status)
     rows = []
     for host, cm, best, where in ceiling_use(run):
         pct = 100.0 * best / cm if cm > 0 else 0.0
         rows.append(("all hosts" if not host else f"host {host_label(host)}", f"{cm:,.0f}", f"{best:,.0f}", where,
                      f"{pct:.0f}%", "host-limited" if pct >= HOST_LIMITED_PCT else "devices-limited"))
-    return (f"<h3>Host ceiling</h3><p>{html.escape(c.point.label)}, {c.point.workload.runtime_s:g} s, before the "
-            "first point: fio's null engine in place of every device, same sections and CPUs. A result near it "
-            f"is limited by the hosts (from {HOST_LIMITED_PCT:g}%).</p>"
-            + table(("scope", "ceiling IOPS", "best measured IOPS", "in test", "of the ceiling", "verdict"), rows))
+    return CeilingView(None, c.point.label, f"{c.point.workload.runtime_s:g}", f"{HOST_LIMITED_PCT:g}",
+                       Table(("scope", "ceiling IOPS", "best measured IOPS", "in test", "of the ceiling", "verdict"),
+                             rows))
 
 
 def _dropped(run: Run) -> dict[str, str]:
@@ -221,71 +269,74 @@ def _dropped(run: Run) -> dict[str, str]:
     return out
 
 
-def _columns(run: Run) -> tuple[list[tuple[str, str]], list[str], bool]:
+Columns = tuple[list[tuple[str, str]], list[str], bool]  # (host, device) pairs, hosts, whether to name the hosts
+
+
+def _columns(run: Run) -> Columns:
     devs = _devices_seen(run)
     hosts = list(dict.fromkeys(h for h, _ in devs))
     return devs, hosts, len(hosts) > 1 or any(h for h in hosts)
 
 
-def _results_html(run: Run) -> str:
-    found = tests(run)
-    if not found:
-        return "<p>No measured point carries per-device results.</p>"
-    devs, hosts, show_hosts = _columns(run)
+_METRICS: list[tuple[str, str, Metric]] = [
+    ("IOPS", "IOPS (reads + writes)", aggregate.total_iops),
+    ("MB/s", "Throughput, MB/s (decimal)", aggregate.total_mbps),
+    ("p99 µs", "p99 completion latency, µs", lambda m: _p(_lat(m), 99.0)),
+    ("p99.9 µs", "p99.9 completion latency, µs", lambda m: _p(_lat(m), 99.9)),
+]
+
+
+class _Shares:
+    """Each test point's per-host merges, made when first needed (merging adds every device's bins)."""
+
+    def __init__(self) -> None:
+        self.by_point: dict[str, dict[str, Measurement]] = {}
+
+    def __call__(self, r: PointResult) -> dict[str, Measurement]:
+        if r.point.id not in self.by_point:
+            assert r.measurement is not None
+            self.by_point[r.point.id] = host_measurements(r.measurement)
+        return self.by_point[r.point.id]
+
+
+def _metric_table(cols: Columns, found: Sequence[tuple[str, PointResult]], short: str, fn: Metric,
+                  shares: _Shares, strag: dict[tuple[str, str], aggregate.Straggler]) -> Table:
+    """One metric: a row per test, a column per device (then per host, then all devices)."""
+    devs, hosts, show_hosts = cols
+    per_host = show_hosts and len(hosts) > 1
+    header = ["test", *(f"{host_label(h)}: {d}" if show_hosts else d for h, d in devs)]
+    header += [f"host {host_label(h)}" for h in hosts] if per_host else []
+    header.append("all devices")
+    rows = []
+    for label, r in found:
+        m = r.measurement
+        assert m is not None
+        by_key = {(p.host, p.device): p for p in m.parts}
+        cells: list[str] = [label]
+        for h, d in devs:
+            p = by_key.get((h, d))
+            lag = strag.get((label, p.key)) if p is not None and short in ("IOPS", "MB/s") else None
+            cells.append(_cell(p, fn, short, lag))
+        if per_host:
+            cells += [formatting.by_unit(fn(hm), short) if (hm := shares(r).get(h)) is not None else "—"
+                      for h in hosts]
+        cells.append(formatting.by_unit(fn(m), short))
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def _results(run: Run, found: Sequence[tuple[str, PointResult]]) -> ResultsView:
+    cols = _columns(run)
+    devs, hosts, _ = cols
     found_s = stragglers(run)
     strag = {(label, s.part.key): s for label, s in found_s}
-    by_host: dict[str, dict[str, Measurement]] = {}  # point id -> host -> its devices' merge, when needed
-
-    def shares(r: PointResult) -> dict[str, Measurement]:
-        if r.point.id not in by_host:
-            assert r.measurement is not None
-            by_host[r.point.id] = host_measurements(r.measurement)
-        return by_host[r.point.id]
-
-    intro = (f"<p>{len(devs)} device(s) on {len(hosts)} host(s) ran every test at the same time. "
-             "Per host and 'all devices' columns are exact aggregates: IOPS and MB/s summed, latency percentiles "
-             "from the added histogram bins (never averaged). "
-             f"▼ marks a straggler: more than {margin(run):g}% below the median device of that test.</p>")
-    parts_html = [intro]
-    metrics: list[tuple[str, str, Metric]] = [
-        ("IOPS", "IOPS (reads + writes)", aggregate.total_iops),
-        ("MB/s", "Throughput, MB/s (decimal)", aggregate.total_mbps),
-        ("p99 µs", "p99 completion latency, µs", lambda m: _p(_lat(m), 99.0)),
-        ("p99.9 µs", "p99.9 completion latency, µs", lambda m: _p(_lat(m), 99.9)),
-    ]
-    header = ["test", *(f"{host_label(h)}: {d}" if show_hosts else d for h, d in devs)]
-    if show_hosts and len(hosts) > 1:
-        header += [f"host {host_label(h)}" for h in hosts]
-    header.append("all devices")
-    for short, title, fn in metrics:
-        rows = []
-        for label, r in found:
-            m = r.measurement
-            assert m is not None
-            by_key = {(p.host, p.device): p for p in m.parts}
-            cells: list[str] = [label]
-            for h, d in devs:
-                p = by_key.get((h, d))
-                lag = strag.get((label, p.key)) if p is not None and short in ("IOPS", "MB/s") else None
-                cells.append(_cell(p, fn, short, lag))
-            if show_hosts and len(hosts) > 1:
-                for h in hosts:
-                    hm = shares(r).get(h)
-                    cells.append(_num(fn(hm), short) if hm is not None else "—")
-            cells.append(_num(fn(m), short))
-            rows.append(cells)
-        parts_html.append(f"<h3>{html.escape(title)}</h3><div class='table-wrap'>"
-                          + table(header, rows) + "</div>")
-    parts_html.extend(_charts(found, devs, hosts, shares))
-    if found_s:
-        items = "".join(f"<li>{html.escape(s.part.key)}: {s.value:,.0f} IOPS in {html.escape(label)}, "
-                        f"{s.below_pct:.0f}% below the median {s.median:,.0f}</li>" for label, s in found_s[:40])
-        more = f"<li>… {len(found_s) - 40} more</li>" if len(found_s) > 40 else ""
-        parts_html.append(f"<h3>Stragglers</h3><ul>{items}{more}</ul>")
-    else:
-        parts_html.append(f"<p>No straggler: every device stayed within {margin(run):g}% of its group's median "
-                          "in every test.</p>")
-    return "\n".join(parts_html)
+    shares = _Shares()
+    tables = [(title, _metric_table(cols, found, short, fn, shares, strag)) for short, title, fn in _METRICS]
+    listed = [Straggler(s.part.key, f"{s.value:,.0f}", label, f"{s.below_pct:.0f}", f"{s.median:,.0f}")
+              for label, s in found_s[:40]]
+    return ResultsView(devices=len(devs), hosts=len(hosts), margin=f"{margin(run):g}", tables=tables,
+                       charts=_charts(found, devs, hosts, shares), stragglers=listed,
+                       more=max(0, len(found_s) - 40))
 
 
 def _short_name(host: str, device: str) -> str:
@@ -294,67 +345,57 @@ def _short_name(host: str, device: str) -> str:
     return f"{host}:{base}" if host else base
 
 
-def _num(v: float | None, short: str) -> str:
-    """A table number: latencies with sensible precision, MB/s with one decimal below 100, IOPS whole."""
-    if v is None:
-        return ""
-    if "µs" in short:
-        return f"{v:.2f}" if v < 10 else (f"{v:.1f}" if v < 1000 else f"{v:,.0f}")
-    if short == "MB/s" and v < 100:
-        return f"{v:.1f}"
-    return f"{v:,.0f}"
-
-
 def _cell(p: PartResult | None, fn: Metric, short: str, straggler: aggregate.Straggler | None) -> str:
     if p is None:
         return "—"
     if p.status != "ok" or p.measurement is None:
         return p.status
-    text = _num(fn(p.measurement), short)
+    text = formatting.by_unit(fn(p.measurement), short)
     if straggler is not None:
         text += f" ▼{straggler.below_pct:.0f}%"
     return text
 
 
+def _bars(found: Sequence[tuple[str, PointResult]], key: Any, by_host: bool, fn: Metric,
+          shares: Callable[[PointResult], dict[str, Measurement]]) -> tuple[list[float | None], list[str | None]]:
+    """One device's (or host's) value in each test, or why it has none."""
+    vals: list[float | None] = []
+    notes: list[str | None] = []
+    for _, r in found:
+        assert r.measurement is not None
+        if by_host:
+            m = shares(r).get(key)
+            vals.append(fn(m) if m is not None else None)
+            notes.append(None if m is not None else "no result")
+            continue
+        p = next((x for x in r.measurement.parts if (x.host, x.device) == key), None)
+        ok = p is not None and p.status == "ok" and p.measurement is not None
+        vals.append(fn(p.measurement) if ok and p is not None and p.measurement is not None else None)
+        notes.append(None if ok else (p.status if p is not None else "not run"))
+    return vals, notes
+
+
 def _charts(found: Sequence[tuple[str, PointResult]], devs: list[tuple[str, str]], hosts: list[str],
-            shares: Callable[[PointResult], dict[str, Measurement]]) -> list[str]:
+            shares: Callable[[PointResult], dict[str, Measurement]]) -> list[Chart] | None:
     """Per-device bars for each test (or per host when there are many devices), IOPS and MB/s; `shares` gives a
-    test's per-host merges."""
+    test's per-host merges. None when even the hosts are too many to draw."""
     shown = list(found)[:MAX_CHART_TESTS]
     labels = [label for label, _ in shown]
-    out = []
     by_host = len(devs) > MAX_CHART_SERIES
     if by_host and len(hosts) > MAX_CHART_SERIES:
-        return ["<p class='small'>Too many devices and hosts to chart side by side; the tables list them all.</p>"]
-    chart_metrics: list[tuple[str, str, Metric]] = [
-        ("IOPS per device", "IOPS", aggregate.total_iops), ("Throughput per device", "MB/s (decimal)",
-                                                            aggregate.total_mbps)]
-    for title, unit, fn in chart_metrics:
-        series: dict[str, list[float | None]] = {}
-        missing: dict[str, list[str | None]] = {}
-        keys: list[Any] = hosts if by_host else devs
-        for key in keys:
-            name = f"host {host_label(key)}" if by_host else _short_name(key[0], key[1])
-            vals: list[float | None] = []
-            notes: list[str | None] = []
-            for _, r in shown:
-                assert r.measurement is not None
-                if by_host:
-                    m = shares(r).get(key)
-                    vals.append(fn(m) if m is not None else None)
-                    notes.append(None if m is not None else "no result")
-                else:
-                    p = next((x for x in r.measurement.parts if (x.host, x.device) == key), None)
-                    ok = p is not None and p.status == "ok" and p.measurement is not None
-                    vals.append(fn(p.measurement) if ok and p is not None and p.measurement is not None else None)
-                    notes.append(None if ok else (p.status if p is not None else "not run"))
-            series[name] = vals
-            missing[name] = notes
-        svg = charts.grouped_hbar_chart(labels, series, xlabel=unit, width=5.8, missing=missing)
-        out.append(figure(svg, f"{title}" + (" (per host: too many devices to draw)" if by_host else "")
-                          + ": each test's devices side by side"
-                          + (f"; the first {len(shown)} of {len(found)} tests" if len(shown) < len(found) else "")))
-    return ["<div class='figs'>" + "".join(out) + "</div>"]
+        return None
+    keys: list[Any] = hosts if by_host else devs
+    names = [f"host {host_label(key)}" if by_host else _short_name(key[0], key[1]) for key in keys]
+    out = []
+    for title, unit, fn in (("IOPS per device", "IOPS", aggregate.total_iops),
+                            ("Throughput per device", "MB/s (decimal)", aggregate.total_mbps)):
+        bars = [_bars(shown, key, by_host, fn, shares) for key in keys]
+        svg = charts.grouped_hbar_chart(labels, {n: b[0] for n, b in zip(names, bars, strict=True)}, xlabel=unit,
+                                        width=5.8, missing={n: b[1] for n, b in zip(names, bars, strict=True)})
+        out.append(Chart(svg, f"{title}" + (" (per host: too many devices to draw)" if by_host else "")
+                         + ": each test's devices side by side"
+                         + (f"; the first {len(shown)} of {len(found)} tests" if len(shown) < len(found) else "")))
+    return out
 
 
 sections.register(_has_parts, build)

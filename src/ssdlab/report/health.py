@@ -7,13 +7,14 @@ every piece that was not measured is one "not available: why" line.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ssdlab.report.sections import Section, figure, table
+from ssdlab import formatting
+from ssdlab.report.sections import Chart, Section, Table
 from ssdlab.results.model import Measurement, Run
 from ssdlab.run import hostload
 from ssdlab.targets import health, link
@@ -82,39 +83,44 @@ def target_facts(run: Run) -> list[tuple[str, str]]:
     reason = _unavailable(run)
     if reason:
         return [("drive health", f"not available: {reason}")]
-    out = []
     devices = _devices(run)
     changes = [c for c in run.health.get("settings", []) if isinstance(c, Mapping)]
-    for e in devices:
-        before, after = health.first_last(e.get("snapshots") or [])
-        snap = before or after
-        if snap is None:
-            continue
-        prefix = f"{e.get('path')} " if len(devices) > 1 else ""
-        out.append((f"{prefix}interface", link_text(snap.get("link") or {})))
-        if not snap.get("available"):
-            out.append((f"{prefix}drive health", f"not available: {snap.get('reason', 'unknown')}"))
-            continue
-        ident = snap.get("identity") or {}
-        known = (run.target.get("identity") or {}) if isinstance(run.target.get("identity"), Mapping) else {}
-        if ident.get("model") and (len(devices) > 1 or not known.get("model")):
-            out.append((f"{prefix}drive", ", ".join(f"{k} {ident[k]}" if k != "model" else str(ident[k])
-                                                    for k in ("model", "serial", "firmware") if ident.get(k))))
-        out.append((f"{prefix}drive health", _glance(before, after)))
-        out.append((f"{prefix}write cache", _state_text(snap, changes, "write_cache")))
-        if snap.get("kind") == "nvme":
-            out.append((f"{prefix}power state", _state_text(snap, changes, "power_state")))
+    return [fact for e in devices for fact in _device_facts(run, e, changes, several=len(devices) > 1)]
+
+
+def _device_facts(run: Run, e: Mapping[str, Any], changes: Sequence[Mapping[str, Any]],
+                  several: bool) -> list[tuple[str, str]]:
+    before, after = health.first_last(e.get("snapshots") or [])
+    snap = before or after
+    if snap is None:
+        return []
+    prefix = f"{e.get('path')} " if several else ""
+    out = [(f"{prefix}interface", link_text(snap.get("link") or {}))]
+    if not snap.get("available"):
+        return [*out, (f"{prefix}drive health", f"not available: {snap.get('reason', 'unknown')}")]
+    ident = snap.get("identity") or {}
+    known = (run.target.get("identity") or {}) if isinstance(run.target.get("identity"), Mapping) else {}
+    if ident.get("model") and (several or not known.get("model")):
+        out.append((f"{prefix}drive", ", ".join(f"{k} {ident[k]}" if k != "model" else str(ident[k])
+                                                for k in ("model", "serial", "firmware") if ident.get(k))))
+    out.append((f"{prefix}drive health", _glance(before, after)))
+    out.append((f"{prefix}write cache", _state_text(snap, changes, "write_cache")))
+    if snap.get("kind") == "nvme":
+        out.append((f"{prefix}power state", _state_text(snap, changes, "power_state")))
     return out
 
 
-def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
-    hb = (before or {}).get("health") or {}
-    ha = (after or {}).get("health") or {}
-    h = ha or hb
+def _temperature_text(hb: Mapping[str, Any], ha: Mapping[str, Any]) -> list[str]:
+    if "temperature_c" not in hb and "temperature_c" not in ha:
+        return []
+    if hb and ha:
+        return [f"{hb.get('temperature_c', '?')} → {ha.get('temperature_c', '?')} °C"]
+    return [f"{(ha or hb).get('temperature_c')} °C"]
+
+
+def _counters_text(h: Mapping[str, Any], hb: Mapping[str, Any], ha: Mapping[str, Any]) -> list[str]:
+    """Critical warning, media errors (and how many this run added), wear, SMART's verdict."""
     bits = []
-    if "temperature_c" in hb or "temperature_c" in ha:
-        bits.append(f"{hb.get('temperature_c', '?')} → {ha.get('temperature_c', '?')} °C" if hb and ha
-                    else f"{h.get('temperature_c')} °C")
     warning = h.get("critical_warning")
     if isinstance(warning, int):
         bits.append(f"critical warning {warning:#x}" if warning else "no critical warning")
@@ -125,6 +131,13 @@ def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -
         bits.append(f"{h['percentage_used']} % used")
     if "smart_passed" in h:
         bits.append("SMART passed" if h["smart_passed"] else "SMART FAILED")
+    return bits
+
+
+def _glance(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    hb = (before or {}).get("health") or {}
+    ha = (after or {}).get("health") or {}
+    bits = _temperature_text(hb, ha) + _counters_text(ha or hb, hb, ha)
     if not after:
         bits.append("no after-run snapshot")
     return ", ".join(bits) or "counters unreadable"
@@ -169,65 +182,86 @@ def cpu_cell(m: Measurement) -> tuple[str, str]:
 
 # ------------------------------------------------------------------ the section
 
+@dataclass(frozen=True)
+class DeviceView:
+    """One device's part of the section: interface, identity, counters, cross-checks, temperature."""
+
+    path: str | None  # a heading when the run had several devices
+    interface: str
+    link: Table | None
+    unavailable: str | None  # why its health could not be read (then nothing below is shown)
+    identity: Table | None = None
+    counters: Table | None = None
+    after_missing: bool = False
+    checks: list[tuple[str, str]] = field(default_factory=list)  # (bytes written | read, the cross-check)
+    no_byte_counter: bool = False
+    temperature: str = ""  # its charts (_temperature_chart)
+    raw: list[str] = field(default_factory=list)  # raw tool outputs in the run directory
+    errors: str = ""  # queries that failed
+
+
+@dataclass(frozen=True)
+class CpuView:
+    flagged: int
+    measured: int
+    saturated_pct: str
+    table: Table
+
+
+@dataclass(frozen=True)
+class HealthView:
+    """What templates/sections/health.html.j2 shows."""
+
+    unavailable: str  # why the run has no drive data at all ('' when it has some)
+    devices: list[DeviceView]
+    cpu: CpuView | None
+
+
 def sections(run: Run, run_dir: Path) -> list[Section]:
+    from ssdlab.report.templating import fragment  # (here: the terminal summary reads this module too)
+
     reason = _unavailable(run)
-    parts: list[str] = []
-    if reason:
-        parts.append(f"<p>Drive health and interface: not available: {html.escape(reason)}.</p>")
-    else:
+    devices: list[DeviceView] = []
+    if not reason:
         changes = [c for c in run.health.get("settings", []) if isinstance(c, Mapping)]
-        for e in _devices(run):
-            parts.append(_device_html(run, e, changes, several=len(_devices(run)) > 1))
-    cpu = _cpu_html(run)
-    if cpu:
-        parts.append(cpu)
-    return [Section(title=SECTION_TITLE, html="".join(parts), anchor="drive-health")]
+        several = len(_devices(run)) > 1
+        devices = [_device(run, e, changes, several) for e in _devices(run)]
+    view = HealthView(unavailable=reason, devices=devices, cpu=_cpu(run))
+    return [Section(title=SECTION_TITLE, html=fragment("health.html.j2", v=view), anchor="drive-health")]
 
 
-def _device_html(run: Run, entry: Mapping[str, Any], changes: Sequence[Mapping[str, Any]], several: bool) -> str:
+def _device(run: Run, entry: Mapping[str, Any], changes: Sequence[Mapping[str, Any]], several: bool) -> DeviceView:
     snaps = entry.get("snapshots") or []
     before, after = health.first_last(snaps)
     snap = before or after or (snaps[0] if snaps else {})
-    out = [f"<h3>{html.escape(str(entry.get('path')))}</h3>"] if several else []
-    out.append(f"<p><strong>Interface:</strong> {html.escape(link_text(snap.get('link') or {}))}</p>")
     lnk = snap.get("link") or {}
-    if lnk.get("available"):
-        out.append(_link_table(lnk))
+    path = str(entry.get("path")) if several else None
+    link_table = _link_table(lnk) if lnk.get("available") else None
     if not snap.get("available"):
-        out.append(f"<p><strong>Drive health:</strong> not available: {html.escape(str(snap.get('reason')))}</p>")
-        return "".join(out)
-    out.append(_identity_table(snap, changes))
-    rows = health.delta(before, after)
-    if rows:
-        out.append(table(("counter", "before the run", "after the run", "change"),
-                         [(f"{r['label']}" + (f" ({r['unit']})" if r["unit"] else ""), _num(r["before"]),
-                           _num(r["after"]), _change(r["change"])) for r in rows],
-                         caption=f"Health counters ({snap.get('tool', 'tool unknown')}); before "
-                                 f"{_time(before)}, after {_time(after)}"))
-    if after is None:
-        out.append("<p class='small'>No snapshot after the run was recorded (the run is still going or was "
-                   "killed): the change column is empty.</p>")
+        return DeviceView(path, link_text(lnk), link_table, unavailable=str(snap.get("reason")))
     written, read = health.bytes_moved(run.points)
     checks = health.cross_check(before, after, written, read)
-    for c in checks:
-        out.append(f"<p><strong>Cross-check, bytes {c['direction']}:</strong> {html.escape(_check_text(c))}</p>")
-    if not checks and after is not None:
-        out.append("<p class='small'>Cross-check of bytes written: not available: the drive reports no "
-                   "byte counter in a unit ssdlab knows (ATA attribute 241 is in vendor-specific units).</p>")
-    chart = _temperature_chart(entry, before, after)
-    if chart:
-        out.append(chart)
-    raw = sorted({p for s in snaps for p in (s.get("raw") or {}).values()})
-    if raw:
-        out.append("<p class='small'>Raw tool outputs in the run directory: "
-                   + ", ".join(f"<span class='mono'>{html.escape(p)}</span>" for p in raw) + "</p>")
-    errors = sorted({e for s in snaps for e in s.get("errors", [])})
-    if errors:
-        out.append("<p class='small'>Queries that failed: " + html.escape("; ".join(errors)) + "</p>")
-    return "".join(out)
+    return DeviceView(
+        path, link_text(lnk), link_table, unavailable=None, identity=_identity_table(snap, changes),
+        counters=_counter_table(snap, before, after), after_missing=after is None,
+        checks=[(str(c["direction"]), _check_text(c)) for c in checks],
+        no_byte_counter=not checks and after is not None, temperature=_temperature_chart(entry, before, after),
+        raw=sorted({p for s in snaps for p in (s.get("raw") or {}).values()}),
+        errors="; ".join(sorted({e for s in snaps for e in s.get("errors", [])})))
 
 
-def _link_table(lnk: Mapping[str, Any]) -> str:
+def _counter_table(snap: Mapping[str, Any], before: Mapping[str, Any] | None,
+                   after: Mapping[str, Any] | None) -> Table | None:
+    rows = health.delta(before, after)
+    if not rows:
+        return None
+    return Table(("counter", "before the run", "after the run", "change"),
+                 [(f"{r['label']}" + (f" ({r['unit']})" if r["unit"] else ""), formatting.counter(r["before"]),
+                   formatting.counter(r["after"]), formatting.change(r["change"])) for r in rows],
+                 f"Health counters ({snap.get('tool', 'tool unknown')}); before {_time(before)}, after {_time(after)}")
+
+
+def _link_table(lnk: Mapping[str, Any]) -> Table:
     rows = [("trained at", lnk.get("label", "")), ("device maximum", lnk.get("max_label", "not reported"))]
     if lnk.get("port_max_label"):
         rows.append(("port above it, maximum", lnk["port_max_label"]))
@@ -237,27 +271,25 @@ def _link_table(lnk: Mapping[str, Any]) -> str:
              ("overhead model", lnk.get("model", ""))]
     if lnk.get("below_max"):
         rows.append(("warning", lnk["below_max"]))
-    return table(("link", ""), rows, caption="Interface limit (docs/health.md states the model and its sources)")
+    return Table(("link", ""), rows, "Interface limit (docs/health.md states the model and its sources)")
 
 
-def _identity_table(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> str:
-    ident = snap.get("identity") or {}
-    rows: list[tuple[str, str]] = []
-    for key, label in (("model", "model"), ("serial", "serial"), ("firmware", "firmware"), ("vendor", "vendor")):
-        if ident.get(key):
-            rows.append((label, str(ident[key])))
-    cap = ident.get("capacity_bytes") or ident.get("total_capacity_bytes")
-    if cap:
-        rows.append(("capacity", f"{format_bytes(float(cap))} ({int(cap):,} bytes)"))
+def _lba_format_text(fmt: Mapping[str, Any]) -> str:
+    text = f"{fmt['data_bytes']} B data"
+    if fmt.get("metadata_bytes") is not None:
+        text += f" + {fmt['metadata_bytes']} B metadata"
+    if fmt.get("index") is not None:
+        text += f" (LBA format {fmt['index']}"
+        text += f", {fmt['relative_performance']} performance)" if fmt.get("relative_performance") else ")"
+    return text
+
+
+def _format_rows(ident: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The drive's LBA format, its other formats and its power states."""
+    rows = []
     fmt = ident.get("lba_format")
     if isinstance(fmt, Mapping) and fmt.get("data_bytes"):
-        text = f"{fmt['data_bytes']} B data"
-        if fmt.get("metadata_bytes") is not None:
-            text += f" + {fmt['metadata_bytes']} B metadata"
-        if fmt.get("index") is not None:
-            text += f" (LBA format {fmt['index']}"
-            text += f", {fmt['relative_performance']} performance)" if fmt.get("relative_performance") else ")"
-        rows.append(("LBA format", text))
+        rows.append(("LBA format", _lba_format_text(fmt)))
     others = [f for f in ident.get("lba_formats") or [] if f is not fmt and f != fmt]
     if others:
         rows.append(("other LBA formats", ", ".join(f"{f.get('data_bytes')}+{f.get('metadata_bytes')} B"
@@ -267,34 +299,29 @@ def _identity_table(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]
         rows.append(("power states", "; ".join(
             f"PS{s['ps']} {s.get('max_power_w', '?')} W" + ("" if s.get("operational", True) else " (idle)")
             for s in states)))
-    for key, label in (("warning_temp_c", "warning temperature"), ("critical_temp_c", "critical temperature")):
-        if key in ident:
-            rows.append((label, f"{ident[key]} °C"))
-    for key, label in (("sata_version", "SATA version"), ("transport", "transport"), ("rotation", "rotation"),
-                       ("form_factor", "form factor")):
-        if ident.get(key):
-            rows.append((label, str(ident[key])))
+    return rows
+
+
+def _identity_table(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> Table:
+    ident = snap.get("identity") or {}
+    rows = [(label, str(ident[key])) for key, label in (("model", "model"), ("serial", "serial"),
+                                                        ("firmware", "firmware"), ("vendor", "vendor"))
+            if ident.get(key)]
+    cap = ident.get("capacity_bytes") or ident.get("total_capacity_bytes")
+    if cap:
+        rows.append(("capacity", f"{format_bytes(float(cap))} ({int(cap):,} bytes)"))
+    rows += _format_rows(ident)
+    rows += [(label, f"{ident[key]} °C") for key, label in (("warning_temp_c", "warning temperature"),
+                                                            ("critical_temp_c", "critical temperature"))
+             if key in ident]
+    rows += [(label, str(ident[key])) for key, label in (("sata_version", "SATA version"), ("transport", "transport"),
+                                                         ("rotation", "rotation"), ("form_factor", "form factor"))
+             if ident.get(key)]
     rows.append(("write cache", _state_text(snap, changes, "write_cache")))
     if snap.get("kind") == "nvme":
         rows.append(("power state", _state_text(snap, changes, "power_state")))
     rows.append(("read with", str(snap.get("tool", "unknown"))))
-    return table(("identity", ""), rows, caption="Drive identity (before the run)")
-
-
-def _num(v: Any) -> str:
-    if v is None:
-        return "not reported"
-    if isinstance(v, float):
-        return f"{v:,.1f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
-
-
-def _change(v: Any) -> str:
-    if v is None:
-        return ""
-    return f"+{v:,}" if v > 0 else f"{v:,}"
+    return Table(("identity", ""), rows, "Drive identity (before the run)")
 
 
 def _time(snap: Mapping[str, Any] | None) -> str:
@@ -334,10 +361,9 @@ def _time_axis(seconds: Sequence[float]) -> tuple[float, str]:
     return 60.0, "minutes since the start"
 
 
-def _temperature_chart(entry: Mapping[str, Any], before: Mapping[str, Any] | None,
-                       after: Mapping[str, Any] | None) -> str:
-    """Temperature over the run (the before/after snapshots and every sample in between) and, where the drive
-    counts them, its thermal-management (throttling) transitions."""
+def _readings(entry: Mapping[str, Any], before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+              ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(seconds since the first snapshot, °C) and (seconds, TMT1+TMT2 transitions) of every snapshot and sample."""
     start = str((before or {}).get("time", ""))
     temps: list[tuple[float, float]] = []
     throttle: list[tuple[float, float]] = []
@@ -354,29 +380,46 @@ def _temperature_chart(entry: Mapping[str, Any], before: Mapping[str, Any] | Non
         thermal = h.get("thermal_management", h) if isinstance(h, Mapping) else {}
         if thermal.get("tmt1_transitions") is not None:
             throttle.append((t, float(thermal["tmt1_transitions"]) + float(thermal.get("tmt2_transitions") or 0)))
+    return temps, throttle
+
+
+def _temperature_charts(entry: Mapping[str, Any], before: Mapping[str, Any] | None,
+                        after: Mapping[str, Any] | None) -> tuple[list[Chart], bool]:
+    """Temperature over the run (the before/after snapshots and every sample in between) and, where the drive
+    counts them, its thermal-management (throttling) transitions; and whether those counters stood still."""
+    temps, throttle = _readings(entry, before, after)
     if len(temps) < 3:
-        return ""
+        return [], False
     from ssdlab.report import charts  # (here: the terminal summary reads this module without drawing a chart)
 
     scale, xlabel = _time_axis([t for t, _ in temps])
-    out = [figure(charts.line_chart([charts.Series("temperature (°C)", [t / scale for t, _ in temps],
-                                                   [v for _, v in temps], style="-o")],
-                                    title="Drive temperature during the run", xlabel=xlabel, ylabel="°C"),
-                  f"{len(temps)} readings: before the run, {len(temps) - 2} during it, after it")]
+    out = [Chart(charts.line_chart([charts.Series("temperature (°C)", [t / scale for t, _ in temps],
+                                                  [v for _, v in temps], style="-o")],
+                                   title="Drive temperature during the run", xlabel=xlabel, ylabel="°C"),
+                 f"{len(temps)} readings: before the run, {len(temps) - 2} during it, after it")]
     if len(throttle) >= 2 and throttle[-1][1] > throttle[0][1]:
         first = throttle[0][1]
-        out.append(figure(charts.line_chart(
+        out.append(Chart(charts.line_chart(
             [charts.Series("TMT1+TMT2 transitions", [t / scale for t, _ in throttle], [v - first for _, v in throttle],
                            style="-o", color="#d62728")],
             title="Thermal throttling transitions since the start", xlabel=xlabel, ylabel="transitions"),
             "the drive's thermal management counters (NVMe SMART log): each step is a throttling event"))
-    elif throttle:
-        out.append("<p class='small'>Thermal throttling: the drive's thermal management transition counters did "
-                   "not move during the run.</p>")
-    return "".join(out)
+        return out, False
+    return out, bool(throttle)
 
 
-def _cpu_html(run: Run) -> str:
+def _temperature_chart(entry: Mapping[str, Any], before: Mapping[str, Any] | None,
+                       after: Mapping[str, Any] | None) -> str:
+    """The temperature and throttling charts ('' with fewer than three readings)."""
+    found, still = _temperature_charts(entry, before, after)
+    if not found:
+        return ""
+    from ssdlab.report.templating import fragment
+
+    return fragment("health_temperature.html.j2", charts=found, throttle_still=still)
+
+
+def _cpu(run: Run) -> CpuView | None:
     rows = []
     for r in run.points:
         m = r.measurement
@@ -389,11 +432,8 @@ def _cpu_html(run: Run) -> str:
                      ("not sampled" if not cpu else f"not available: {cpu.get('reason', '')}"),
                      str(cpu.get("submitting_cpus", "")), "yes" if limit.get("saturated") else "no"))
     if not rows:
-        return ""
-    flagged = sum(1 for r in rows if r[-1] == "yes")
-    head = (f"<h3>Host CPU</h3><p>{flagged} of {len(rows)} measured points were made with the submitting CPUs "
-            "saturated (fio's usr+sys per job, or the CPUs fio may use busy, system-wide, at or above "
-            f"{hostload.SATURATED_PCT:g} %). Such a result may be the host's limit rather than the drive's; each "
-            "carries advice in its warnings.</p>")
-    return head + table(("point", "fio usr+sys % per job", "submitting CPUs busy % (median)", "CPUs",
-                         "host-limited"), rows)
+        return None
+    return CpuView(flagged=sum(1 for r in rows if r[-1] == "yes"), measured=len(rows),
+                   saturated_pct=f"{hostload.SATURATED_PCT:g}",
+                   table=Table(("point", "fio usr+sys % per job", "submitting CPUs busy % (median)", "CPUs",
+                                "host-limited"), rows))

@@ -3,7 +3,8 @@
 `render_report(run, run_dir)` builds a view of the stored run (header facts, notices, results table, charts,
 procedure steps, suite sections, fio commands) and renders it through the jinja2 templates in
 report/templates/ with autoescaping, so every string from run data is escaped. Chart SVG and suite section
-fragments are the only markup inserted as-is (both are produced by ssdlab code, not read from run data).
+fragments are the only markup inserted as-is (both are produced by ssdlab code, not read from run data: the
+sections are rendered from templates/sections/ by report.templating, escaped there).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
+from ssdlab import metrics
 from ssdlab.report import charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
+from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.results.verdict import RunVerdict, run_verdicts
@@ -140,33 +142,6 @@ class ReportView:
 
 # ---------------------------------------------------------------- formatting
 
-def trusted(fragment: str) -> Markup:
-    """Mark markup produced by ssdlab code (matplotlib SVG, suite section builders) as safe to insert."""
-    return Markup(fragment)  # noqa: S704 - never called on run data; builders escape their own text
-
-
-def fmt_num(v: float | None, digits: int = 0) -> str:
-    """Thousands-separated number; '' for None."""
-    return "" if v is None else f"{v:,.{digits}f}"
-
-
-def fmt_us(ns: float | None) -> str:
-    """Latency in µs with precision that fits its size (0.03, 12.4, 1,234)."""
-    if ns is None:
-        return ""
-    us = ns / 1000.0
-    if us < 10:
-        return f"{us:.2f}"
-    if us < 1000:
-        return f"{us:.1f}"
-    return f"{us:,.0f}"
-
-
-def fmt_mbps(v: float) -> str:
-    """Decimal MB/s with sensible precision."""
-    return f"{v:,.1f}" if v < 100_000 else f"{v:,.0f}"
-
-
 def fmt_time(iso: str) -> str:
     """'2026-11-21T23:43:52+00:00' -> '2026-11-21 23:43:52 UTC' (other offsets are kept)."""
     t = _parse_time(iso)
@@ -226,15 +201,22 @@ def describe_amount(point: PointResult) -> str:
     return ", ".join(bits)
 
 
+IOPS, MBPS, LATENCY = metrics.get("iops"), metrics.get("bw_MBps"), metrics.get("lat_mean_us")  # their table text
+
+
+def _us(ns: float | None) -> str:
+    return LATENCY.text(None if ns is None else ns / 1000.0)
+
+
 def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None) -> DirRow:
     lat = d.clat or d.lat
     pcts: tuple[str, ...] = ("",) * len(TABLE_PERCENTILES)
     mean = mx = ""
     if lat is not None and lat.n > 0:
         found = latency_percentiles(lat, TABLE_PERCENTILES)
-        pcts = tuple(fmt_us(found[p]) for p in TABLE_PERCENTILES)
-        mean, mx = fmt_us(lat.mean_ns), fmt_us(lat.max_ns)
-    return DirRow(direction=name, iops=fmt_num(d.iops), mbps=fmt_mbps(d.bw_mbps), mean=mean, pcts=pcts, max=mx,
+        pcts = tuple(_us(found[p]) for p in TABLE_PERCENTILES)
+        mean, mx = _us(lat.mean_ns), _us(lat.max_ns)
+    return DirRow(direction=name, iops=IOPS.text(d.iops), mbps=MBPS.text(d.bw_mbps), mean=mean, pcts=pcts, max=mx,
                   link=drive_health.fraction_text(d.bw_bytes, link))
 
 
@@ -255,7 +237,7 @@ def point_view(r: PointResult, link: Mapping[str, Any] | None = None) -> PointVi
     if m is not None:
         rows = tuple(_dir_row(name, d, link) for name, d in m.directions.items())
         cpu, cpu_note = drive_health.cpu_cell(m)
-        result = ", ".join(f"{name} {fmt_mbps(d.bw_mbps)} MB/s, {fmt_num(d.iops)} IOPS"
+        result = ", ".join(f"{name} {MBPS.text(d.bw_mbps)} MB/s, {IOPS.text(d.iops)} IOPS"
                            for name, d in m.directions.items())
     reason = r.reason
     if r.status == "ok" and m is None and not reason:
@@ -706,23 +688,9 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
     return view
 
 
-_ENV: jinja2.Environment | None = None
-
-
-def environment() -> jinja2.Environment:
-    """The Jinja environment of the report templates (report.html, compare.html), made once."""
-    global _ENV
-    if _ENV is None:
-        _ENV = jinja2.Environment(
-            loader=jinja2.PackageLoader("ssdlab.report", "templates"),
-            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-        )
-    return _ENV
-
-
 def render_html(run: Run, run_dir: Path) -> str:
     """The report as one HTML string (its charts are drawn together, in parallel where cores are free)."""
-    env = environment()
+    env = page_environment()
     with charts.deferred() as batch:
         text = env.get_template("report.html.j2").render(v=build_view(run, run_dir))
     return batch.fill(text)

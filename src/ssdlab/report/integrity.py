@@ -4,16 +4,17 @@ moment fio found it."""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ssdlab.report import sections
 from ssdlab.report.faults import moment
-from ssdlab.report.sections import Section
+from ssdlab.report.sections import Section, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results.events import VerdictEvent
-from ssdlab.results.model import Run
+from ssdlab.results.model import PointResult, Run
 from ssdlab.suites.integrity import check_results, describe, manifest, summary
 from ssdlab.units import format_bytes
 
@@ -42,35 +43,30 @@ def _manifest_rows(m: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def build(run: Run, run_dir: Path) -> list[Section]:
-    checks = check_results(run)
-    m = manifest(run)
-    if m is None and not checks:
-        return []
-    verdicts = [e for e in run.events if isinstance(e, VerdictEvent) and e.suite == "integrity"]
-    parts = []
-    if verdicts:
-        v = verdicts[-1]
-        parts.append(f"<p><b>{html.escape(str(v.text))}</b></p>")
-    parts.append("<p>Every block written carries a fio verify header (magic, block length, the block's own "
-                 "offset, write time, data seed) and a checksum of its data. A check reads the span and compares "
-                 "each block with its header: a <em>header</em> mismatch means the block holds something else "
-                 "(never written, overwritten, or data from another offset); a <em>checksum</em> mismatch means "
-                 "its data changed. Every check goes on past failures, so every bad block is listed. "
-                 "<code>ssdlab verify DIR</code> checks the same data again later, without writing.</p>")
-    if m is not None:
-        parts.append("<h3>What was written (the manifest)</h3>")
-        parts.append(sections.table(("item", "value"), _manifest_rows(m)))
+@dataclass(frozen=True)
+class IntegrityView:
+    """What templates/sections/integrity.html.j2 shows."""
+
+    verdict: str | None  # the suite's verdict line (None before it has one)
+    manifest: Table | None  # what was written
+    checks: Table | None  # every check pass
+    bad: Table | None  # mismatching and unreadable blocks
+
+
+def _checks_table(checks: Sequence[PointResult]) -> Table | None:
     rows = []
     for r in checks:
         s = summary(r)
         rows.append((r.point.id, ROLE_LABEL.get(str(s["role"]), str(s["role"])), moment(r.finished),
                      f"{s['checked_bytes']:,}", f"{s['mismatches']:,}", f"{s['header_mismatches']:,}",
                      f"{s['unreadable']:,}", describe(s)))
-    if rows:
-        parts.append("<h3>Checks</h3>")
-        parts.append(sections.table(("point", "kind", "finished", "bytes checked", "mismatches", "of which header",
-                                     "unreadable", "result"), rows))
+    if not rows:
+        return None
+    return Table(("point", "kind", "finished", "bytes checked", "mismatches", "of which header", "unreadable",
+                  "result"), rows)
+
+
+def _bad_table(checks: Sequence[PointResult]) -> Table | None:
     bad: list[tuple[Any, ...]] = []
     total = 0
     for r in checks:
@@ -83,14 +79,24 @@ def build(run: Run, run_dir: Path) -> list[Section]:
         for e in s["errors"]:
             bad.append((r.point.id, e.get("offset", ""), e.get("length", ""), f"unreadable ({e.get('direction')})",
                         "", str(e.get("error", "")), moment(str(e.get("time") or ""))))
-    if bad:
-        shown = bad[:MAX_ROWS]
-        note = (f"first {len(shown)} of {total:,}; every one is in the check point's stderr.txt"
-                if len(shown) < total else f"all {total:,}")
-        parts.append("<h3>Mismatching and unreadable blocks</h3>")
-        parts.append(sections.table(("point", "offset", "length", "what failed", "expected", "found",
-                                     "found at"), shown, caption=note))
-    return [Section(title="Data integrity", html="".join(parts), anchor="integrity")]
+    if not bad:
+        return None
+    shown = bad[:MAX_ROWS]
+    note = (f"first {len(shown)} of {total:,}; every one is in the check point's stderr.txt"
+            if len(shown) < total else f"all {total:,}")
+    return Table(("point", "offset", "length", "what failed", "expected", "found", "found at"), shown, note)
+
+
+def build(run: Run, run_dir: Path) -> list[Section]:
+    checks = check_results(run)
+    m = manifest(run)
+    if m is None and not checks:
+        return []
+    verdicts = [e for e in run.events if isinstance(e, VerdictEvent) and e.suite == "integrity"]
+    view = IntegrityView(verdict=str(verdicts[-1].text) if verdicts else None,
+                         manifest=Table(("item", "value"), _manifest_rows(m)) if m is not None else None,
+                         checks=_checks_table(checks), bad=_bad_table(checks))
+    return [Section(title="Data integrity", html=fragment("integrity.html.j2", v=view), anchor="integrity")]
 
 
 def _applies(run: Run) -> bool:

@@ -10,7 +10,6 @@ characterization sections and `ssdlab plot --latency`.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +18,10 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
+from ssdlab import formatting
 from ssdlab.report import charts
-from ssdlab.report.sections import figure, table
+from ssdlab.report.sections import Chart, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results import hist
 from ssdlab.results.model import LatencyStats, PointResult
 
@@ -166,19 +167,9 @@ def _us_axis(ax: Any, lo: float, hi: float) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,
-                        width: float = 8.6) -> Any:
-    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale),
-    `width` inches wide (the report's column), taller by one legend row per two or three distributions."""
-    labels_len = max((len(d.label) for d in dists), default=0)
-    ncol = 1 if labels_len > 60 else (2 if labels_len > 28 else 3)
-    rows = -(-len(dists) // ncol)
-    legend_h = 0.2 * rows + 0.25
-    panel_h = 2.6
-    fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
-    axes = fig.subplots(1, 3)
-    for ax in axes:
-        charts.copied_ticks(ax)
+def _plot(axes: Any, dists: Sequence[Distribution], nines: Sequence[float]) -> tuple[float, list[float]]:
+    """Each distribution's histogram, CDF and exceedance (with its resolved nines marked); returns the lowest
+    exceedance drawn and every histogram bar's height."""
     ax_h, ax_c, ax_e = axes
     lowest_tail = 1.0
     pct_range: list[float] = []
@@ -200,9 +191,14 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
             ax_e.step(xs[keep], tail[keep], where="post", color=color, linewidth=1.3, label=label)
             lowest_tail = min(lowest_tail, float(tail[keep].min()))
         for lv in confidence_levels(d, nines):
-            if not lv.resolved:
-                continue
-            ax_e.plot([lv.value_ns / 1000.0], [1 - lv.pct / 100.0], marker="o", color=color, markersize=4)
+            if lv.resolved:
+                ax_e.plot([lv.value_ns / 1000.0], [1 - lv.pct / 100.0], marker="o", color=color, markersize=4)
+    return lowest_tail, pct_range
+
+
+def _label_panels(axes: Any, nines: Sequence[float]) -> None:
+    """The nines' guide lines on the exceedance panel, and every panel's titles."""
+    ax_h, ax_c, ax_e = axes
     for p in nines:
         y = 1 - p / 100.0
         ax_e.axhline(y, linestyle=":", color="#777777", linewidth=0.9)
@@ -217,21 +213,46 @@ def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines
     ax_e.set_ylabel("fraction of I/Os above")
     for ax in axes:
         ax.set_xlabel("response time (µs)")
+
+
+def _scale(axes: Any, dists: Sequence[Distribution], nines: Sequence[float], lowest_tail: float,
+           pct_range: list[float]) -> None:
+    """Log axes over the range every distribution covers."""
     spans = [binned(d)[0] for d in dists if d.n > 0]
-    if spans:
-        lo = min(float(e[0]) for e in spans) / 1000.0
-        hi = max(float(e[-1]) for e in spans) / 1000.0
-        lo, hi = max(lo, 1e-3) / 1.15, hi * 1.15
-        for ax in axes:
-            _us_axis(ax, lo, hi)
-        # explicit limits: a filled histogram's zero baseline would stretch a log axis over hundreds of decades
-        ax_h.set_ylim(min(pct_range) / 2, max(pct_range) * 1.6)
-        charts.log_axis(ax_h, "y")
-        ax_e.set_yscale("log")
-        bottom = min(lowest_tail, min(1 - p / 100.0 for p in nines)) / 3
-        ax_e.set_ylim(bottom, 1.5)
-        ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    handles, labels = ax_c.get_legend_handles_labels()
+    if not spans:
+        return
+    ax_h, _, ax_e = axes
+    lo = min(float(e[0]) for e in spans) / 1000.0
+    hi = max(float(e[-1]) for e in spans) / 1000.0
+    lo, hi = max(lo, 1e-3) / 1.15, hi * 1.15
+    for ax in axes:
+        _us_axis(ax, lo, hi)
+    # explicit limits: a filled histogram's zero baseline would stretch a log axis over hundreds of decades
+    ax_h.set_ylim(min(pct_range) / 2, max(pct_range) * 1.6)
+    charts.log_axis(ax_h, "y")
+    ax_e.set_yscale("log")
+    bottom = min(lowest_tail, min(1 - p / 100.0 for p in nines)) / 3
+    ax_e.set_ylim(bottom, 1.5)
+    ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+
+
+def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,
+                        width: float = 8.6) -> Any:
+    """Histogram | CDF | exceedance of one or several distributions (x: response time in µs, log scale),
+    `width` inches wide (the report's column), taller by one legend row per two or three distributions."""
+    labels_len = max((len(d.label) for d in dists), default=0)
+    ncol = 1 if labels_len > 60 else (2 if labels_len > 28 else 3)
+    rows = -(-len(dists) // ncol)
+    legend_h = 0.2 * rows + 0.25
+    panel_h = 2.6
+    fig = charts.new_figure((width, panel_h + 0.9 + legend_h))
+    axes = fig.subplots(1, 3)
+    for ax in axes:
+        charts.copied_ticks(ax)
+    lowest_tail, pct_range = _plot(axes, dists, nines)
+    _label_panels(axes, nines)
+    _scale(axes, dists, nines, lowest_tail, pct_range)
+    handles, labels = axes[1].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7.5, frameon=False,
                    bbox_to_anchor=(0.5, 0.0))
@@ -268,10 +289,10 @@ def level_rows(dists: Sequence[Distribution], levels: Sequence[float] = LEVELS) 
                                      for p in levels] + ["max"]
     rows = []
     for d in dists:
-        row = [d.label, f"{d.n:,}", _us(d.mean_ns)]
+        row = [d.label, f"{d.n:,}", formatting.latency_ns(d.mean_ns, "n/a")]
         for lv in confidence_levels(d, levels):
-            row.append(_us(lv.value_ns) + ("" if lv.resolved else " *"))
-        row.append(_us(d.max_ns))
+            row.append(formatting.latency_ns(lv.value_ns, "n/a") + ("" if lv.resolved else " *"))
+        row.append(formatting.latency_ns(d.max_ns, "n/a"))
         rows.append(row)
     return ["", *header], rows
 
@@ -279,13 +300,6 @@ def level_rows(dists: Sequence[Distribution], levels: Sequence[float] = LEVELS) 
 LEVEL_NOTE = ("Response times in µs from fio's histogram bins with fio's percentile rule (each value is the middle "
               "of its bucket, within 0.8 %). * marks a level the sample cannot resolve: fewer than one I/O is "
               "expected beyond it, so the value is in effect the maximum.")
-
-
-def _us(ns: float | None) -> str:
-    if ns is None:
-        return "n/a"
-    us = ns / 1000.0
-    return f"{us:,.0f}" if us >= 1000 else (f"{us:.1f}" if us >= 10 else f"{us:.2f}")
 
 
 # --------------------------------------------------------------------------- a section for any set of points
@@ -315,8 +329,8 @@ def points_html(results: Sequence[PointResult], *, caption: str = "", limit: int
         note = (f" The chart shows the {limit} of {len(dists)} points with the longest 99.99th percentile; "
                 "`ssdlab latency RUN POINT` draws any point.")
     header, rows = level_rows(dists)
-    return (figure(distribution_chart(shown, title=caption or "Latency distribution"),
-                   "Response-time histogram, CDF and exceedance of every I/O of each point (fio completion latency, "
-                   "from the histogram bins)." + note)
-            + table(header, rows, "Response time at each confidence level (µs)")
-            + f"<p class='small'>{html.escape(LEVEL_NOTE)}</p>")
+    chart = Chart(distribution_chart(shown, title=caption or "Latency distribution"),
+                  "Response-time histogram, CDF and exceedance of every I/O of each point (fio completion latency, "
+                  "from the histogram bins)." + note)
+    levels = Table(header, rows, "Response time at each confidence level (µs)")
+    return fragment("latency_points.html.j2", chart=chart, levels=levels, note=LEVEL_NOTE)

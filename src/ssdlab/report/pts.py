@@ -13,30 +13,23 @@ import dataclasses
 import io
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ssdlab import metrics
 from ssdlab.errors import SsdlabError
+from ssdlab.formatting import csv_value
 from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
-from ssdlab.report.pts_page import (
-    csv_num,
-    determination_table,
-    esc,
-    figure,
-    header_html,
-    kv,
-    num,
-    table,
-    window_chart,
-)
-from ssdlab.report.sections import Section
+from ssdlab.report.pts_page import Window, chart, header, message, num, setup_section, table, window
+from ssdlab.report.sections import Chart, Section, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results import atomic
 from ssdlab.results.model import Run
 from ssdlab.suites.pts import hir as hir_mod
 from ssdlab.suites.pts import wsat as wsat_mod
 from ssdlab.suites.pts import xsr as xsr_mod
 from ssdlab.suites.pts.common import (
-    METRICS,
     SPEC_VERSION,
     PtsSettings,
     RoundTest,
@@ -100,24 +93,26 @@ def round_test_sections(run: Run, s: PtsSettings, test: RoundTest, state: TestSt
     if any(st.access == "SEQ" for st in stimuli):
         tq += f"; SEQ points run as one stream at QD {threads * qd}"
     window = f"{state.window[0]}-{state.window[-1]}" if state.window else "none yet (fewer than 5 rounds)"
-    out = [Section(f"PTS {test.title}: set-up", header_html(
+    out = [setup_section(f"PTS {test.title}: set-up", header(
         run, s, test.title, test.name, wipc=wipc, window=window, verdict=_verdict_text(state), tq=tq),
-        anchor=f"pts-{test.name}-header")]
+        f"pts-{test.name}-header")]
     if state.rounds_done == 0:
-        out.append(Section(f"PTS {test.title}: results", "<p>No complete round yet: nothing to report.</p>"))
+        out.append(message(f"PTS {test.title}: results", "No complete round yet: nothing to report."))
         return out
     out.append(Section(f"PTS {test.title}: steady-state convergence",
-                       _convergence_html(run, s, test, state), anchor=f"pts-{test.name}-convergence"))
+                       fragment("pts_charts.html.j2", charts=_convergence(run, s, test, state)),
+                       anchor=f"pts-{test.name}-convergence"))
     out.append(Section(f"PTS {test.title}: steady-state measurement window",
-                       _window_html(test, s, state), anchor=f"pts-{test.name}-window"))
-    body, csv_text = _results_html(run, s, test, state)
+                       fragment("pts_window.html.j2", v=_window_view(test, s, state)),
+                       anchor=f"pts-{test.name}-window"))
+    view, csv_text = _results(run, s, test, state)
     files[f"{test.name}.csv"] = csv_text
-    out.append(Section(f"PTS {test.title}: results (averages over the measurement window)", body,
-                       anchor=f"pts-{test.name}-results"))
+    out.append(Section(f"PTS {test.title}: results (averages over the measurement window)",
+                       fragment("pts_results.html.j2", v=view), anchor=f"pts-{test.name}-results"))
     return out
 
 
-def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> str:
+def _convergence(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> list[Chart]:
     stimuli = test.stimuli(s)
     n = state.rounds_done
     parts = []
@@ -126,55 +121,59 @@ def _convergence_html(run: Run, s: PtsSettings, test: RoundTest, state: TestStat
             mix = next(st.read_pct for st in stimuli if st.key == tr.key)
             lines = [(bs_label(st.bs), per_round(test, run, st.key, "iops", n))
                      for st in stimuli if st.read_pct == mix]
-            parts.append(figure(_convergence_chart(f"SS convergence, RND {mix_label(mix)}: IOPS per round, all "
-                                                   "block sizes", n, lines, "IOPS", logy=True),
-                                f"IOPS per round, R/W mix {mix_label(mix)}; tracking variable: {tr.name}"))
+            parts.append(chart(_convergence_chart(f"SS convergence, RND {mix_label(mix)}: IOPS per round, all "
+                                                  "block sizes", n, lines, "IOPS", logy=True),
+                               f"IOPS per round, R/W mix {mix_label(mix)}; tracking variable: {tr.name}"))
     elif test.name == "lat":
         for metric in ("art", "mrt"):
             lines = [(bs_label(st.bs), per_round(test, run, st.key, metric, n))
                      for st in stimuli if st.read_pct == 0]
-            label = METRICS[metric][0]
-            parts.append(figure(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
-                                f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
+            label = metrics.get(metric).label
+            parts.append(chart(_convergence_chart(f"SS convergence, RND 0/100: {label} per round", n, lines, "µs"),
+                               f"{label} per round at 0/100, all block sizes (tracked: ART at 4 KiB)"))
     else:
         lines = [(tr.name, state.tracking[tr.name]) for tr in test.trackers(s)]
-        parts.append(figure(_convergence_chart(f"SS convergence: {test.title} per round", n, lines, "MB/s"),
-                            "Throughput per round; both directions are tracking variables"))
-    return "".join(parts)
+        parts.append(chart(_convergence_chart(f"SS convergence: {test.title} per round", n, lines, "MB/s"),
+                           "Throughput per round; both directions are tracking variables"))
+    return parts
 
 
-def _window_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
-    if not state.window:
-        return "<p>Fewer than 5 complete rounds: no measurement window yet.</p>"
-    parts = []
-    if state.invalid:
-        parts.append(f"<p class='pts-alert'><strong>INCOMPLETE</strong>: {esc(state.note)}. The test stopped "
-                     "there; no steady state is claimed.</p>")
-    elif state.finished and not state.steady:
-        parts.append("<p class='pts-alert'><strong>SS NOT ACHIEVED</strong>: the last five rounds are reported "
-                     "as the measurement window.</p>")
+@dataclass(frozen=True)
+class DeviceSteadiness:
+    steady: int
+    devices: int
+    table: Table
+
+
+@dataclass(frozen=True)
+class WindowView:
+    """What templates/sections/pts_window.html.j2 shows."""
+
+    exists: bool  # five complete rounds
+    incomplete: str | None  # why the test stopped (no steady state is claimed)
+    not_achieved: bool
+    trackers: list[tuple[str, Window | None]]  # (tracking variable, its window: None without a value in every round)
+    devices: DeviceSteadiness | None
+
+
+def _window_view(test: RoundTest, s: PtsSettings, state: TestState) -> WindowView:
+    trackers: list[tuple[str, Window | None]] = []
     for tr in test.trackers(s):
         d = state.determinations.get(tr.name)
-        if d is None:
-            parts.append(f"<h3>{esc(tr.name)}</h3><p>No value in every window round (a point measured nothing)."
-                         "</p>")
-            continue
-        verdict = "steady" if d.steady else "not steady"
-        parts.append(f"<h3>{esc(tr.name)}: {verdict}</h3>")
-        parts.append(figure(window_chart(tr.name, d, tr.unit),
-                            "Data, average, 110%/90% of the average (plot guides only), and the least-squares "
-                            "fit. Criterion: max-min <= 20% and fit excursion <= 10% of the average."))
-        parts.append(determination_table(d, tr.unit))
-    if state.device_determinations:
-        parts.append(_device_steady_html(test, s, state))
-    return "".join(parts)
+        trackers.append((tr.name, None if d is None else window(
+            f"{tr.name}: {'steady' if d.steady else 'not steady'}", tr.name, d, tr.unit,
+            "Data, average, 110%/90% of the average (plot guides only), and the least-squares fit. Criterion: "
+            "max-min <= 20% and fit excursion <= 10% of the average.")))
+    return WindowView(exists=bool(state.window), incomplete=state.note if state.invalid else None,
+                      not_achieved=state.finished and not state.steady, trackers=trackers,
+                      devices=_device_steadiness(test, s, state) if state.device_determinations else None)
 
 
 Matrix = dict[tuple[int, int], float | None]  # (block size, read %) -> value
 RESULT_METRICS = {"iops": ("iops",), "lat": ("art", "nines", "mrt", "iops")}  # other tests: ("mbps",)
 
 
-def _device_steady_html(test: RoundTest, s: PtsSettings, state: TestState) -> str:
+def _device_steadiness(test: RoundTest, s: PtsSettings, state: TestState) -> DeviceSteadiness:
     """Several devices in lockstep: each device's own determination, which the test's verdict rests on."""
     rows = []
     for dev, per in state.device_determinations.items():
@@ -187,28 +186,34 @@ def _device_steady_html(test: RoundTest, s: PtsSettings, state: TestState) -> st
                          f"{d.range_pct:.2f}%", f"{d.excursion_pct:.2f}%"))
     steady_n = sum(1 for per in state.device_determinations.values()
                    if per and all(d.steady for d in per.values()))
-    head = (f"<h3>Per device: {steady_n} of {len(state.device_determinations)} steady</h3><p>The rounds ran on "
-            "every device at once (lockstep); steady state is judged on each device's own tracking values, and the "
-            "test is steady when every device still in the run is steady in the same window. The determination "
-            "above is the group aggregate's, for reference.</p>")
-    return head + table(("device", "tracking variable", "verdict", "window average", "data excursion",
-                         "slope excursion"), rows)
+    return DeviceSteadiness(steady_n, len(state.device_determinations),
+                            table(("device", "tracking variable", "verdict", "window average", "data excursion",
+                                   "slope excursion"), rows))
 
 
-def _results_html(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[str, str]:
-    """A round test's results: the window average of each stimulus as tables and 2D/3D charts (HTML), and the
-    same numbers as CSV. Before a window exists, the averages of the rounds run so far."""
+@dataclass(frozen=True)
+class ResultsView:
+    """What templates/sections/pts_results.html.j2 shows."""
+
+    window: bool  # False: the tables average the rounds so far
+    tables: list[Table]
+    charts: list[Chart]
+
+
+def _results(run: Run, s: PtsSettings, test: RoundTest, state: TestState) -> tuple[ResultsView, str]:
+    """A round test's results: the window average of each stimulus as tables and 2D/3D charts, and the same
+    numbers as CSV. Before a window exists, the averages of the rounds run so far."""
     stimuli = test.stimuli(s)
     tables = {m: _averages(run, test, state, stimuli, m) for m in RESULT_METRICS.get(test.name, ("mbps",))}
-    parts = [] if state.window else ["<p>No measurement window yet; the tables below average the rounds run so far."
-                                     "</p>"]
     if test.name == "iops":
-        parts += _matrix_tables(run, test, state, stimuli, tables) + _iops_charts(stimuli, tables["iops"])
+        view = ResultsView(bool(state.window), _matrix_tables(run, test, state, stimuli, tables),
+                           _iops_charts(stimuli, tables["iops"]))
     elif test.name == "lat":
-        parts += _matrix_tables(run, test, state, stimuli, tables) + _lat_charts(stimuli, tables)
+        view = ResultsView(bool(state.window), _matrix_tables(run, test, state, stimuli, tables),
+                           _lat_charts(stimuli, tables))
     else:
-        parts += _tp_results(stimuli, tables["mbps"])
-    return "".join(parts), _results_csv(test, state, stimuli, tables)
+        view = ResultsView(bool(state.window), *_tp_results(stimuli, tables["mbps"]))
+    return view, _results_csv(test, state, stimuli, tables)
 
 
 def _averages(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], metric: str) -> Matrix:
@@ -227,19 +232,19 @@ def _results_csv(test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
     window = f"{state.window[0]}-{state.window[-1]}" if state.window else ""
     for metric, t in tables.items():
         for st in stimuli:
-            writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, METRICS[metric][1],
-                             csv_num(t[(st.bs, st.read_pct)]), window])
+            writer.writerow([test.name, st.key, st.access, st.bs, st.read_pct, metric, metrics.get(metric).unit,
+                             csv_value(t[(st.bs, st.read_pct)]), window])
     return buf.getvalue()
 
 
 def _matrix_tables(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus],
-                   tables: Mapping[str, Matrix]) -> list[str]:
+                   tables: Mapping[str, Matrix]) -> list[Table]:
     """One block size x R/W mix table per metric (the SNIA tabular format); after the 5-nines table, how many
     I/Os stand behind its values."""
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     parts = []
     for metric, t in tables.items():
-        label, unit, _ = METRICS[metric]
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
         rows = [[bs_label(bs)] + [num(t.get((bs, m)), "") if (bs, m) in t else "-" for m in mixes] for bs in sizes]
         parts.append(table(["Block size"] + [f"{mix_label(m)} R/W" for m in mixes], rows,
                            f"{label} ({unit}), RND, by block size and R/W mix (read/write %)"))
@@ -253,59 +258,58 @@ def _grid(t: Matrix, sizes: Sequence[int], mixes: Sequence[int]) -> list[list[fl
     return [[t.get((bs, m)) for m in mixes] for bs in sizes]
 
 
-def _iops_charts(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
+def _iops_charts(stimuli: Sequence[Stimulus], t: Matrix) -> list[Chart]:
     """IOPS against block size, one line per mix (log scale), and the 3D bars of the whole matrix."""
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     xs = [float(i) for i in range(len(sizes))]
     series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
     return [
-        figure(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
-                                 ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
-               "2D plot: IOPS by block size for every R/W mix (log scale)"),
-        figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
-                                  _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",
-                                  xlabel="Block size", ylabel="R/W mix", zlabel="IOPS"),
-               "3D bar plot of the IOPS matrix"),
+        chart(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
+                                ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
+              "2D plot: IOPS by block size for every R/W mix (log scale)"),
+        chart(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                 _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",
+                                 xlabel="Block size", ylabel="R/W mix", zlabel="IOPS"),
+              "3D bar plot of the IOPS matrix"),
     ]
 
 
-def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> list[str]:
+def _lat_charts(stimuli: Sequence[Stimulus], tables: Mapping[str, Matrix]) -> list[Chart]:
     """ART, MRT and 5 nines by block size (bars per mix), then ART and MRT as 3D bars."""
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
     parts = []
     for metric in ("art", "mrt", "nines"):
-        label, unit, _ = METRICS[metric]
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
         t = tables[metric]
-        parts.append(figure(charts.bar_chart([bs_label(b) for b in sizes],
-                                             {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
-                                             title=f"{label} by block size, one bar per R/W mix", ylabel=unit,
-                                             annotate=True),
-                            f"2D plot: {label} at T1Q1"))
+        parts.append(chart(charts.bar_chart([bs_label(b) for b in sizes],
+                                            {f"{mix_label(m)}": [t.get((bs, m)) for bs in sizes] for m in mixes},
+                                            title=f"{label} by block size, one bar per R/W mix", ylabel=unit,
+                                            annotate=True),
+                           f"2D plot: {label} at T1Q1"))
     for metric in ("art", "mrt"):
-        label, unit, _ = METRICS[metric]
-        parts.append(figure(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
-                                               _grid(tables[metric], sizes, mixes),
-                                               title=f"{label} by block size and R/W mix", xlabel="Block size",
-                                               ylabel="R/W mix", zlabel=unit),
-                            f"3D bar plot of {label}"))
+        label, unit = metrics.get(metric).label, metrics.get(metric).unit
+        parts.append(chart(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
+                                              _grid(tables[metric], sizes, mixes),
+                                              title=f"{label} by block size and R/W mix", xlabel="Block size",
+                                              ylabel="R/W mix", zlabel=unit),
+                           f"3D bar plot of {label}"))
     return parts
 
 
-def _tp_results(stimuli: Sequence[Stimulus], t: Matrix) -> list[str]:
+def _tp_results(stimuli: Sequence[Stimulus], t: Matrix) -> tuple[list[Table], list[Chart]]:
     """A throughput test's one block size: read and write MB/s as a table and bars."""
     bs = stimuli[0].bs
     read, write = t.get((bs, 100)), t.get((bs, 0))
-    return [
-        table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"], [[bs_label(bs), num(read), num(write)]],
-              "Throughput in decimal MB/s (10^6 bytes/s), window averages"),
-        figure(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
-                                title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
-               "2D plot: sequential read and write throughput"),
-    ]
+    return ([table(["Block size", "SEQ 100/0 read MB/s", "SEQ 0/100 write MB/s"],
+                   [[bs_label(bs), num(read), num(write)]],
+                   "Throughput in decimal MB/s (10^6 bytes/s), window averages")],
+            [chart(charts.bar_chart([f"SEQ {bs_label(bs)}"], {"read 100/0": [read], "write 0/100": [write]},
+                                    title=f"Throughput, SEQ {bs_label(bs)}", ylabel="MB/s"),
+                   "2D plot: sequential read and write throughput")])
 
 
 def _nines_counts(run: Run, test: RoundTest, state: TestState, stimuli: Sequence[Stimulus], sizes: list[int],
-                  mixes: list[int]) -> str:
+                  mixes: list[int]) -> Table:
     """How many I/Os stand behind each 5-nines value (the smallest per-round count in the window)."""
     rounds = state.window or list(range(1, state.rounds_done + 1))
     by_id = {p.point.id: p for p in reversed(run.points)}  # run.result (first match) without a scan per lookup
@@ -333,13 +337,13 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: dict[str, str]) -> list[Section]:
     """WSAT: header, IOPS vs time and vs TGBW, summary, from its analysed state."""
     verdict = state.note if state.finished else f"not finished ({len(state.samples)} samples so far)"
-    out = [Section("PTS WSAT: set-up", header_html(
+    out = [setup_section("PTS WSAT: set-up", header(
         run, s, "Write Saturation (WSAT), RND 4 KiB 0/100", "wsat", wipc="none: WSAT starts fresh-out-of-box",
         window="not applicable (WSAT is a time series with no steady-state stop)",
         verdict=f"no steady-state criterion; {verdict}", tq=f"T{s.threads}Q{s.qd} (TOIO {s.toio})"),
-        anchor="pts-wsat-header")]
+        "pts-wsat-header")]
     if not state.samples:
-        out.append(Section("PTS WSAT: results", "<p>No sample yet.</p>"))
+        out.append(message("PTS WSAT: results", "No sample yet."))
         return out
     minutes = [(i + 1) * s.runtime_s / 60.0 for i in range(len(state.samples))]
     iops_v = [metric_value("iops", p) for p in state.samples]
@@ -350,27 +354,27 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
     writer = csv.writer(csv_buf, lineterminator="\n")
     writer.writerow(["sample", "time_min", "iops", "art_us", "tgbw_GB", "drive_fills"])
     for i in range(len(state.samples)):
-        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_num(iops_v[i]), csv_num(art_v[i]), f"{tgbw[i]:.6g}",
+        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_value(iops_v[i]), csv_value(art_v[i]), f"{tgbw[i]:.6g}",
                          f"{fills[i]:.6g}"])
     files["wsat.csv"] = csv_buf.getvalue()
     scale = "" if s.runtime_s == 60 else f" (scaled: each sample is {s.runtime_s:g} s)"
-    parts = [
-        figure(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
-                                 xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
-               "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
-        figure(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
-                                 title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
-                                 ylabel="IOPS"),
-               "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
-        figure(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
-                                 xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
-               "IOPS against normalised capacity written"),
-        figure(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
-                                 xlabel="Drive fills", ylabel="µs"),
-               "Average response time against drive fills (optional WSAT plot)"),
+    figs = [
+        chart(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
+                                xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
+              "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
+        chart(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
+                                title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
+                                ylabel="IOPS"),
+              "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
+        chart(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
+                                xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
+              "IOPS against normalised capacity written"),
+        chart(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
+                                xlabel="Drive fills", ylabel="µs"),
+              "Average response time against drive fills (optional WSAT plot)"),
     ]
     last = [v for v in iops_v[-5:] if v is not None]
-    parts.append(kv([
+    summary = [
         ("Samples", len(state.samples)),
         ("Total written", f"{format_bytes(state.written[-1])} = {state.written[-1] / 1e9:.3f} GB = "
                           f"{fills[-1]:.2f} drive fills"),
@@ -378,8 +382,9 @@ def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: di
         ("First sample IOPS (FOB)", num(iops_v[0])),
         ("Average of the last 5 samples", num(sum(last) / len(last)) if last else "n/a"),
         ("Stop", state.note),
-    ]))
-    out.append(Section("PTS WSAT: results", "".join(parts), anchor="pts-wsat-results"))
+    ]
+    out.append(Section("PTS WSAT: results", fragment("pts_charts.html.j2", charts=figs, rows=summary),
+                       anchor="pts-wsat-results"))
     return out
 
 
@@ -406,10 +411,9 @@ def run_record_section(run: Run) -> Section | None:
         else:
             rows.append([e.get("time", ""), str(e.get("kind")), f"{e.get('text', '')} "
                          f"({e.get('points_done', '?')} points finished)"])
-    body = ("<p>This run was interrupted and resumed. Finished points are never re-run; a point that was "
-            "running at the interruption was not recorded and ran again in full.</p>"
-            + table(["Time", "Event", "Detail"], rows))
-    return Section("PTS run record: interruptions and resumes", body, anchor="pts-run-record")
+    return Section("PTS run record: interruptions and resumes",
+                   fragment("pts_run_record.html.j2", events=table(["Time", "Event", "Detail"], rows)),
+                   anchor="pts-run-record")
 
 
 # ------------------------------------------------------------------ tests reported by other modules
@@ -457,7 +461,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     try:
         s = settings_from_run(run)
     except SsdlabError as exc:
-        return [Section("SNIA PTS", f"<p>Cannot read the PTS settings of this run: {esc(str(exc))}</p>")]
+        return [message("SNIA PTS", f"Cannot read the PTS settings of this run: {exc}")]
     files: dict[str, str] = {}
     out: list[Section] = []
     summary: dict[str, Any] = {"suite": run.suite, "spec": SPEC_VERSION, "variant": f"PTS-{s.spec}",
@@ -487,8 +491,8 @@ def build(run: Run, run_dir: Path) -> list[Section]:
         for name, text in files.items():
             atomic.write_text(run_dir / "pts" / name, text)
         links = ", ".join(f"pts/{n}" for n in sorted(files))
-        out.append(Section("PTS tables (CSV/JSON)", f"<p>Window averages and steady-state determinations are "
-                                                    f"also in {esc(links)} next to this report.</p>"))
+        out.append(message("PTS tables (CSV/JSON)", f"Window averages and steady-state determinations are also in "
+                                                    f"{links} next to this report."))
     except SsdlabError:
         pass  # a read-only results directory still gets the HTML sections
     return out

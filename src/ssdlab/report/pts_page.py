@@ -1,48 +1,44 @@
 """What every SNIA PTS report page shares: the SNIA header block (test, sponsor, dates, device under test,
 platform, set-up and test parameters, compliance; the operator's facts come from --pts-header), the
-steady-state determination table and measurement-window plot, and the small table/figure/number helpers.
-The per-test pages (report/pts.py, pts_hir.py, ...) build on these."""
+steady-state determination table and measurement-window plot, and the small table/chart/number helpers.
+The per-test pages (report/pts.py, pts_hir.py, ...) build on these; their templates share
+templates/sections/_pts.html.j2."""
 
 from __future__ import annotations
 
 import functools
-import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from ssdlab import formatting
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
-from ssdlab.report import charts, sections
+from ssdlab.report import charts
+from ssdlab.report.sections import Chart, Section, Table
+from ssdlab.report.templating import fragment
 from ssdlab.results.model import Run
 from ssdlab.suites.pts.common import SPEC_VERSION, PtsSettings
-from ssdlab.suites.pts.header import Header
+from ssdlab.suites.pts.header import Header as UserHeader
 from ssdlab.suites.pts.header import parse as parse_header
 from ssdlab.targets.purge import write_cache_state
 from ssdlab.units import format_bytes
 
-esc = html.escape
-table = functools.partial(sections.table, cls="pts")
-figure = functools.partial(sections.figure, cls="pts-chart")
+Rows = Sequence[tuple[str, Any]]  # a key/value table (_pts.html.j2 kv)
 
 
-def kv(rows: Sequence[tuple[str, Any]]) -> str:
-    """A two-column key/value table (the header block's form)."""
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(str(v))}</td></tr>" for k, v in rows)
-    return f"<table class='pts-header'><tbody>{body}</tbody></table>"
+def table(header: Sequence[Any], rows: Sequence[Sequence[Any]], caption: str = "") -> Table:
+    """A table as the PTS pages draw it."""
+    return Table(header, rows, caption, "pts")
 
 
-def num(v: float | None, unit: str = "") -> str:
-    """A value as the PTS tables print it: thousands separated, three significant digits below 10."""
-    if v is None:
-        return "n/a"
-    a = abs(v)
-    text = f"{v:,.0f}" if a >= 1000 else (f"{v:.1f}" if a >= 10 else f"{v:.3g}")
-    return f"{text} {unit}".strip()
+def chart(svg: str, caption: str = "") -> Chart:
+    """A chart as the PTS pages draw it."""
+    return Chart(svg, caption, "pts-chart")
 
 
-def csv_num(v: float | None) -> str:
-    """A value as the pts/*.csv files write it (empty when there is none)."""
-    return "" if v is None else f"{v:.6g}"
+# a value as the PTS tables print it (with an optional unit; n/a when there is none)
+num = functools.partial(formatting.sig3, none="n/a")
 
 
 # ------------------------------------------------------------------ header
@@ -58,16 +54,11 @@ def purge_line(run: Run, test: str) -> tuple[str, str, str]:
     return (parts[0], state, wc_line.removeprefix("write cache: ").removeprefix(state).strip(" ()"))
 
 
-def _card(title: str, rows: Sequence[tuple[str, Any]]) -> str:
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(str(v))}</dd>" for k, v in rows)
-    return f"<div class='card'><h3>{esc(title)}</h3><dl>{body}</dl></div>"
-
-
 def _day(iso: str) -> str:
     return iso[:10] if iso else "not finished"
 
 
-def user_header(run: Run) -> Header | None:
+def user_header(run: Run) -> UserHeader | None:
     """The operator's header facts stored with the run (--pts-header), or None."""
     try:
         return parse_header(run.options.suite_options.get("pts_header"))
@@ -75,37 +66,28 @@ def user_header(run: Run) -> Header | None:
         return None
 
 
-def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, window: str, verdict: str,
-                tq: str, pc2: str | None = None, extra: Sequence[tuple[str, Any]] = ()) -> str:
-    """The SNIA report header block, as every PTS report page carries it: a title line (test, sponsor,
-    auditor, revision, dates), then four boxes: device under test, test platform, set-up parameters and test
-    parameters. What the run cannot measure comes from --pts-header; the rest from the run. `pc2` describes
-    the workload-dependent preconditioning (default: the round loop); `extra` adds test parameters after
-    the thread count and queue depth."""
-    ident = dict(run.target.get("identity") or {})
-    h = run.host
-    user = user_header(run)
-    rep = dict(user.report) if user else {}
-    dev = dict(user.device) if user else {}
-    plat = dict(user.platform) if user else {}
-    purge, wc_state, wc_detail = purge_line(run, test)
-    reasons = s.scaled_reasons(run.options, dict(run.target))
-    compliance = "spec-compliant set-up (as far as ssdlab can tell)" if not reasons else \
-        "SCALED, NOT spec-compliant: " + "; ".join(reasons)
-    if pc2 is None:
-        pc2 = "the test loop itself, round after round until steady state" if test != "wsat" \
-            else "none: WSAT starts fresh-out-of-box"
-    test_line = f"{SPEC_VERSION}, PTS-{s.spec} ({'Enterprise' if s.spec == 'E' else 'Client'}): {title}"
-    title_rows = [
+@dataclass(frozen=True)
+class Header:
+    """The SNIA report header block (_pts.html.j2 header): the test line, the title facts, four boxes."""
+
+    test_line: str
+    title_rows: Rows
+    cards: Sequence[tuple[str, Rows]]
+
+
+def _title_rows(run: Run, rep: dict[str, Any]) -> Rows:
+    return [
         ("Test sponsor", rep.get("sponsor", "not given (--pts-header)")),
         ("Auditor", rep.get("auditor", "none")),
         ("Revision", rep.get("revision", "-")),
         ("Test run", rep.get("test_date", f"{_day(run.created)} to {_day(run.finished)}")),
         ("Report date", rep.get("report_date", _day(run.finished or run.created))),
     ]
-    title_html = (f"<div class='notice'><strong>{esc(test_line)}</strong>"
-                  + " · ".join(f"{esc(k)}: {esc(str(v))}" for k, v in title_rows) + "</div>")
-    device = [
+
+
+def _device_rows(run: Run, s: PtsSettings, dev: dict[str, Any]) -> Rows:
+    ident = dict(run.target.get("identity") or {})
+    return [
         ("Device under test", f"{run.target.get('name')} ({run.target.get('kind')})"),
         ("Manufacturer", dev.get("manufacturer", ident.get("vendor", "unknown"))),
         ("Model", dev.get("model", ident.get("model", "unknown"))),
@@ -116,7 +98,11 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
         ("Form factor", dev.get("form_factor", "not given")),
         ("Interface", dev.get("interface", ident.get("transport", "not given"))),
     ]
-    platform = [
+
+
+def _platform_rows(run: Run, plat: dict[str, Any]) -> Rows:
+    h = run.host
+    return [
         ("Test platform", plat.get("reference", f"{h.get('hostname', '?')}")),
         ("Motherboard", plat.get("motherboard", "not given")),
         ("CPU", plat.get("cpu", f"{h.get('cpu_model', '?')} x{h.get('cpu_count', '?')}")),
@@ -127,7 +113,14 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
                                                f"{h.get('engine_version', '')}".strip())),
         ("Report", f"run {run.run_id}, created {run.created}, status {run.status}"),
     ]
-    setup = [
+
+
+def _setup_rows(run: Run, s: PtsSettings, test: str, wipc: str, pc2: str | None) -> Rows:
+    purge, wc_state, wc_detail = purge_line(run, test)
+    if pc2 is None:
+        pc2 = "the test loop itself, round after round until steady state" if test != "wsat" \
+            else "none: WSAT starts fresh-out-of-box"
+    return [
         ("Data pattern", s.data_pattern + (" (fio random buffers)" if s.data_pattern == "random" else "")),
         ("Active range", f"{s.active_range_pct:g}% = {format_bytes(s.active_range_bytes)} "
                          f"(LBA 0 to {s.active_range_bytes} bytes)"),
@@ -137,6 +130,13 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
         ("PC1: WIPC", wipc),
         ("PC2: WDPC", pc2),
     ]
+
+
+def _param_rows(run: Run, s: PtsSettings, test: str, rep: dict[str, Any], *, window: str, verdict: str, tq: str,
+                extra: Rows) -> Rows:
+    reasons = s.scaled_reasons(run.options, dict(run.target))
+    compliance = "spec-compliant set-up (as far as ssdlab can tell)" if not reasons else \
+        "SCALED, NOT spec-compliant: " + "; ".join(reasons)
     notes = [n for n in (rep.get("notes", ""), "SS NOT ACHIEVED" if "SS NOT ACHIEVED" in verdict else "") if n]
     params: list[tuple[str, Any]] = [
         ("Threads x queue depth", tq),
@@ -150,16 +150,54 @@ def header_html(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, w
     params.append(("Compliance", compliance))
     if notes:
         params.append(("Notes", "; ".join(notes)))
-    boxes = "".join((_card("Device under test", device), _card("Test platform", platform),
-                     _card("Set-up parameters", setup), _card("Test parameters", params)))
-    return f"<div class='pts-header'>{title_html}<div class='facts'>{boxes}</div></div>"
+    return params
+
+
+def header(run: Run, s: PtsSettings, title: str, test: str, *, wipc: str, window: str, verdict: str, tq: str,
+           pc2: str | None = None, extra: Rows = ()) -> Header:
+    """The SNIA report header block, as every PTS report page carries it: a title line (test, sponsor,
+    auditor, revision, dates), then four boxes: device under test, test platform, set-up parameters and test
+    parameters. What the run cannot measure comes from --pts-header; the rest from the run. `pc2` describes
+    the workload-dependent preconditioning (default: the round loop); `extra` adds test parameters after
+    the thread count and queue depth."""
+    user = user_header(run)
+    rep = dict(user.report) if user else {}
+    cards = [("Device under test", _device_rows(run, s, dict(user.device) if user else {})),
+             ("Test platform", _platform_rows(run, dict(user.platform) if user else {})),
+             ("Set-up parameters", _setup_rows(run, s, test, wipc, pc2)),
+             ("Test parameters", _param_rows(run, s, test, rep, window=window, verdict=verdict, tq=tq, extra=extra))]
+    test_line = f"{SPEC_VERSION}, PTS-{s.spec} ({'Enterprise' if s.spec == 'E' else 'Client'}): {title}"
+    return Header(test_line, _title_rows(run, rep), cards)
+
+
+def setup_section(title: str, head: Header, anchor: str, extra: Rows | None = None) -> Section:
+    """A test's set-up section: the header block (and a key/value table of test-specific facts)."""
+    return Section(title, fragment("pts_setup.html.j2", header=head, extra=extra), anchor=anchor)
+
+
+def message(title: str, text: str, anchor: str = "") -> Section:
+    """A section of one paragraph (nothing to report yet, and why)."""
+    return Section(title, fragment("pts_message.html.j2", text=text), anchor=anchor)
 
 
 # ------------------------------------------------------------------ steady state
 
-def determination_table(d: Determination, unit: str) -> str:
+@dataclass(frozen=True)
+class Window:
+    """A steady-state measurement window (_pts.html.j2 window): heading, plot, determination table."""
+
+    heading: str
+    chart: Chart
+    rows: Rows
+
+
+def window(heading: str, name: str, d: Determination, unit: str, caption: str) -> Window:
+    return Window(heading, chart(window_chart(name, d, unit), caption), determination_rows(d, unit))
+
+
+def determination_rows(d: Determination, unit: str) -> Rows:
     """SS determination table (PTS report format), one tracking variable."""
-    rows = [
+    return [
         ("Measurement window", f"rounds {d.rounds[0]}-{d.rounds[-1]}"),
         ("Average value", num(float(d.average), unit)),
         ("Allowed maximum data excursion (20% of average)", num(float(d.allowed_range), unit)),
@@ -171,7 +209,6 @@ def determination_table(d: Determination, unit: str) -> str:
         ("Data excursion criterion (a)", "met" if d.range_ok else "NOT met"),
         ("Slope excursion criterion (b)", "met" if d.excursion_ok else "NOT met"),
     ]
-    return kv(rows)
 
 
 def window_chart(name: str, d: Determination, unit: str) -> str:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ssdlab.results.model import Run
 from ssdlab.results.model import engine_text as engine_text  # (moved to the result model; report modules call it here)
 from ssdlab.units import format_bytes
+
+if TYPE_CHECKING:
+    from ssdlab.results.request import RunRequest
 
 # run.options keys -> the command-line option that sets them
 COMMON_FLAGS = {"target_specs": "--target", "size": "--size", "capacity": "--capacity", "ioengine": "--ioengine",
@@ -50,11 +53,11 @@ def _suite_defaults(suite: str) -> dict[str, Any]:
     return {o.key: o.default for o in found.suite_options()} if found is not None else {}
 
 
-def command_line(run: Run) -> str:
-    """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
-    o = run.options
-    args = ["ssdlab", "run", run.suite]
-    if o.hosts:  # a host group: its inventory names every host and device
+def _target_args(o: RunRequest) -> list[str]:
+    """--hosts (a host group: its inventory names every host and device) or each --target, and what to do when
+    one fails."""
+    args: list[str] = []
+    if o.hosts:
         args += ["--hosts", str(o.hosts)]
     else:
         for spec in o.target_specs:
@@ -63,17 +66,30 @@ def command_line(run: Run) -> str:
         args += ["--on-error", str(o.on_error)]
     if o.straggler_margin_pct not in (None, 10, 10.0):
         args += ["--straggler-margin", f"{float(o.straggler_margin_pct or 0):g}"]
+    return args
+
+
+def _common_args(o: RunRequest) -> list[str]:
+    """The common options that differ from their defaults, then --write-cache / --power-state
+    (targets/devsettings.py)."""
+    args: list[str] = []
     for key, flag in COMMON_FLAGS.items():
         v = getattr(o, key)
         if key == "target_specs" or v is None or (key == "ioengine" and v == "libaio"):
             continue
         args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
-    for key, flag in DEVICE_SETTING_FLAGS.items():  # --write-cache / --power-state (targets/devsettings.py)
+    for key, flag in DEVICE_SETTING_FLAGS.items():
         v = getattr(o.device_settings, key)
         if v is not None:
             args += [flag, str(v)]
+    return args
+
+
+def _suite_args(run: Run) -> list[str]:
+    """The suite's options that differ from its defaults."""
+    args: list[str] = []
     defaults = _suite_defaults(run.suite)
-    for key, v in o.suite_options.items():
+    for key, v in run.options.suite_options.items():
         if v is None or v is False or (key in defaults and defaults[key] == v):
             continue
         flag = "--" + key.replace("_", "-")
@@ -84,7 +100,13 @@ def command_line(run: Run) -> str:
                 args += [flag, str(item)]
         else:
             args += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
-    return shlex.join(args)
+    return args
+
+
+def command_line(run: Run) -> str:
+    """The `ssdlab run` command that reproduces the run's options (defaults left out)."""
+    o = run.options
+    return shlex.join(["ssdlab", "run", run.suite, *_target_args(o), *_common_args(o), *_suite_args(run)])
 
 
 def unselected_test_options(run: Run) -> set[str]:

@@ -9,15 +9,11 @@ from typing import IO
 from rich.console import Console
 from rich.table import Table
 
+from ssdlab import formatting
 from ssdlab.report import health as drive_health
 from ssdlab.results.model import Run
 from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.targets import link as drive_link
-
-
-def _fmt(v: float | None, digits: int = 1) -> str:
-    return "" if v is None else f"{v:,.{digits}f}"
-
 
 MAX_ROWS = 40  # more measured points than this (PTS has hundreds): no point table, the report has them all
 STYLE = {"steady": "green", "pass": "green", "complete": "green", "not-steady": "red", "fail": "red",
@@ -43,16 +39,17 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
             continue
         # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %; ! marks a host-limited point
         flag = " !" if drive_health.host_limited(m) else ""
-        cpu = "n/a" if m.engine == "sim" else _fmt(m.usr_cpu + m.sys_cpu, 0) + flag
+        cpu = "n/a" if m.engine == "sim" else formatting.grouped(m.usr_cpu + m.sys_cpu) + flag
         for name, d in m.directions.items():
             lat = d.clat
             pcts = lat.percentiles([99, 99.99]) if lat is not None and lat.n > 0 else {}
             p99, p9999 = pcts.get(99), pcts.get(99.99)
             table.add_row(
                 f"{r.point.label}" + (f" ({name})" if len(m.directions) > 1 else ""),
-                _fmt(d.bw_mbps), *([_pct(drive_link.fraction(d.bw_bytes, lnk))] if lnk else []),
-                _fmt(d.iops, 0), _fmt(lat.mean_ns / 1000 if lat else None),
-                _fmt(p99 / 1000 if p99 is not None else None), _fmt(p9999 / 1000 if p9999 is not None else None),
+                formatting.grouped(d.bw_mbps, 1), *([_pct(drive_link.fraction(d.bw_bytes, lnk))] if lnk else []),
+                formatting.grouped(d.iops), formatting.grouped(lat.mean_ns / 1000 if lat else None, 1),
+                formatting.grouped(p99 / 1000 if p99 is not None else None, 1),
+                formatting.grouped(p9999 / 1000 if p9999 is not None else None, 1),
                 cpu,
             )
     return table
@@ -68,7 +65,7 @@ def suite_lines(run: Run) -> list[str] | None:
 
 
 def _pct(share: float | None) -> str:
-    return _fmt(share * 100 if share is not None else None, 0)
+    return formatting.grouped(share * 100 if share is not None else None)
 
 
 def verdict_table(verdicts: RunVerdict) -> Table:

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ssdlab import metrics
 from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
 from ssdlab.results.events import SteadyStateEvent, VerdictEvent
-from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, SuiteOption, common_limits, traits_of
@@ -318,7 +319,7 @@ class Tracker:
 
     name: str
     key: str  # stimulus key
-    metric: str  # a key of METRICS
+    metric: str  # a metric name (ssdlab.metrics)
     unit: str
 
 
@@ -431,71 +432,30 @@ def _capture_points(test: RoundTest, s: PtsSettings) -> tuple[TestPoint, ...]:
 
 # ------------------------------------------------------------------ metrics
 
-def _clats(pr: PointResult) -> list[LatencyStats]:
+def _response_time(name: str, pr: PointResult) -> float | None:
     m = pr.measurement
-    if m is None:
-        return []
-    return [d.clat for d in m.directions.values() if d.total_ios > 0 and d.clat is not None and d.clat.n > 0]
+    return metrics.get(name).read(metrics.Reading(m)) if m is not None else None
 
 
 def art_us(pr: PointResult) -> float | None:
-    """Average response time (fio completion latency) over all I/Os of the point, µs."""
-    lats = _clats(pr)
-    n = sum(c.n for c in lats)
-    if not n:
-        return None
-    return sum(c.mean_ns * c.n for c in lats) / n / 1000.0
+    """Average response time (fio completion latency) over all I/Os of the point, µs (ssdlab.metrics: art)."""
+    return _response_time("art", pr)
 
 
 def mrt_us(pr: PointResult) -> float | None:
-    """Maximum response time over all I/Os of the point, µs."""
-    lats = _clats(pr)
-    return max(c.max_ns for c in lats) / 1000.0 if lats else None
+    """Maximum response time over all I/Os of the point, µs (ssdlab.metrics: mrt)."""
+    return _response_time("mrt", pr)
 
 
-def nines_us(pr: PointResult, p: float = 99.999) -> float | None:
-    """Response-time percentile over all I/Os (merged histogram bins when fio gave json+), µs."""
-    lats = _clats(pr)
-    if not lats:
-        return None
-    if all(c.bins for c in lats):
-        from ssdlab.results import hist
-
-        counts = hist.counts_from_sparse(lats[0].bins)
-        for c in lats[1:]:
-            counts = counts + hist.counts_from_sparse(c.bins)
-        value = float(hist.percentiles(counts, [p]).get(p, 0))  # a bin midpoint: clamp to the observed range
-        return min(max(value, min(c.min_ns for c in lats)), max(c.max_ns for c in lats)) / 1000.0
-    values = [c.percentile(p) for c in lats]
-    known = [v for v in values if v is not None]
-    return max(known) / 1000.0 if len(known) == len(values) else None  # no bins: the worse direction
-
-
-def iops(pr: PointResult) -> float | None:
-    """Total IOPS (reads + writes)."""
-    return pr.measurement.total_iops if pr.measurement is not None and pr.measurement.directions else None
-
-
-def mbps(pr: PointResult) -> float | None:
-    """Throughput in decimal MB/s (10^6 bytes per second), reads + writes."""
-    m = pr.measurement
-    return m.total_bw_bytes / 1e6 if m is not None and m.directions else None
-
-
-METRICS: dict[str, tuple[str, str, Callable[[PointResult], float | None]]] = {
-    "iops": ("IOPS", "IOPS", iops),
-    "mbps": ("Throughput", "MB/s", mbps),
-    "art": ("ART", "µs", art_us),
-    "mrt": ("MRT", "µs", mrt_us),
-    "nines": ("5 nines (99.999 %)", "µs", nines_us),
-}
+def nines_us(pr: PointResult) -> float | None:
+    """The 99.999th percentile of the response time over all I/Os, µs (ssdlab.metrics: nines)."""
+    return _response_time("nines", pr)
 
 
 def metric_value(metric: str, pr: PointResult | None) -> float | None:
-    """A metric of a stored point; None when the point is missing, skipped or measured nothing."""
-    if pr is None or pr.status != "ok":
-        return None
-    v = METRICS[metric][2](pr)
+    """A metric of a stored point (ssdlab.metrics: iops, mbps, art, mrt, nines); None when the point is missing,
+    skipped or measured nothing (no positive, finite value)."""
+    v = metrics.value(metric, pr)
     return v if v is not None and v > 0 and math.isfinite(v) else None
 
 
