@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from radon.complexity import cc_rank, cc_visit
 from radon.visitors import Class, Function
 
