@@ -207,7 +207,7 @@ def _lost_hosts(endpoints: Sequence[Endpoint], out: str, err: str) -> dict[str, 
                 lost[ep.label] = f"cannot connect to the agent at {ep.label} (is `ssdlab agent` running there?)"
     for m in _DISCONNECTED.finditer(out + err):
         for ep in endpoints:
-            if ep.address == m.group(1) and ep.label not in lost:
+            if (ep.socket or ep.address) == m.group(1) and ep.label not in lost:
                 lost[ep.label] = f"the agent at {ep.label} disconnected during the point"
     return lost
 
