@@ -8,6 +8,7 @@ bash scripts/setup.sh --dev
 missing=()
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 if [ "$(id -u)" -eq 0 ] && [ "${#missing[@]}" -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
+from ssdlab.termtext import printable
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
@@ -40,11 +41,12 @@ class Env:
         self.stdin = stdin or sys.stdin
 
     def out(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        """One or more lines for stdout; control characters from stored data are shown escaped (termtext)."""
+        self.stdout.write(printable(text, newlines=True) + "\n")
         self.stdout.flush()
 
     def err(self, text: str) -> None:
-        self.stderr.write(text + "\n")
+        self.stderr.write(printable(text, newlines=True) + "\n")
         self.stderr.flush()
 
     def interactive(self) -> bool:
@@ -189,6 +191,7 @@ def _report_args(p: argparse.ArgumentParser, suite: str | None) -> None:
 
     p.add_argument("dir", metavar="RUN", help="run directory or catalog id (see `ssdlab runs`)")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write the run's verdicts as JUnit XML")
+    p.add_argument("--force", action="store_true", help="replace the --junit file even if ssdlab did not write it")
 
 
 def _export_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -449,9 +452,11 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
     run = load_run(run_dir)
     if args.junit is not None:
         from ssdlab.report import junit
+        from ssdlab.results import outputs
 
         if not args.junit.parent.is_dir():
             raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
+        outputs.check_new_file(args.junit, force=args.force, option="--junit")
         junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
     env.out(str(render_report(run, run_dir).resolve()))
     return run_verdicts(run).exit_code

@@ -1,4 +1,5 @@
-"""Host groups on real fio: `ssdlab agent` processes on 127.0.0.x (free ports), driven by `ssdlab run --hosts`.
+"""Host groups on real fio: `ssdlab agent` processes on Unix sockets in private directories (one on TCP
+127.0.0.x with --insecure-tcp), driven by `ssdlab run --hosts`.
 
 Every agent is started by a fixture and always stopped in its teardown (by its own pid and its fio server's
 process group, never by name). Points are short (0.3 s) and use the null engine or small files.
@@ -12,6 +13,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -57,6 +59,7 @@ class Agent:
     proc: subprocess.Popen[str]
     log: Path
     server_pid: int = 0
+    socket: Path | None = None  # a socket agent (the default) listens here; a TCP agent on address:port
 
     def stop(self) -> None:
         """Stop the agent (Ctrl-C), then make sure its fio server's process group is gone."""
@@ -76,14 +79,16 @@ class Agent:
                 os.killpg(self.server_pid, signal.SIGKILL)
 
 
-def start_agent(address: str, tmp: Path, port: int | None = None) -> Agent:
-    port = port or free_port(address)
+def start_agent(address: str, tmp: Path, port: int | None = None, *, tcp: bool = False) -> Agent:
+    """An agent named after `address`: on a Unix socket in tmp (the default), or on TCP address:port."""
+    port = port or (free_port(address) if tcp else 0)
+    sock = None if tcp else tmp / f"agent-{address}" / "agent.sock"
     log = tmp / f"agent-{address}-{port}.log"
+    where = ["--insecure-tcp", "--bind", address, "--port", str(port)] if tcp else ["--socket", str(sock)]
     with log.open("w") as fh:  # the agent keeps its own copy of the descriptor
-        proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent", "--bind", address, "--port",
-                                 str(port), "--interval", "0.5"], stdout=fh, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
-    agent = Agent(address, port, proc, log)
+        proc = subprocess.Popen([sys.executable, "-m", "ssdlab.cli", "agent", *where, "--interval", "0.5"],
+                                stdout=fh, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    agent = Agent(address, port, proc, log, socket=sock)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         m = re.search(r"\(pid (\d+)\)", log.read_text())
@@ -94,7 +99,7 @@ def start_agent(address: str, tmp: Path, port: int | None = None) -> Agent:
             break
         time.sleep(0.1)
     agent.stop()
-    raise AssertionError(f"agent on {address}:{port} did not start: {log.read_text()}")
+    raise AssertionError(f"agent {sock or f'{address}:{port}'} did not start: {log.read_text()}")
 
 
 @contextlib.contextmanager
@@ -112,8 +117,12 @@ def agents(tmp: Path, count: int) -> Iterator[list[Agent]]:
 def inventory(path: Path, hosts: list[tuple[str, Agent | tuple[str, int], list[str]]]) -> Path:
     lines = []
     for name, a, targets in hosts:
-        address, port = (a.address, a.port) if isinstance(a, Agent) else a
-        lines += ["[[host]]", f'name = "{name}"', f'address = "{address}"', f"port = {port}",
+        if isinstance(a, Agent) and a.socket is not None:
+            where = [f'socket = "{a.socket}"']
+        else:
+            address, port = (a.address, a.port) if isinstance(a, Agent) else a
+            where = [f'address = "{address}"', f"port = {port}"]
+        lines += ["[[host]]", f'name = "{name}"', *where,
                   "targets = [" + ", ".join(json.dumps(t) for t in targets) + "]", f'labels = {{ node = "{name}" }}',
                   ""]
     path.write_text("\n".join(lines))
@@ -314,3 +323,67 @@ def test_safety_is_checked_on_every_host_by_device_name(three: list[Agent], suit
     assert f"host a: ALL DATA on {clean.dev}" in res.err
     assert f"host b: ALL DATA on {ext4.dev}" in res.err
     assert ext4.digest() != before  # consent given: the device was written through its agent
+
+
+def test_the_agent_socket_is_private_and_tcp_still_works_when_asked(three: list[Agent], suite_file: Path,
+                                                                    tmp_path: Path) -> None:
+    sock = three[0].socket
+    assert sock is not None
+    assert stat.S_ISSOCK(sock.stat().st_mode)
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    tcp = start_agent("127.0.0.21", tmp_path, tcp=True)
+    try:
+        assert "WARNING: listening on TCP 127.0.0.21 (loopback)" in tcp.log.read_text()
+        inv = inventory(tmp_path / "lab.toml", [("a", three[0], ["null"]), ("t", tcp, ["null"])])
+        res = run_cli("run", suite_file, "--hosts", inv, "--out", tmp_path / "r")
+        assert res.code == 0, res.err
+        m = load_run(tmp_path / "r").points[-1].measurement
+        assert m is not None
+        assert [p.host for p in m.parts] == ["a", "t"]
+    finally:
+        tcp.stop()
+
+
+def test_a_plain_fio_server_with_a_written_report_is_refused(suite_file: Path, tmp_path: Path) -> None:
+    """A hand-written report (here: no hazards, dated an hour ahead) served by a plain fio --server cannot answer
+    the controller's fresh challenge: the run is refused before anything is written."""
+    from ssdlab.fio import client
+
+    work = tmp_path / "fake"
+    (work / "s").mkdir(parents=True, mode=0o700)
+    host = {"written": time.time() + 3600, "hostname": "fake", "fio_version": "3.33", "numa_nodes": {}}
+    (work / client.PROBE_FILE).write_text(client.probe_job(host, [], [{"token": "0" * 32, "paths": {}}]).render())
+    sock = work / "s" / "fio.sock"
+    proc = subprocess.Popen(["fio", f"--server=sock:{sock}"], cwd=work, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        target = tmp_path / "victim.dat"
+        inv = tmp_path / "lab.toml"
+        inv.write_text(f'[[host]]\nname = "fake"\nsocket = "{sock}"\ntargets = ["file:{target}?size=16MiB"]\n')
+        res = run_cli("run", suite_file, "--hosts", inv, "--out", tmp_path / "r", "--yes", traceback=False)
+        assert res.code == 3, res.err
+        assert len(res.err_lines) == 1
+        assert "host fake: the agent at" in res.err
+        assert "did not answer this run's challenge" in res.err
+        assert not target.exists()
+        assert not (tmp_path / "r").exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=20)
+
+
+def test_one_file_named_twice_through_a_symlink_is_refused(three: list[Agent], suite_file: Path,
+                                                            tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    inv = inventory(tmp_path / "lab.toml", [("a", three[0], [f"file:{tmp_path}/real/d.dat?size=16MiB",
+                                                            f"file:{tmp_path}/alias/d.dat?size=16MiB"])])
+    res = run_cli("plan", suite_file, "--hosts", inv, traceback=False)
+    assert res.code == 3, res.err
+    assert "are the same file" in res.err
+    assert f"(file:{tmp_path}/real/d.dat)" in res.err

@@ -123,7 +123,7 @@ def test_probe_report_survives_fio_description_limits() -> None:
         assert len(str(section.options["description"])) <= 255  # fio keeps 255 characters
         assert section.options["ioengine"] == "null"
     doc = {"client_stats": [{"jobname": s.name, "desc": s.options["description"]} for s in reversed(job.jobs)]}
-    assert client.decode_probe(doc) == {"host": host, "devices": devices}
+    assert client.decode_probe(doc) == {"host": host, "devices": devices, "answers": []}
     doc["client_stats"].pop(1)  # a section missing: no report rather than a wrong one
     assert client.decode_probe(doc) is None
 
@@ -173,22 +173,30 @@ def _crc16_arc(data: bytes) -> int:
 
 @pytest.fixture
 def newer_server() -> Iterator[client.Endpoint]:
-    """A listener on 127.0.0.30 that answers the client's first command with a well-formed header of protocol
-    version 101 (fio 3.36), as a newer fio server would."""
+    """A listener on 127.0.0.30 that answers the client's first command on every connection with a well-formed
+    header of protocol version 101 (fio 3.36), as a newer fio server would (a controller connects more than once:
+    its challenge, then its probe)."""
     sock = socket.socket()
     sock.bind(("127.0.0.30", 0))
-    sock.listen(1)
-    sock.settimeout(60)
+    sock.listen(4)
+    sock.settimeout(0.2)
+    stop = threading.Event()
 
     def serve() -> None:
-        with contextlib.suppress(OSError):
-            conn, _ = sock.accept()
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
             with conn:
                 conn.settimeout(10)
                 with contextlib.suppress(OSError):
                     conn.recv(4096)
                 head = struct.pack("<HHIQI", 101, 10, 0, 0, 0)  # version, opcode PROBE, flags, tag, pdu_len
-                conn.sendall(head + struct.pack("<HH", _crc16_arc(head), 0))
+                with contextlib.suppress(OSError):
+                    conn.sendall(head + struct.pack("<HH", _crc16_arc(head), 0))
                 with contextlib.suppress(OSError):
                     conn.recv(4096)
 
@@ -197,8 +205,9 @@ def newer_server() -> Iterator[client.Endpoint]:
     try:
         yield client.Endpoint("127.0.0.30", sock.getsockname()[1])
     finally:
-        sock.close()
+        stop.set()
         t.join(timeout=30)
+        sock.close()
 
 
 @pytest.mark.integration
@@ -220,3 +229,31 @@ def test_plan_on_a_mismatched_agent_exits_3_with_one_line(newer_server: client.E
     assert len(res.err_lines) == 1
     assert "host new" in res.err
     assert "protocol mismatch" in res.err
+
+
+def test_socket_endpoints_name_their_path() -> None:
+    ep = client.Endpoint(socket="/run/ssdlab/node-a.sock")
+    assert ep.client_arg() == "sock:/run/ssdlab/node-a.sock"
+    assert ep.label == "/run/ssdlab/node-a.sock"
+    assert ep.matches("/run/ssdlab/node-a.sock", 8765)  # fio names a socket client by its path
+    assert not ep.matches("127.0.0.1", 8765)
+    assert client.socket_server_argv("fio", "/run/ssdlab/agent.sock") == ["fio", "--server=sock:/run/ssdlab/agent.sock"]
+
+
+def test_challenge_job_writes_only_token_files_in_the_agents_directory() -> None:
+    token = client.new_token()
+    assert client.CHALLENGE_RE.match(client.CHALLENGE_PREFIX + token)
+    job = client.challenge_job(token, ["/data/a.dat", "/data/./b.dat", "/x" * 400])
+    names = [str(s.options["filename"]) for s in job.jobs]
+    assert names == [f"{client.CHALLENGE_PREFIX}{token}-0", f"{client.CHALLENGE_PREFIX}{token}-1",
+                     f"{client.CHALLENGE_PREFIX}{token}"]  # the over-long path is not asked about
+    assert all("/" not in n for n in names)  # relative: inside fio --server's working directory
+    last = job.jobs[-1].options
+    assert last["stonewall"] == 1
+    assert client.challenge_count(str(last["buffer_pattern"]).strip('"').encode() * 3) == 2
+    assert client.challenge_count(b"\0" * 4096) is None
+    pattern = str(job.jobs[1].options["buffer_pattern"]).strip('"')
+    assert client.decode_path((pattern * 300).encode()[:4096]) == "/data/./b.dat"
+    assert client.decode_path(b"\0" * 4096) is None
+    for ch in ";#$":
+        assert ch not in job.render().split("[resolve-0]", 1)[1]

@@ -41,17 +41,30 @@ def _report(devices: list[dict[str, Any]], written: float | None = None) -> dict
 
 @pytest.fixture
 def probes(monkeypatch: pytest.MonkeyPatch) -> dict[str, client.ProbeResult | dict[str, Any]]:
-    """Agent reports by endpoint label, answered instead of running fio."""
+    """Agent reports by endpoint label, answered instead of running fio. Like `ssdlab agent`, each report answers
+    the controller's last challenge (the token, file paths resolved as given, or as `resolved` maps them), unless
+    it has "answers" of its own."""
     answers: dict[str, client.ProbeResult | dict[str, Any]] = {}
+    challenged: dict[str, Any] = {}
+
+    def challenge(requests: list[tuple[client.Endpoint, list[str]]], token: str, **_: Any) -> dict[str, str]:
+        challenged.update({ep.label: (token, paths) for ep, paths in requests})
+        return {}
 
     def fake(endpoints: list[client.Endpoint], workdir: Path, **_: Any) -> list[client.ProbeResult]:
         out = []
         for ep in endpoints:
             a = answers[ep.label]
+            if isinstance(a, dict) and "answers" not in a and ep.label in challenged:
+                token, paths = challenged[ep.label]
+                resolved = answers.get("resolved") or {}
+                a = {**a, "answers": [{"token": token, "paths": {x: resolved.get(x, x) for x in paths}}]}
             out.append(a if isinstance(a, client.ProbeResult) else client.ProbeResult(ep, report=a))
         return out
 
+    monkeypatch.setattr(client, "send_challenges", challenge)
     monkeypatch.setattr(client, "probe_all", fake)
+    monkeypatch.setattr(client, "CHALLENGE_WAIT_S", 0.3)
     monkeypatch.setattr(runner, "fio_binary", lambda: "/usr/bin/fio")
     monkeypatch.setattr(runner, "fio_version", lambda binary=None: "3.33")
     return answers
@@ -283,3 +296,64 @@ def test_every_agents_job_meets_the_write_gate(tmp_path: Path, probes: dict[str,
     with pytest.raises(UnsafeTargetError, match="not authorized to write"):
         ex.run_point(write, g, tmp_path / "pt")
     assert not (tmp_path / "pt").exists()  # no job file, no command, no fio
+
+
+def test_inventory_names_a_socket_or_an_address_not_both(tmp_path: Path) -> None:
+    hosts = parse_inventory({"host": [{"socket": "/run/ssdlab//a.sock", "targets": ["null"]},
+                                      {"address": "127.1", "targets": ["null"]}]})
+    assert hosts[0].endpoint == client.Endpoint(socket="/run/ssdlab/a.sock")
+    assert hosts[0].name == "/run/ssdlab/a.sock"
+    assert hosts[0].to_dict()["socket"] == "/run/ssdlab/a.sock"
+    assert "address" not in hosts[0].to_dict()
+    assert hosts[1].endpoint == client.Endpoint("127.0.0.1", 8765)
+    for bad, needle in (({"socket": "/a.sock", "address": "h"}, "not both"),
+                        ({"socket": "run/a.sock"}, "absolute path"), ({"socket": "/a b.sock"}, "absolute path")):
+        with pytest.raises(UsageError, match=needle):
+            parse_inventory({"host": [{**bad, "targets": ["null"]}]})
+
+
+@pytest.mark.parametrize("pair", [("file:/x/d.dat", "file:/x/./d.dat"), ("file:/x/d.dat", "file://x/y/../d.dat"),
+                                  ("/dev/nvme0n1", "/dev/./nvme0n1")])
+def test_the_same_path_twice_in_one_host_is_refused(pair: tuple[str, str]) -> None:
+    with pytest.raises(UsageError, match="are the same target"):
+        parse_inventory({"host": [{"address": "h", "targets": list(pair)}]})
+
+
+def test_aliases_and_symlinks_resolved_on_the_agent_are_one_device(tmp_path: Path, probes: dict[str, Any]) -> None:
+    probes["10.0.0.2:8765"] = _report([_device("/dev/nvme0n1", aliases=["/dev/disk/by-id/nvme-X"])])
+    probes["10.0.0.3:18765"] = _report([])
+    with pytest.raises(TargetError, match="/dev/nvme0n1 and /dev/disk/by-id/nvme-X are the same device"):
+        _group(tmp_path)
+    probes["10.0.0.2:8765"] = _report([_device("/dev/nvme0n1"), _device("/dev/nvme1n1",
+                                                                         aliases=["/dev/disk/by-id/nvme-X"])])
+    probes["resolved"] = {"/data/ssdlab.dat": "/srv/ssdlab.dat", "/srv/link.dat": "/srv/ssdlab.dat"}
+    two = INVENTORY.replace('targets = ["file:/data/ssdlab.dat?size=1GiB"]',
+                            'targets = ["file:/data/ssdlab.dat?size=1GiB", "file:/srv/link.dat?size=1GiB"]')
+    with pytest.raises(TargetError, match=r"host 10.0.0.3:18765: file:/data/ssdlab.dat\?size=1GiB and "
+                                          r"file:/srv/link.dat\?size=1GiB are the same file \(file:/srv/ssdlab.dat\)"):
+        _group(tmp_path, two)
+
+
+def test_a_report_that_does_not_answer_the_challenge_is_refused(tmp_path: Path, probes: dict[str, Any]) -> None:
+    """A plain fio --server serving a written report (or an old agent) cannot answer a fresh token."""
+    probes["10.0.0.2:8765"] = {**_report([_device("/dev/nvme0n1"), _device("/dev/nvme1n1",
+                                                                            aliases=["/dev/disk/by-id/nvme-X"])]),
+                               "answers": [{"token": "0" * 32, "paths": {}}]}
+    probes["10.0.0.3:18765"] = _report([])
+    with pytest.raises(TargetError) as exc:
+        _group(tmp_path)
+    assert "host a: the agent at 10.0.0.2:8765 did not answer this run's challenge" in str(exc.value)
+    assert "10.0.0.3" not in str(exc.value)
+
+
+def test_a_report_dated_in_the_future_is_refused_naming_both_clocks(tmp_path: Path, probes: dict[str, Any]) -> None:
+    devices = [_device("/dev/nvme0n1"), _device("/dev/nvme1n1", aliases=["/dev/disk/by-id/nvme-X"])]
+    probes["10.0.0.3:18765"] = _report([])
+    probes["10.0.0.2:8765"] = _report(devices, written=time.time() + 3000)
+    with pytest.raises(TargetError) as exc:
+        _group(tmp_path)
+    text = str(exc.value)
+    assert "host a: its agent's report is dated 3000 s in the future (agent clock 20" in text
+    assert "this host's 20" in text
+    probes["10.0.0.2:8765"] = _report(devices, written=time.time() + 2)  # within the allowed skew
+    assert _group(tmp_path).blocking_hazards() == []

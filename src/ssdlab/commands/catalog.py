@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import UsageError
+from ssdlab.termtext import printable
 
 
 def _day(text: str) -> str:
@@ -63,9 +64,10 @@ def cmd_runs(args: argparse.Namespace, env: Any) -> int:
     if not entries:
         env.err(f"no run in {root} matches" if any(vars(filters).values()) else f"no runs in {root}")
         return 0
-    rows = [(e.id, e.created[:16].replace("T", " "), e.suite.rsplit("/", 1)[-1], e.target, e.model or "-",
-             e.firmware or "-", e.verdict, str(e.points),
-             " ".join(f"{k}={v}" for k, v in e.tags.items()), str(e.path)) for e in entries]
+    rows = [tuple(printable(c) for c in (e.id, e.created[:16].replace("T", " "), e.suite.rsplit("/", 1)[-1], e.target,
+                                         e.model or "-", e.firmware or "-", e.verdict, str(e.points),
+                                         " ".join(f"{k}={v}" for k, v in e.tags.items()), str(e.path)))
+            for e in entries]
     header = ("id", "created (UTC)", "suite", "target", "model", "firmware", "verdict", "points", "tags", "path")
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     widths = [min(w, 40) for w in widths]
@@ -97,5 +99,5 @@ def cmd_tag(args: argparse.Namespace, env: Any) -> int:
         k, v = parse_tag(text)
         tags[k] = v
     write_tags(run_dir, tags)
-    env.out(" ".join(f"{k}={v}" for k, v in sorted(tags.items())) or "(no tags)")
+    env.out(printable(" ".join(f"{k}={v}" for k, v in sorted(tags.items()))) or "(no tags)")
     return 0

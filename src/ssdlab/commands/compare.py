@@ -54,6 +54,9 @@ def add_commands(sub: Any) -> dict[str, Any]:
                    help="a change past a --fail-on threshold fails even when it is not significant or cannot "
                         "be judged, and so does a point missing from a run")
     p.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML (one test case per point)")
+    p.add_argument("--force", action="store_true",
+                   help="replace compare.html/compare.csv in --out and the --junit file even if ssdlab did not "
+                        "write them")
     p.add_argument("--alpha", type=_alpha, default=None, metavar="P",
                    help="significance level of the two-sided Welch t-test (default 0.05)")
     p.add_argument("--min-effect", type=_pct, default=None, metavar="PCT",
@@ -84,12 +87,19 @@ def _labels(args: argparse.Namespace, dirs: list[Path], runs: list[Any]) -> list
     return out
 
 
-def _check_out(path: Path, what: str) -> None:
+def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> None:
+    """--out (what "dir") or --junit ("file", possibly inside `out`, which is made after the checks)."""
+    from ssdlab.results import outputs
+
     parent = path if what == "dir" else path.parent
     if parent.exists() and not parent.is_dir():
         raise UsageError(f"{parent} is not a directory: choose another {'--out' if what == 'dir' else '--junit'}")
-    if what == "file" and not parent.is_dir():
+    if what == "file" and not parent.is_dir() and (out is None or parent.absolute() != out.absolute()):
         raise UsageError(f"--junit {path}: directory {parent} does not exist")
+    if what == "dir":
+        outputs.check_output_dir(path, "compare.html", ["compare.csv"], force=force, option="--out")
+    else:
+        outputs.check_new_file(path, force=force, option="--junit")
 
 
 def cmd_compare(args: argparse.Namespace, env: Any) -> int:
@@ -109,13 +119,13 @@ def cmd_compare(args: argparse.Namespace, env: Any) -> int:
     stored = [load_run(d) for d in dirs]
     labels = _labels(args, dirs, stored)
     out: Path = args.out or Path("compare-" + re.sub(r"[^A-Za-z0-9._-]+", "-", "-vs-".join(labels))[:80])
-    _check_out(out, "dir")
+    _check_out(out, "dir", args.force)
+    if args.junit is not None:
+        _check_out(args.junit, "file", args.force, out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"--out {out}: cannot create it ({exc.strerror or exc})") from exc
-    if args.junit is not None:
-        _check_out(args.junit, "file")
     runs = [comparison.run_data(run, label, d) for run, d, label in zip(stored, dirs, labels, strict=True)]
     cmp = comparison.compare(runs, alpha=args.alpha if args.alpha is not None else significance.ALPHA,
                              min_effect=args.min_effect if args.min_effect is not None else significance.MIN_EFFECT)

@@ -22,6 +22,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("--direction", default="all", choices=("all", "read", "write", "split"),
                    help="all I/Os of a point together (bins added; default), one direction, or each direction")
     p.add_argument("--out", type=Path, help="chart file, .svg or .png (default DIR/latency-<first point>.svg)")
+    p.add_argument("--force", action="store_true", help="replace --out even if ssdlab did not write it")
     return {"latency": cmd_latency}
 
 
@@ -38,7 +39,7 @@ def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     if not args.points:
         return 0
     out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
-    charts.check_figure_path(out)
+    charts.check_figure_path(out, force=args.force)
     charts.write_figure(latency.distribution_figure(dists, title=f"{run.run_id}: response times"), out)
     env.out(str(out))
     return 0

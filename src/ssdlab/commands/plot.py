@@ -48,6 +48,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("--phase", default="measure", help="points of this phase only (default measure; 'all' for all)")
     p.add_argument("--logx", action="store_true", help="logarithmic x axis")
     p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument("--force", action="store_true", help="replace --out even if ssdlab did not write it")
     return {"plot": cmd_plot}
 
 
@@ -206,7 +207,7 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
                      parse_where(args.where))
     default_dir = dirs[0] if len(dirs) == 1 else Path()
     out: Path = args.out or (default_dir / f"plot-{args.y}-vs-{args.x}.svg")
-    charts.check_figure_path(out)
+    charts.check_figure_path(out, force=args.force)
     series = [charts.Series(charts.plain_label(label), [p[0] for p in pts], [p[1] for p in pts])
               for label, pts in data.items()]
     xs = sorted({p[0] for pts in data.values() for p in pts})

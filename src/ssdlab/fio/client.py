@@ -28,8 +28,11 @@ import ipaddress
 import json
 import os
 import re
+import secrets
 import shlex
+import socket
 import subprocess
+import tempfile
 import time
 import zlib
 from collections.abc import Mapping, Sequence
@@ -54,22 +57,29 @@ PROTOCOL_VERSIONS = {97: "3.33", 101: "3.36", 107: "3.38", 113: "3.41", 120: "3.
 
 _DISCONNECTED = re.compile(r"client: host=(\S+) disconnected")
 _NO_CONNECT = re.compile(r"failed to connect to (\S+?):(\d+)")
+_NO_SOCKET = re.compile(r"fio: connect; ([^\n]+)")  # a Unix-socket client that cannot connect (path not named)
 _MISMATCH = re.compile(r"client/server version mismatch \((\d+) != (\d+)\)")
 
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where an agent listens: an IP address or host name, and a port."""
+    """Where an agent listens: a Unix socket (`socket`, the default and the safe way), or an IP address or host
+    name and a port (TCP: only with the agent's --insecure-tcp)."""
 
-    address: str
+    address: str = ""
     port: int = DEFAULT_PORT
+    socket: str = ""  # absolute path of a Unix socket (the local end of an SSH forward for a remote host)
 
     @property
     def label(self) -> str:
+        if self.socket:
+            return self.socket
         return f"[{self.address}]:{self.port}" if ":" in self.address else f"{self.address}:{self.port}"
 
     def client_arg(self) -> str:
         """The value of fio's --client= for this endpoint."""
+        if self.socket:
+            return f"sock:{self.socket}"
         if ":" in self.address:
             return f"ip6:{self.address},{self.port}"
         try:
@@ -79,22 +89,41 @@ class Endpoint:
         return f"ip:{self.address},{self.port}"
 
     def matches(self, hostname: str, port: int) -> bool:
-        """Whether a client_stats element (its hostname and port) came from this endpoint."""
+        """Whether a client_stats element (its hostname and port) came from this endpoint (fio names a Unix-socket
+        client by its path, with its default port)."""
+        if self.socket:
+            return hostname == self.socket
         return hostname == self.address and port == self.port
 
 
 def server_argv(binary: str, bind: str, port: int) -> list[str]:
-    """`fio --server` listening on exactly one address (never fio's bare --server, which listens on all)."""
+    """`fio --server` listening on exactly one TCP address (never fio's bare --server, which listens on all)."""
     family = "ip6" if ":" in bind else "ip"
     return [binary, f"--server={family}:{bind},{port}"]
 
 
+def socket_server_argv(binary: str, path: str) -> list[str]:
+    """`fio --server` listening on a Unix socket only."""
+    return [binary, f"--server=sock:{path}"]
+
+
+def ipv4_dotted(address: str) -> str:
+    """An IPv4 address in the dotted-quad form fio parses ('127.1' -> '127.0.0.1'); other text unchanged."""
+    if ":" in address or not address or not all(c.isdigit() or c == "." for c in address):
+        return address
+    try:
+        return socket.inet_ntoa(socket.inet_aton(address))
+    except OSError:
+        return address
+
+
 def is_loopback(address: str) -> bool:
-    """Whether `address` (an IP literal or 'localhost') is a loopback address."""
+    """Whether `address` (an IP literal, in any form inet_aton takes such as '127.1', or 'localhost') is a
+    loopback address."""
     if address == "localhost":
         return True
     try:
-        return ipaddress.ip_address(address).is_loopback
+        return ipaddress.ip_address(ipv4_dotted(address)).is_loopback
     except ValueError:
         return False
 
@@ -178,7 +207,7 @@ def _lost_hosts(endpoints: Sequence[Endpoint], out: str, err: str) -> dict[str, 
                 lost[ep.label] = f"cannot connect to the agent at {ep.label} (is `ssdlab agent` running there?)"
     for m in _DISCONNECTED.finditer(out + err):
         for ep in endpoints:
-            if ep.address == m.group(1) and ep.label not in lost:
+            if (ep.socket or ep.address) == m.group(1) and ep.label not in lost:
                 lost[ep.label] = f"the agent at {ep.label} disconnected during the point"
     return lost
 
@@ -235,13 +264,14 @@ def missing_hosts(res: ClientRun, present: set[tuple[str, int]], endpoints: Sequ
 PROBE_CHUNK = 200  # fio keeps 255 characters of a job's description (FIO_JOBDESC_SIZE) in its results
 
 
-def probe_job(host: Mapping[str, Any], devices: Sequence[Mapping[str, Any]]) -> FioJob:
+def probe_job(host: Mapping[str, Any], devices: Sequence[Mapping[str, Any]],
+              answers: Sequence[Mapping[str, Any]] = ()) -> FioJob:
     """The probe job an agent keeps in its working directory: null-engine sections (they touch no device)
     whose descriptions carry the agent's report. fio returns at most 255 characters of a description, so the
     report (JSON, zlib-compressed, base64: fio's job parser would cut JSON at ';' or '#' and expand '$') is
     split over as many sections as it needs, each description '<tag> <index>/<count> <chunk>'."""
-    blob = base64.b64encode(zlib.compress(json.dumps({"host": host, "devices": list(devices)},
-                                                     sort_keys=True).encode(), 9)).decode()
+    doc = {"host": host, "devices": list(devices), "answers": list(answers)}
+    blob = base64.b64encode(zlib.compress(json.dumps(doc, sort_keys=True).encode(), 9)).decode()
     chunks = [blob[i:i + PROBE_CHUNK] for i in range(0, len(blob), PROBE_CHUNK)] or [""]
     sections = [FioSection(f"ssdlab-probe-{i}", {
         "description": f"{PROBE_TAG} {i}/{len(chunks)} {chunk}", "ioengine": "null", "size": 4096, "rw": "read",
@@ -250,8 +280,8 @@ def probe_job(host: Mapping[str, Any], devices: Sequence[Mapping[str, Any]]) -> 
 
 
 def decode_probe(doc: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The agent report carried back by a probe run: {"host": {...}, "devices": [...]} (None when the
-    document holds no complete report)."""
+    """The agent report carried back by a probe run: {"host": {...}, "devices": [...], "answers": [...]} (None
+    when the document holds no complete report)."""
     chunks: dict[int, str] = {}
     count = -1
     for j in doc.get("client_stats", []):
@@ -307,8 +337,15 @@ def probe(endpoint: Endpoint, workdir: Path, *, binary: str | None = None, local
         return ProbeResult(endpoint, error=f"{endpoint.label}: {mismatch}", seconds=seconds)
     if _NO_CONNECT.search(err + out):
         return ProbeResult(endpoint, error=f"cannot connect to an agent at {endpoint.label}: start `ssdlab agent "
-                                           f"--port {endpoint.port}` on that host (through an SSH tunnel for a "
-                                           "remote host)", seconds=seconds)
+                                           f"--insecure-tcp --bind {endpoint.address} --port {endpoint.port}` on "
+                                           "that host, or better its default Unix socket (docs/hosts.md)",
+                           seconds=seconds)
+    no_socket = _NO_SOCKET.search(err + out)
+    if no_socket and endpoint.socket:
+        return ProbeResult(endpoint, error=f"cannot connect to an agent at {endpoint.socket} "
+                                           f"({no_socket.group(1).strip()}): start `ssdlab agent` on that host and, "
+                                           "for a remote host, the SSH forward of its socket (docs/hosts.md)",
+                           seconds=seconds)
     if "unable to open" in out + err and PROBE_FILE in out + err:
         return ProbeResult(endpoint, error=f"{endpoint.label} runs a plain `fio --server`, not `ssdlab agent`: "
                                            "its devices cannot be checked; start `ssdlab agent` there instead",
@@ -360,6 +397,101 @@ def probe_all(endpoints: Sequence[Endpoint], workdir: Path, *, binary: str | Non
             for r in pool.map(lambda ep: probe(ep, workdir, binary=exe, local_version=local_version), rest):
                 found[r.endpoint.label] = r
     return [found[ep.label] for ep in endpoints]
+
+
+# ------------------------------------------------------------------ challenges: reports tied to this run
+
+CHALLENGE_PREFIX = "ssdlab-challenge-"
+CHALLENGE_WAIT_S = 5.0  # how long a controller waits for every agent to answer its challenge
+CHALLENGE_RE = re.compile(r"^ssdlab-challenge-([0-9a-f]{32})(?:-(\d{1,4}))?$")
+MAX_RESOLVE_PATTERN = 500  # fio keeps at most 512 bytes of a buffer_pattern
+CHALLENGE_MARK = "ssdlab-paths-"  # the token file's data: ssdlab-paths-<count>. (repeated)
+
+
+def new_token() -> str:
+    """A fresh random challenge token (128 bits, hex)."""
+    return secrets.token_hex(16)
+
+
+def encode_path(path: str) -> str:
+    """A path as a fio buffer_pattern string can carry it: base64url without padding, ended by '.', which base64url
+    never uses (the pattern repeats over the file)."""
+    return base64.urlsafe_b64encode(path.encode()).decode().rstrip("=") + "."
+
+
+def decode_path(data: bytes) -> str | None:
+    """The path a resolve file carries (encode_path's text, repeated), or None when it carries none."""
+    head = data.split(b".", 1)[0]
+    if not head or len(data) == len(head):
+        return None
+    try:
+        return base64.urlsafe_b64decode(head + b"=" * (-len(head) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def challenge_job(token: str, paths: Sequence[str]) -> FioJob:
+    """The job a controller sends an agent before it trusts the agent's report: it writes small files named after
+    `token` into the agent's working directory (fio --server's cwd) and nothing else. First one file per path the
+    agent should resolve on its side (realpath), carrying the path in its data, then (after a stonewall) the
+    token's own file, whose data says how many path files there are (fio may create every file, empty or
+    zeroed, before it writes any: the agent answers once all of them carry their data). `ssdlab agent` answers
+    by putting the token, and what each path resolves to, in its next report; a plain `fio --server` serving a
+    written report cannot."""
+    asked = [path for path in paths if len(encode_path(path)) <= MAX_RESOLVE_PATTERN]
+    sections = [FioSection(f"resolve-{i}", {"filename": f"{CHALLENGE_PREFIX}{token}-{i}",
+                                            "buffer_pattern": f'"{encode_path(path)}"'})
+                for i, path in enumerate(asked)]
+    sections.append(FioSection("challenge", {"filename": f"{CHALLENGE_PREFIX}{token}", "stonewall": 1,
+                                             "buffer_pattern": f'"{CHALLENGE_MARK}{len(asked)}."'}))
+    return FioJob(jobs=tuple(sections), global_options={"ioengine": "psync", "rw": "write", "size": 4096,
+                                                          "bs": 4096, "thread": 1})
+
+
+def send_challenges(requests: Sequence[tuple[Endpoint, Sequence[str]]], token: str, *,
+                    binary: str | None = None, local_version: str = "",
+                    timeout: float = PROBE_TIMEOUT_S) -> dict[str, str]:
+    """Send each agent its challenge job with one fio client. Returns endpoint label -> why it cannot be used when
+    fio's output pins a protocol mismatch on the one agent challenged; any other failure (unreachable, not an
+    ssdlab agent) shows in the probe that follows."""
+    if not requests:
+        return {}
+    exe = binary or runner.fio_binary()
+    with tempfile.TemporaryDirectory(prefix="ssdlab-challenge-") as tmp:
+        argv = [exe, "--output-format=json"]
+        for i, (ep, paths) in enumerate(requests):
+            job = Path(tmp) / f"challenge-{i}.fio"
+            job.write_text(challenge_job(token, paths).render(), encoding="utf-8")
+            argv += [f"--client={ep.client_arg()}", str(job)]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return {}
+        except OSError as exc:
+            raise FioMissingError(f"fio could not be started ({exc}): {runner.INSTALL_HINT}") from exc
+    mismatch = version_mismatch(res.stdout + res.stderr, local_version)
+    if mismatch and len(requests) == 1:
+        return {requests[0][0].label: f"{requests[0][0].label}: {mismatch}"}
+    return {}
+
+
+def challenge_count(data: bytes) -> int | None:
+    """How many path files a complete token file announces (None while fio has not written it yet)."""
+    head = data.split(b".", 1)[0].decode("ascii", "replace")
+    if not head.startswith(CHALLENGE_MARK) or len(data) == len(head):
+        return None
+    try:
+        return int(head[len(CHALLENGE_MARK):])
+    except ValueError:
+        return None
+
+
+def answer_for(report: Mapping[str, Any], token: str) -> dict[str, Any] | None:
+    """The agent's answer to challenge `token` in its report ({"token", "at", "paths": {asked: real}}), if any."""
+    for a in report.get("answers") or []:
+        if isinstance(a, dict) and a.get("token") == token:
+            return a
+    return None
 
 
 # ------------------------------------------------------------------ purge on agent hosts

@@ -285,27 +285,35 @@ def _crop(svg: str, x: float, y: float, w: float, h: float) -> str:
     return head + svg[head_end:]
 
 
-def fig_to_png(fig: Any, dpi: int = 120) -> bytes:
-    """Render a figure; return PNG bytes (for `ssdlab plot --out FILE.png`)."""
+def fig_to_png(fig: Any, dpi: int = 120, software: str | None = None) -> bytes:
+    """Render a figure; return PNG bytes (for `ssdlab plot --out FILE.png`), naming `software` in its metadata."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi)
+    fig.savefig(buf, format="png", bbox_inches="tight", dpi=dpi,
+                metadata={"Software": software} if software else None)
     return buf.getvalue()
 
 
-def check_figure_path(out: Path) -> None:
-    """Refuse, with one line, a chart file (`--out`) that is not .svg or .png or whose directory does not exist."""
+def check_figure_path(out: Path, *, force: bool = False) -> None:
+    """Refuse, with one line, a chart file (`--out`) that is not .svg or .png, whose directory does not exist, or
+    that would replace a file ssdlab did not write (unless `force`)."""
+    from ssdlab.results import outputs
+
     if out.suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"--out {out}: use a .svg or .png file name")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: directory {out.parent} does not exist")
+    outputs.check_new_file(out, force=force, option="--out")
 
 
 def write_figure(fig: Any, out: Path) -> None:
-    """Render a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first)."""
+    """Render a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first); either
+    carries ssdlab's mark (results/outputs.py), so a later run may replace it."""
+    from ssdlab.results import outputs
+
     if out.suffix.lower() == ".png":
-        atomic.write_bytes(out, fig_to_png(fig))
+        atomic.write_bytes(out, fig_to_png(fig, software=outputs.PNG_SOFTWARE))
     else:
-        atomic.write_text(out, fig_to_svg(fig) + "\n")
+        atomic.write_text(out, outputs.SVG_MARK + "\n" + fig_to_svg(fig) + "\n")
 
 
 def new_figure(size: tuple[float, float]) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import IO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ssdlab import formatting
@@ -14,6 +15,13 @@ from ssdlab.report import health as drive_health
 from ssdlab.results.model import Run
 from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.targets import link as drive_link
+from ssdlab.termtext import printable
+
+
+def _safe(text: object) -> str:
+    """Stored text (labels, names, reasons: possibly from a tag or a device) shown literally: control characters
+    escaped (termtext), rich markup escaped."""
+    return escape(printable(str(text)))
 
 MAX_ROWS = 40  # more measured points than this (PTS has hundreds): no point table, the report has them all
 STYLE = {"steady": "green", "pass": "green", "complete": "green", "not-steady": "red", "fail": "red",
@@ -26,7 +34,7 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     shown = measured[-max_rows:]
     caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
                if len(shown) < len(measured) else None)
-    table = Table(title=f"{run.suite} on {run.target.get('name', '?')}", show_lines=False, caption=caption)
+    table = Table(title=_safe(f"{run.suite} on {run.target.get('name', '?')}"), show_lines=False, caption=caption)
     lnk = drive_health.link_of(run)  # each throughput as a share of the drive's link, when it is known
     columns = ["Point", "MB/s", *([f"% of {lnk['label']}"] if lnk else []), "IOPS", "mean µs", "p99 µs",
                "p99.99 µs", "CPU %"]
@@ -35,7 +43,7 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     for r in shown:
         m = r.measurement
         if r.status != "ok" or m is None:
-            table.add_row(r.point.label, r.status, r.reason[:40], *[""] * (len(columns) - 3))
+            table.add_row(_safe(r.point.label), r.status, _safe(r.reason[:40]), *[""] * (len(columns) - 3))
             continue
         # the simulator uses no host CPU per I/O: nothing was measured, so no 0 %; ! marks a host-limited point
         flag = " !" if drive_health.host_limited(m) else ""
@@ -45,7 +53,7 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
             pcts = lat.percentiles([99, 99.99]) if lat is not None and lat.n > 0 else {}
             p99, p9999 = pcts.get(99), pcts.get(99.99)
             table.add_row(
-                f"{r.point.label}" + (f" ({name})" if len(m.directions) > 1 else ""),
+                _safe(r.point.label + (f" ({name})" if len(m.directions) > 1 else "")),
                 formatting.grouped(d.bw_mbps, 1), *([_pct(drive_link.fraction(d.bw_bytes, lnk))] if lnk else []),
                 formatting.grouped(d.iops), formatting.grouped(lat.mean_ns / 1000 if lat else None, 1),
                 formatting.grouped(p99 / 1000 if p99 is not None else None, 1),
@@ -77,7 +85,7 @@ def verdict_table(verdicts: RunVerdict) -> Table:
     table.add_column("Verdict")
     table.add_column("Why", overflow="fold")
     for t in verdicts.tests:
-        table.add_row(t.title, f"[{STYLE[t.kind]}]{t.label}[/]", t.reason)
+        table.add_row(_safe(t.title), f"[{STYLE[t.kind]}]{_safe(t.label)}[/]", _safe(t.reason))
     return table
 
 
@@ -88,17 +96,17 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     lines = suite_lines(run)
     if lines:  # the suite's own table instead of the point table (ACT: never sums its concurrent streams)
         for line in lines:
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            console.print(printable(line), markup=False, highlight=False, soft_wrap=True)
     elif measured <= MAX_ROWS:
         console.print(results_table(run))
     else:
-        console.print(f"{run.suite} on {run.target.get('name', '?')}: {measured} measured points; every one is in "
-                      "report.html and `ssdlab export`")
+        console.print(_safe(f"{run.suite} on {run.target.get('name', '?')}") + f": {measured} measured points; "
+                      "every one is in report.html and `ssdlab export`")
     flagged = sum(1 for r in run.points if r.measurement is not None and drive_health.host_limited(r.measurement))
     if flagged:
         console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
                       "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
                       "warnings)")
     for w in run.warnings:
-        console.print(f"[yellow]warning:[/] {w}")
+        console.print(f"[yellow]warning:[/] {_safe(w)}")
     console.print(verdict_table(verdicts or run_verdicts(run)))

@@ -218,6 +218,12 @@ class Catalog:
                 conn.executescript("DROP TABLE IF EXISTS tags; DROP TABLE IF EXISTS runs;")
             conn.executescript(_SCHEMA)
             conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise ResultsDirError(f"catalog {self.path} is in use by another ssdlab command (it is locked): "
+                                      "wait for it to finish and try again") from exc
+            raise ResultsDirError(f"catalog {self.path} cannot be opened ({exc}): check the results root's "
+                                  "permissions and free space") from exc
         except sqlite3.DatabaseError as exc:
             raise ResultsDirError(f"catalog {self.path} is unusable ({exc}): delete it; it is rebuilt from the "
                                   "run directories") from exc

@@ -15,6 +15,7 @@ from typing import IO, Protocol
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.run.eta import Eta
+from ssdlab.termtext import printable
 from ssdlab.units import format_duration
 
 
@@ -105,7 +106,7 @@ class PlainProgress:
         self._clock = _PointClock()
 
     def _say(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(printable(text) + "\n")
         self.stream.flush()
 
     def run_start(self, title: str, eta: Eta) -> None:
@@ -161,8 +162,8 @@ class RichProgress:
         self._started = False
 
     def run_start(self, title: str, eta: Eta) -> None:
-        self.console.print(run_text(title, eta), markup=False)
-        self.bar.update(self.task, total=max(1, eta.expected_points), description=title)
+        self.console.print(printable(run_text(title, eta)), markup=False)
+        self.bar.update(self.task, total=max(1, eta.expected_points), description=_escape(title))
         self.bar.start()
         self._started = True
 
@@ -174,7 +175,7 @@ class RichProgress:
                         eta=f"ETA {eta.text()}")
 
     def live(self, sample: LiveSample) -> None:
-        self.bar.line = self._clock.text(sample)
+        self.bar.line = printable(self._clock.text(sample))
         self.bar.refresh()
 
     def point_end(self, result: PointResult) -> None:
@@ -185,7 +186,7 @@ class RichProgress:
         self.bar.advance(self.task)
 
     def note(self, text: str) -> None:
-        self.bar.console.print(text, markup=False)
+        self.bar.console.print(printable(text), markup=False)
 
     def run_end(self, run: Run) -> None:
         if self._started:
@@ -194,10 +195,10 @@ class RichProgress:
 
 
 def _escape(text: str) -> str:
-    """Text shown literally by rich (a label may hold '[...]')."""
+    """Text shown literally by rich (a label may hold '[...]' or, from a tag or a device, control characters)."""
     from rich.markup import escape
 
-    return escape(text)
+    return escape(printable(text))
 
 
 class QuietProgress:

@@ -57,9 +57,12 @@ class FileTarget(Target):
             size = DEFAULT_FILE_SIZE
         if opts.capacity:
             size = min(size, opts.capacity)
+        if size - size % 4096 < 1024**2:
+            what = (f"{path} holds {format_bytes(size)}" if existed and "size" not in params and not opts.size
+                    else f"file size {format_bytes(size)}")
+            raise TargetError(f"{what}, too small for a target: use at least 1 MiB (size=..., e.g. "
+                              f"file:{path}?size=64MiB)")
         size -= size % 4096
-        if size < 1024**2:
-            raise TargetError(f"file size {format_bytes(size)} is too small: use at least 1 MiB (size=...)")
         # absolute, so `ssdlab resume` from another directory opens the same file
         spec = f"file:{path.resolve()}" + (f"?size={params['size']}" if "size" in params else "")
         real = path.resolve()

@@ -1,18 +1,21 @@
 """Host groups: an inventory of agent hosts and their devices, driven as one target.
 
     [[host]]
-    name = "a"                       # optional (default: address:port); names the host in reports
-    address = "10.0.0.2"             # where its `ssdlab agent` listens (127.0.0.1 through an SSH tunnel)
-    port = 8765                      # optional, fio's default port
+    name = "a"                       # optional (default: the socket or address:port); names the host in reports
+    socket = "/run/ssdlab/node-a.sock"   # its `ssdlab agent`'s Unix socket (here forwarded over SSH), or:
+    # address = "127.0.0.1"          # a TCP agent (`ssdlab agent --insecure-tcp`) and its port (fio's 8765)
+    # port = 8765
     targets = ["/dev/nvme0n1", "/dev/nvme1n1"]   # block devices, file:/ABS/PATH?size=4GiB, or null
     labels = { node = "a" }          # optional, shown in reports
 
 Every host runs `ssdlab agent` (fio --server plus a report of its block devices); ssdlab never starts anything
-on another host. Before a run, every agent is probed with a read-nothing fio job (fio/client.probe): its fio
-protocol must match, each named block device must exist there, and the same hazards a local run checks
-(mounted, swap, held, signature, partitions, read-only) are taken from the agent's report; consent names every
-device of every host. Files on agent hosts cannot be inspected from here: fio creates and lays them out, and
-writing to them always needs consent.
+on another host. Before a run, every agent is challenged and probed (fio/client): the controller sends a fresh
+random token, and the agent's report must answer it, be dated within CLOCK_SKEW_S of this host's clock, and
+carry the real path of each file target; then its fio protocol must match, each named block device must exist
+there, no device may be named twice (by-id names and file paths resolved on the agent's side), and the same
+hazards a local run checks (mounted, swap, held, signature, partitions, read-only) are taken from the agent's
+report; consent names every device of every host. Files on agent hosts cannot be inspected from here: fio
+creates and lays them out, and writing to them always needs consent.
 
 The group's capacity is its smallest device's, so every device runs the same active range in lockstep.
 """
@@ -20,6 +23,7 @@ The group's capacity is its smallest device's, so every device runs the same act
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import tempfile
 import time
 import tomllib
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ssdlab.errors import TargetError, UnsafeTargetError, UsageError
-from ssdlab.fio.client import DEFAULT_PORT, Endpoint, ProbeResult
+from ssdlab.fio.client import DEFAULT_PORT, Endpoint, ProbeResult, ipv4_dotted
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
 from ssdlab.fio.runner import JobGate
 from ssdlab.targets import file, null, numa
@@ -44,7 +48,11 @@ DEFAULT_REMOTE_FILE_SIZE = 1024**3
 REMOTE_FILE_BLOCK_SIZE = 4096  # a remote file's backing device is unknown here: assume 4K sectors (?lbs= overrides)
 PROBE_MAX_AGE_S = 30.0  # a controller re-probes before writing when its copy of an agent report is older
 REPORT_MAX_AGE_S = 60.0  # an agent report written longer ago than this (agent clock) is not trusted
-HOST_KEYS = {"name", "address", "port", "targets", "labels"}
+# An answered report is written after the challenge it answers: its date (agent clock) may differ from this
+# host's clock by at most this much either way (NTP keeps hosts within milliseconds; 5 s is well above that and
+# far below the time a stale or prepared report would be off by)
+CLOCK_SKEW_S = 5.0
+HOST_KEYS = {"name", "address", "port", "socket", "targets", "labels"}
 
 
 # ------------------------------------------------------------------ inventory
@@ -59,8 +67,36 @@ class HostSpec:
     labels: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "address": self.endpoint.address, "port": self.endpoint.port,
-                "targets": list(self.targets), "labels": dict(self.labels)}
+        where: dict[str, Any] = ({"socket": self.endpoint.socket} if self.endpoint.socket else
+                                 {"address": self.endpoint.address, "port": self.endpoint.port})
+        return {"name": self.name, **where, "targets": list(self.targets), "labels": dict(self.labels)}
+
+
+def _endpoint(t: dict[str, Any], where: str) -> Endpoint:
+    """A host table's agent endpoint: `socket`, or `address` (and `port`)."""
+    sock = t.get("socket")
+    if sock is not None:
+        if "address" in t or "port" in t:
+            raise UsageError(f"{where}: give either socket or address (and port), not both")
+        if not isinstance(sock, str) or not sock.startswith("/") or any(c in sock for c in " ,\t\n;#$"):
+            raise UsageError(f"{where}: socket must be the absolute path of the agent's Unix socket, e.g. "
+                             "socket = \"/run/ssdlab/node-a.sock\"")
+        return Endpoint(socket=posixpath.normpath(sock))
+    address = t.get("address")
+    if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
+        raise UsageError(f"{where}: name its agent's Unix socket, e.g. socket = \"/run/ssdlab/node-a.sock\", or for "
+                         "a TCP agent: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
+    port = t.get("port", DEFAULT_PORT)
+    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+        raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
+    return Endpoint(ipv4_dotted(address.strip()), port)
+
+
+def normal_file_path(path: str) -> str:
+    """A file target's path without '.', '..' and repeated slashes (what it resolves to through symlinks is only
+    known on its host: the agent answers that)."""
+    norm = posixpath.normpath(path)
+    return "/" + norm.lstrip("/") if norm.startswith("//") else norm
 
 
 def parse_inventory(data: dict[str, Any], source: str = "inventory") -> list[HostSpec]:
@@ -96,24 +132,27 @@ def _host(t: Any, where: str) -> HostSpec:
     targets = t.get("targets")
     if not isinstance(targets, list) or not targets or not all(isinstance(x, str) and x.strip() for x in targets):
         raise UsageError(f"{where}: targets must list its devices, e.g. targets = [\"/dev/nvme0n1\"]")
-    dup = sorted({x for x in targets if targets.count(x) > 1})
-    if dup:
-        raise UsageError(f"{where}: target {dup[0]} is listed twice")
+    same = _same_target(targets)
+    if same:
+        raise UsageError(f"{where}: {same}: list each device once")
     labels = t.get("labels", {})
     if not isinstance(labels, dict):
         raise UsageError(f"{where}: labels must be a table, e.g. labels = {{ node = \"a\" }}")
     return HostSpec(name.strip(), ep, tuple(x.strip() for x in targets), {str(k): str(v) for k, v in labels.items()})
 
 
-def _endpoint(t: dict[str, Any], where: str) -> Endpoint:
-    """The agent's address and port."""
-    address = t.get("address")
-    if not isinstance(address, str) or not address.strip() or any(c in address for c in " ,/\t"):
-        raise UsageError(f"{where}: address must be an IP address or host name, e.g. address = \"10.0.0.2\"")
-    port = t.get("port", DEFAULT_PORT)
-    if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
-        raise UsageError(f"{where}: port {port!r} must be a number from 1 to 65535")
-    return Endpoint(address.strip(), port)
+def _same_target(targets: list[str]) -> str:
+    """'' when no two targets name the same file or device as written (paths normalised), else which two do."""
+    seen: dict[str, str] = {}
+    for x in targets:
+        scheme, rest, _ = split_spec(x.strip())
+        key = f"file:{normal_file_path(rest)}" if scheme == "file" else (x.strip() if scheme == "null" else
+                                                                          normal_file_path(rest or x.strip()))
+        if key in seen:
+            first = seen[key]
+            return f"target {x} is listed twice" if first == x else f"{first} and {x} are the same target"
+        seen[key] = x
+    return ""
 
 
 def load_inventory(path: Path) -> list[HostSpec]:
@@ -143,6 +182,7 @@ class RemoteDevice:
     lbs: int = 512
     pbs: int = 512
     report: dict[str, Any] = field(default_factory=dict)  # the agent's entry for a block device
+    real: str = ""  # a file's real path on its host, as its agent resolved it
     place: numa.Placement = field(default_factory=lambda: numa.Placement({}, ""))
 
     @classmethod
@@ -159,9 +199,9 @@ class RemoteDevice:
                 raise UsageError(f"host {host}: {rest} contains {' '.join(bad)}, which fio would misread")
             size = parse_size(params["size"]) if "size" in params else (opts.size or DEFAULT_REMOTE_FILE_SIZE)
             lbs = int(params.get("lbs", REMOTE_FILE_BLOCK_SIZE))
-            return cls(host, text, "file", rest, size, opts, lbs=lbs, pbs=lbs)
-        if scheme in ("", "dev") and rest.startswith("/dev/"):
-            return cls(host, text, "block", rest, 0, opts)
+            return cls(host, text, "file", normal_file_path(rest), size, opts, lbs=lbs, pbs=lbs)
+        if scheme in ("", "dev") and normal_file_path(rest).startswith("/dev/"):
+            return cls(host, text, "block", normal_file_path(rest), 0, opts)
         raise UsageError(f"host {host}: target {text!r}: use a block device (/dev/...), file:/ABS/PATH?size=4GiB "
                          "or null (simulated targets run on this host only)")
 
@@ -236,6 +276,69 @@ class Host:
         return self.spec.name
 
 
+# ------------------------------------------------------------------ challenges and answers
+
+def challenge_and_probe(hosts: list[Host], binary: str, local_fio: str) -> tuple[str, list[ProbeResult]]:
+    """Send every agent a fresh challenge (asking it to resolve its file targets), then probe them until each
+    report answers it, CHALLENGE_WAIT_S at most: (the token, the probes' results)."""
+    from ssdlab.fio import client
+
+    token = client.new_token()
+    failed = client.send_challenges([(h.spec.endpoint, [d.path for d in h.devices if d.kind == "file"])
+                                     for h in hosts], token, binary=binary, local_version=local_fio)
+    found = {label: ProbeResult(h.spec.endpoint, error=why) for h in hosts
+             for label, why in failed.items() if label == h.spec.endpoint.label}
+    deadline = time.monotonic() + client.CHALLENGE_WAIT_S
+    while True:
+        pending = [h.spec.endpoint for h in hosts if h.spec.endpoint.label not in found]
+        for r in client.probe_all(pending, Path("/"), binary=binary, local_version=local_fio):
+            if r.report is None or client.answer_for(r.report, token) is not None or time.monotonic() > deadline:
+                found[r.endpoint.label] = r
+        if len(found) == len(hosts):
+            return token, [found[h.spec.endpoint.label] for h in hosts]
+        time.sleep(0.1)
+
+
+def _utc(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def check_answer(host: str, r: ProbeResult, token: str) -> dict[str, Any]:
+    """The agent's answer to this run's challenge; raises TargetError when the report does not answer it (an old
+    or hand-written report, a plain fio --server) or is dated in the future beyond CLOCK_SKEW_S. (A report dated
+    in the past beyond REPORT_MAX_AGE_S blocks writes: HostGroupTarget.hazards.)"""
+    from ssdlab.fio import client
+
+    assert r.report is not None
+    answer = client.answer_for(r.report, token)
+    if answer is None:
+        raise TargetError(f"host {host}: the agent at {r.endpoint.label} did not answer this run's challenge within "
+                          f"{client.CHALLENGE_WAIT_S:g} s, so its device report may be old or written by hand (a "
+                          "plain `fio --server`, or an older ssdlab agent): run this version's `ssdlab agent` there")
+    now = time.time()
+    written = float((r.report.get("host") or {}).get("written") or 0)
+    if written > now + CLOCK_SKEW_S:
+        raise TargetError(f"host {host}: its agent's report is dated {written - now:.0f} s in the future (agent "
+                          f"clock {_utc(written)}, this host's {_utc(now)}; at most {CLOCK_SKEW_S:g} s of skew is "
+                          "accepted): synchronise the two clocks (NTP) before writing through it")
+    return answer
+
+
+def _same_device(devices: list[RemoteDevice]) -> str:
+    """'' when the devices of one host are all different ones (block devices by the agent's node, whatever alias
+    named them; files by their real path there), else which two are the same."""
+    seen: dict[str, RemoteDevice] = {}
+    for d in devices:
+        if d.kind == "null":
+            continue
+        key = str(d.report.get("path") or d.path) if d.kind == "block" else f"file:{d.real or d.path}"
+        first = seen.get(key)
+        if first is not None:
+            return f"{first.spec} and {d.spec} are the same {'device' if d.kind == 'block' else 'file'} ({key})"
+        seen[key] = d
+    return ""
+
+
 # ------------------------------------------------------------------ the group
 
 @dataclass
@@ -268,30 +371,33 @@ class HostGroupTarget(Target):
     # -- probing
 
     def refresh(self) -> None:
-        """Probe every active agent; raise one TargetError naming every host that cannot be used."""
-        from ssdlab.fio import client, runner
+        """Challenge and probe every active agent; raise one TargetError naming every host that cannot be used."""
+        from ssdlab.fio import runner
 
         binary = runner.fio_binary()
         if not self.local_fio:
             self.local_fio = runner.fio_version(binary)
         active = [h for h in self.hosts if h.name not in self.dropped]
-        results = client.probe_all([h.spec.endpoint for h in active], Path("/"), binary=binary,
-                                   local_version=self.local_fio)
+        token, results = challenge_and_probe(active, binary, self.local_fio)
         problems = []
         for h, r in zip(active, results, strict=True):
             try:
-                self._take(h, r)
+                self._take(h, r, token)
             except TargetError as exc:
                 problems.append(str(exc))
         if problems:
             lead = f"{len(problems)} of {len(active)} agent hosts cannot be used: " if len(active) > 1 else ""
             raise TargetError(lead + "; ".join(problems))
 
-    def _take(self, h: Host, r: ProbeResult) -> None:
+    def _take(self, h: Host, r: ProbeResult, token: str) -> None:
         if r.report is None:
             raise TargetError(f"host {h.name}: {r.error}")
+        answer = check_answer(h.name, r, token)
         h.report = dict(r.report["host"])
         h.probed_at = time.monotonic()
+        for d in h.devices:
+            if d.kind == "file":
+                d.real = str((answer.get("paths") or {}).get(d.path) or d.path)
         entries: dict[str, dict[str, Any]] = {}
         for e in r.report["devices"]:
             if isinstance(e, dict) and e.get("path"):
@@ -314,6 +420,10 @@ class HostGroupTarget(Target):
                 d.place = numa.Placement({}, f"{d.path}: not pinned (a file: its device is not known here)")
             else:
                 d.place = numa.Placement({}, f"{d.path}: null engine, not pinned")
+        same = _same_device(h.devices)
+        if same:
+            raise TargetError(f"host {h.name}: {same}: two writers on one device would each count its work; list "
+                              "it once")
 
     def _fresh(self) -> None:
         """Re-probe when the last probe of any active host is older than PROBE_MAX_AGE_S."""
@@ -414,11 +524,13 @@ class HostGroupTarget(Target):
         now = time.time()
         for h in self.active_hosts():
             if any(d.kind == "block" for d in h.devices):
-                age = now - float(h.report.get("written") or 0)
+                written = float(h.report.get("written") or 0)
+                age = now - written
                 if age > REPORT_MAX_AGE_S:
-                    found.append(Hazard(f"host {h.name}: its agent's device report is {age:.0f} s old (the agent's "
-                                        "inspector stopped, or the two clocks differ by that much): its devices "
-                                        "cannot be checked", blocking=True))
+                    found.append(Hazard(f"host {h.name}: its agent's device report is {age:.0f} s old (agent clock "
+                                        f"{_utc(written)}, this host's {_utc(now)}: the agent's inspector stopped, "
+                                        "or the two clocks differ by that much): its devices cannot be checked",
+                                        blocking=True))
         return found
 
     def needs_write_consent(self) -> bool:
