@@ -156,9 +156,13 @@ class LiveRecorder:
 
     def run_end(self, run: Run) -> None:
         self.write("done", status=run.status)
+        self.close()
+        self.inner.run_end(run)
+
+    def close(self) -> None:
+        """Close the file (a later event opens it again)."""
         with self._lock:
             self._close()
-        self.inner.run_end(run)
 
     # -------------------------------------------------------------- drive health (targets.health.Monitor)
 

@@ -127,11 +127,12 @@ def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     """Run every remaining point of `suite`, storing each as it finishes; return the completed Run. `grant` (from
     safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor.
     Every progress event is also recorded in DIR/live.jsonl (liverecord.py) for `ssdlab serve`."""
-    progress = LiveRecorder(run_dir, progress, devices=target.device_names(), engine=executor.name)
+    recorder = LiveRecorder(run_dir, progress, devices=target.device_names(), engine=executor.name)
     try:
-        return _drive(run_dir, run, suite, ctx, target, executor, progress, grant=grant)
+        return _drive(run_dir, run, suite, ctx, target, executor, recorder, grant=grant)
     finally:
         target.close()  # whatever happened: servers the target started (nbdkit) stop with the run
+        recorder.close()
 
 
 def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,

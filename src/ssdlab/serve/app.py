@@ -68,13 +68,13 @@ def _entries(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, list(refresh.unreadable)
 
 
-async def catalog(request: web.Request) -> list[dict[str, Any]]:
+async def catalog(request: web.Request) -> tuple[list[dict[str, Any]], list[str]]:
+    """The catalog brought up to date: its runs, and the run directories it could not read."""
     state = request.app[STATE]
     async with state.lock:
         rows, bad = await asyncio.to_thread(_entries, state.root)
     state.paths = {r["id"]: Path(r["path"]) for r in rows}
-    request["unreadable"] = bad
-    return rows
+    return rows, bad
 
 
 async def run_dir(request: web.Request, ref: str) -> Path:
@@ -91,11 +91,11 @@ async def run_dir(request: web.Request, ref: str) -> Path:
 
 
 async def api_runs(request: web.Request) -> web.Response:
-    rows = await catalog(request)
+    rows, bad = await catalog(request)
     live = {r.id: r.status for r in request.app[WATCHER].in_progress()}
     for r in rows:
         r["live_now"] = r["id"] in live
-    return web.json_response({"root": str(request.app[STATE].root), "runs": rows, "unreadable": request["unreadable"],
+    return web.json_response({"root": str(request.app[STATE].root), "runs": rows, "unreadable": bad,
                               "allow_tags": request.app[STATE].allow_tags})
 
 

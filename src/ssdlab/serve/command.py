@@ -48,19 +48,26 @@ def _token(path: Path | None) -> str:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     except FileExistsError:
-        st = path.stat()
-        if st.st_mode & 0o077 or st.st_uid != os.getuid():
-            raise UsageError(f"--token-file {path} can be read by others or belongs to another user: "
-                             f"chmod 600 {path}, or remove it for a new one") from None
-        token = path.read_text(encoding="utf-8").strip()
-        if len(token) < 16:
-            raise UsageError(f"--token-file {path} holds no token (16 characters or more): remove it for a new one")
-        return token
+        return _kept_token(path)
     except OSError as exc:
         raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
     token = auth.new_token()
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(token + "\n")
+    return token
+
+
+def _kept_token(path: Path) -> str:
+    try:
+        st = path.stat()
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
+    if st.st_mode & 0o077 or st.st_uid != os.getuid():
+        raise UsageError(f"--token-file {path} can be read by others or belongs to another user: "
+                         f"chmod 600 {path}, or remove it for a new one")
+    if len(token) < 16:
+        raise UsageError(f"--token-file {path} holds no token (16 characters or more): remove it for a new one")
     return token
 
 

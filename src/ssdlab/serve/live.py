@@ -223,16 +223,21 @@ class Watcher:
         return out
 
     async def follow(self, run_dir: Path, active: bool | None = None) -> LiveRun:
-        """The run at `run_dir`, followed from now on (found running, or a browser asked for it)."""
+        """The run at `run_dir`, followed from now on (found running, or a browser asked for it). It is read
+        whole before anyone can subscribe to it, so every snapshot holds what was read so far."""
         key = run_key(run_dir)
         run = self.runs.get(key)
-        if run is None:
-            run = self.runs[key] = LiveRun(run_dir.name, run_dir)
-            if active is None:
-                active = bool(is_locked(run_dir, await asyncio.to_thread(locked_inodes)))
-            run.active = active
-            run.read_new()
-            await self._load(run)
+        if run is not None:
+            return run
+        new = LiveRun(run_dir.name, run_dir)
+        new.active = active if active is not None else \
+            bool(is_locked(run_dir, await asyncio.to_thread(locked_inodes)))
+        new.read_new()
+        await self._load(new)
+        run = self.runs.setdefault(key, new)  # another request may have followed it meanwhile
+        if run is not new:  # what `new` read beyond it reaches its subscribers at the next tick
+            return run
+        self._snapshots.pop(key, None)
         return run
 
     async def _load(self, run: LiveRun) -> bool:

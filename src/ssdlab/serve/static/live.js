@@ -80,11 +80,19 @@
         type: "scatter", mode: "lines", name: t.name, x: S.samples.map(ms), y: S.samples.map(t.get),
         line: { width: 1.5, dash: t.dash || "solid" }, connectgaps: false,
       }));
-      const extra = def.log ? { yaxis: { title: { text: def.y }, type: "log", automargin: true } } : null;
-      Plotly.react($(div), traces, layout(def.title, def.y, extra), CONFIG);
+      const extra = def.log ? { yaxis: { title: { text: def.y }, type: "log", dtick: "D2", automargin: true } } : null;
+      const many = traces.length > 8 ? { legend: { orientation: "v", x: 1.02, y: 1, font: { size: 10 } } } : {};
+      Plotly.react($(div), traces, layout(def.title, def.y, Object.assign(many, extra)), CONFIG);
     }
     drawTemperature();
+    if (!S.drawn) fit();
     S.drawn = true;
+  }
+
+  function fit() {  // charts drawn before the grid had its final width take their cell's width
+    window.requestAnimationFrame(() => {
+      for (const div of document.querySelectorAll(".chart")) if (div.data) Plotly.Plots.resize(div);
+    });
   }
 
   function extend(samples) {
@@ -135,7 +143,7 @@
     const badge = $("badge");
     badge.textContent = status || "";
     badge.className = "badge v-" + status;
-    $("s-suite").textContent = stored.suite || "–";
+    $("s-suite").textContent = stored.suite ? stored.suite.split("/").pop() : "–";
     $("s-test").textContent = p ? (p.test || p.group || p.phase || "–") : "–";
     $("s-round").textContent = p && p.round !== null && p.round !== undefined ? p.round : "–";
     const last = S.samples.length ? S.samples[S.samples.length - 1] : null;
@@ -213,7 +221,8 @@
                     y: measured.map((p) => iops(p.d ? p.d[key] : null)), text: measured.map((p) => p.label) });
     }
     Plotly.react($("c-points"), traces, layout("IOPS of each finished point", "IOPS (I/Os per second)",
-      { xaxis: { title: { text: "point (#, in the order run)" }, tickformat: "d", automargin: true } }), CONFIG);
+      { xaxis: { title: { text: "point (#, in the order run)" }, dtick: Math.max(1, Math.ceil(measured.length / 10)),
+        automargin: true } }), CONFIG);
   }
 
   function showPts() {
