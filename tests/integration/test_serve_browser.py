@@ -9,6 +9,7 @@ SSDLAB_UPDATE_SCREENSHOTS=1 writes the screenshots docs/serve.md shows (docs/img
 from __future__ import annotations
 
 import itertools
+import fcntl
 import json
 import os
 import shutil
@@ -178,6 +179,8 @@ def test_catalog_reports_comparison_and_a_run_watched_live(root: Path, server: s
 
             # 24 live devices: frame times while a sample arrives every second (printed, not asserted)
             fleet_dir, fleet = _fleet(root)
+            lock = (fleet_dir / ".lock").open("w", encoding="utf-8")  # held as `ssdlab run` holds it
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             page.goto(f"{base}/live/{fleet}")
             page.wait_for_function("() => window.ssdlabLive.samples.length >= 300")
             stop = threading.Event()
@@ -199,6 +202,7 @@ def test_catalog_reports_comparison_and_a_run_watched_live(root: Path, server: s
             finally:
                 stop.set()
                 feeder.join(5)
+                lock.close()
             gaps = sorted(b - a for a, b in itertools.pairwise(frames))
             print(f"\n24 live devices: {len(gaps)} frames in 6 s, frame time median {gaps[len(gaps) // 2]:.1f} ms, "
                   f"p95 {gaps[int(len(gaps) * 0.95)]:.1f} ms, max {gaps[-1]:.1f} ms; "

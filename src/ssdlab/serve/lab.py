@@ -26,6 +26,15 @@ __all__ = ["LIVE_FILE", "LOG_FILE", "RUN_FILE", "Catalog", "Entry", "ExitCode", 
            "load_run", "parse_tag", "point_row", "pts_tracking", "read_tags", "verdict_of", "write_tags"]
 
 
+def warm() -> None:
+    """Import what reading a stored run takes (verdicts, PTS analysis) once, when the server starts: a test that
+    starts later does not share its CPU with the imports."""
+    import ssdlab.results.hist  # numpy: percentiles of stored points
+    import ssdlab.results.verdict
+    import ssdlab.suites.pts.common
+    import ssdlab.suites.pts.family  # noqa: F401
+
+
 def verdict_of(run: Run) -> dict[str, Any]:
     """The run's verdict as the report shows it: its kind, exit code and one line per test."""
     from ssdlab.results.verdict import run_verdicts

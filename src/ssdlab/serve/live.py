@@ -28,6 +28,9 @@ POLL_S = 1.0
 SCAN_S = 5.0
 QUEUE = 64  # events a browser may fall behind by before it is dropped (it reconnects and starts afresh)
 MAX_NOTES = 200
+MAX_POINTS = 1000  # the latest points a page gets (table and chart of finished points)
+LOAD_GAP_S = 2.0  # the stored run is re-read at most this often ...
+LOAD_SHARE = 0.005  # ... and at most this share of the time (a read that took 0.1 s waits 20 s for the next)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -86,6 +89,7 @@ class LiveRun:
     rest: bytes = b""
     stored_stamp: tuple[Any, ...] = ()
     last_sample_t: float = 0.0
+    next_load: float = 0.0  # monotonic time before which the stored run is not read again
 
     # -------------------------------------------------------------- reading
 
@@ -168,7 +172,8 @@ def read_stored(run_dir: Path) -> dict[str, Any]:
         "id": lab.catalog_id(run), "suite": run.suite, "status": run.status, "created": run.created,
         "target": run.target.get("name"), "kind": run.target.get("kind"),
         "model": (run.target.get("identity") or {}).get("model"),
-        "points": [lab.point_row(i + 1, pr) for i, pr in enumerate(run.points)],
+        "points": [lab.point_row(i + 1, pr) for i, pr in enumerate(run.points[-MAX_POINTS:],
+                                                                     max(0, len(run.points) - MAX_POINTS))],
         "pts": lab.pts_tracking(run),
         "health": {"available": bool(health.get("available")), "reason": health.get("reason") or ""},
         "verdict": lab.verdict_of(run) if run.status != "running" else None,
@@ -241,10 +246,17 @@ class Watcher:
         return run
 
     async def _load(self, run: LiveRun) -> bool:
+        """Re-read the stored run when it changed, at most once per LOAD_GAP_S and per LOAD_SHARE of the time
+        the last read took (a long run's points take longer to load: the server's share of the CPU stays small)."""
+        now = time.monotonic()
+        if now < run.next_load:
+            return False
         stamp = run.stored_changed()
         if stamp is None:
             return False
         run.take_stored(stamp, await asyncio.to_thread(read_stored, run.path))
+        took = time.monotonic() - now
+        run.next_load = now + max(LOAD_GAP_S, took / LOAD_SHARE)
         return True
 
     # -------------------------------------------------------------- the loop
@@ -275,6 +287,7 @@ class Watcher:
                 self.publish(key, sse("state", run.state()))
 
     async def run_forever(self) -> None:
+        await asyncio.to_thread(lab.warm)
         while True:
             try:
                 await self.tick()
