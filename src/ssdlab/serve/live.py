@@ -28,7 +28,9 @@ POLL_S = 1.0
 SCAN_S = 5.0
 QUEUE = 64  # events a browser may fall behind by before it is dropped (it reconnects and starts afresh)
 MAX_NOTES = 200
+READ_MAX = 8 << 20  # bytes of a live record read at one look
 MAX_POINTS = 1000  # the latest points a page gets (table and chart of finished points)
+KEEP_S = 600.0  # an ended run nobody watches is forgotten this long after its last record (/metrics keeps it)
 LOAD_GAP_S = 2.0  # the stored run is re-read at most this often ...
 LOAD_SHARE = 0.005  # ... and at most this share of the time (a read that took 0.1 s waits 20 s for the next)
 
@@ -90,6 +92,7 @@ class LiveRun:
     stored_stamp: tuple[Any, ...] = ()
     last_sample_t: float = 0.0
     next_load: float = 0.0  # monotonic time before which the stored run is not read again
+    last_change: float = field(default_factory=time.monotonic)  # when its live record last grew
 
     # -------------------------------------------------------------- reading
 
@@ -98,7 +101,7 @@ class LiveRun:
         try:
             with (self.path / lab.LIVE_FILE).open("rb") as fh:
                 fh.seek(self.offset)
-                data = fh.read(8 << 20)  # at most 8 MiB a look: a long history arrives over a few looks
+                data = fh.read(READ_MAX)  # a long history arrives over a few looks
         except OSError:
             return []
         self.offset += len(data)
@@ -113,6 +116,14 @@ class LiveRun:
         for rec in out:
             self._take(rec)
         return out
+
+    def read_all(self) -> None:
+        """Everything the live file holds so far (read_new takes at most 8 MiB at a time)."""
+        while True:
+            before = self.offset
+            self.read_new()
+            if self.offset - before < READ_MAX:
+                return
 
     def _take(self, rec: dict[str, Any]) -> None:
         kind = rec.get("k")
@@ -237,7 +248,7 @@ class Watcher:
         new = LiveRun(run_dir.name, run_dir)
         new.active = active if active is not None else \
             bool(is_locked(run_dir, await asyncio.to_thread(locked_inodes)))
-        new.read_new()
+        await asyncio.to_thread(new.read_all)
         await self._load(new)
         run = self.runs.setdefault(key, new)  # another request may have followed it meanwhile
         if run is not new:  # what `new` read beyond it reaches its subscribers at the next tick
@@ -274,8 +285,13 @@ class Watcher:
                     await self.follow(d, active)
         for key, run in list(self.runs.items()):
             if not run.active and not self.subscribers.get(key) and run.status != "running":
+                if now - run.last_change > KEEP_S:  # ended a while ago and nobody watches: forget it
+                    del self.runs[key]
+                    self._snapshots.pop(key, None)
                 continue  # finished and nobody watching: nothing can change
             records = run.read_new()
+            if records:
+                run.last_change = now
             changed = await self._load(run)
             if records or changed:
                 self._snapshots.pop(key, None)
