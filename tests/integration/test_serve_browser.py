@@ -8,8 +8,8 @@ SSDLAB_UPDATE_SCREENSHOTS=1 writes the screenshots docs/serve.md shows (docs/img
 
 from __future__ import annotations
 
-import itertools
 import fcntl
+import itertools
 import json
 import os
 import shutil

@@ -16,14 +16,14 @@ from typing import Any
 
 from ssdlab.errors import ExitCode, SsdlabError, StoredResultsError, UsageError
 from ssdlab.fio.client import is_loopback
-from ssdlab.results.catalog import Catalog, Entry, catalog_id, parse_tag, read_tags, write_tags
+from ssdlab.results.catalog import Catalog, Entry, catalog_id, find_run_dirs, parse_tag, read_tags, write_tags
 from ssdlab.results.model import Measurement, PointResult, Run
 from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
 from ssdlab.run.liverecord import LIVE_FILE
 
 __all__ = ["LIVE_FILE", "LOG_FILE", "RUN_FILE", "Catalog", "Entry", "ExitCode", "PointResult", "Run",
-           "SsdlabError", "StoredResultsError", "UsageError", "catalog_id", "compare_html", "figures", "is_loopback",
-           "load_run", "parse_tag", "point_row", "pts_tracking", "read_tags", "verdict_of", "write_tags"]
+           "SsdlabError", "StoredResultsError", "UsageError", "catalog_id", "compare_html", "figures", "find_run_dirs",
+           "is_loopback", "load_run", "parse_tag", "point_row", "pts_tracking", "read_tags", "verdict_of", "write_tags"]
 
 
 def warm() -> None:

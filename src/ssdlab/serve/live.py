@@ -213,21 +213,7 @@ class Watcher:
 
     def _run_dirs(self) -> Iterator[Path]:
         """Run directories with a live record under the root (as deep as the catalog looks)."""
-        def walk(d: Path, depth: int) -> Iterator[Path]:
-            if (d / lab.RUN_FILE).is_file():
-                if (d / lab.LIVE_FILE).is_file():
-                    yield d
-                return
-            if depth >= 4:
-                return
-            try:
-                children = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
-            except OSError:
-                return
-            for c in children:
-                yield from walk(c, depth + 1)
-
-        yield from walk(self.root, 0)
+        return (d for d in lab.find_run_dirs(self.root) if (d / lab.LIVE_FILE).is_file())
 
     def scan(self) -> list[tuple[Path, bool]]:
         """Run directories with a live record and whether a process drives each now (a worker thread's job)."""
