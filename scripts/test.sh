@@ -4,11 +4,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh --dev
 # packages the integration tests use, installed (with one apt-get update) only when missing: e2fsprogs for
-# mkfs on loop devices; nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only)
+# mkfs on loop devices; nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only);
+# openssh-server: the agent's socket forwarded through a real sshd (tests/integration/test_agent_ssh.py);
+# chromium is the browser Playwright drives in the `ssdlab serve` tests (Playwright's own download is not used)
 missing=()
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v nbdkit >/dev/null 2>&1 || missing+=(nbdkit)
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ "$(id -u)" -eq 0 ] && [ "${#missing[@]}" -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -30,7 +30,8 @@ def _loaded_after(*argv: str) -> tuple[str, set[str]]:
             "out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
             f"    cli.main({list(argv)!r}, env=cli.Env(stdout=out))\n"
-            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith(('ssdlab', 'scipy', 'sqlite3')))))\n"
+            "print('\\n'.join(sorted(m for m in sys.modules\n"
+            "                      if m.startswith(('ssdlab', 'scipy', 'sqlite3', 'aiohttp', 'plotly')))))\n"
             "print('---')\n"
             "print(out.getvalue())\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
@@ -51,3 +52,18 @@ def test_runs_loads_the_catalog_but_not_compare(tmp_path: Path) -> None:
     assert "ssdlab.commands.catalog" in loaded
     assert "ssdlab.commands.compare" not in loaded
     assert not {m for m in loaded if m.startswith("scipy")}
+
+
+def test_version_and_run_load_nothing_of_the_server(tmp_path: Path) -> None:
+    """`ssdlab serve` costs the other commands nothing: its package and aiohttp load only when it runs."""
+    server = ("ssdlab.serve", "aiohttp", "plotly")
+    _, loaded = _loaded_after("--version")
+    assert not {m for m in loaded if m.startswith(server)}
+    _, loaded = _loaded_after("run", "quick", "--target", "sim:tlc-4k?capacity=1GiB", "--runtime", "0.1", "--out",
+                              str(tmp_path / "run"), "--yes", "-q")
+    assert "ssdlab.run.liverecord" in loaded  # the run keeps its live record ...
+    assert not {m for m in loaded if m.startswith(server)}  # ... without the server
+    assert (tmp_path / "run" / "live.jsonl").is_file()
+    _, loaded = _loaded_after("serve", "--help")
+    assert "ssdlab.serve.command" in loaded
+    assert "ssdlab.serve.app" not in loaded

@@ -149,6 +149,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ssdlab.compare",),  # several stored runs matched, gates
     ("ssdlab.report",),  # renderers of stored runs
     ("ssdlab.commands",),  # extra subcommands
+    ("ssdlab.serve",),  # `ssdlab serve`: the browser view of the catalog and of runs in progress (its own command)
     ("ssdlab.cli", "ssdlab.__main__"),  # the command line and its error boundary
 )
 

@@ -241,6 +241,12 @@ def measurements_by_job(doc: Mapping[str, Any]) -> dict[str, Measurement]:
 _DEVICE_SUFFIX = re.compile(r"-d(\d+)$")
 
 
+def device_index(jobname: str) -> int | None:
+    """The device number N of a job section named `<...>-d<N>` (fio/job.build_device_job), else None."""
+    m = _DEVICE_SUFFIX.search(jobname)
+    return int(m.group(1)) if m else None
+
+
 @dataclass(frozen=True)
 class DeviceResult:
     """What one device of a multi-device point did: its measurement (all its sections merged), and the first
@@ -256,9 +262,9 @@ def results_by_device(doc: Mapping[str, Any]) -> dict[int, DeviceResult]:
     document (a host that dropped out) are absent from the result."""
     grouped: dict[int, list[Mapping[str, Any]]] = {}
     for j in _jobs(doc):
-        m = _DEVICE_SUFFIX.search(str(j.get("jobname", "")))
-        if m:
-            grouped.setdefault(int(m.group(1)), []).append(j)
+        index = device_index(str(j.get("jobname", "")))
+        if index is not None:
+            grouped.setdefault(index, []).append(j)
     key = "jobs" if "jobs" in doc else "client_stats"
     out = {}
     for index, jobs in sorted(grouped.items()):

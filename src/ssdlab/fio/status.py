@@ -7,11 +7,13 @@ consecutive documents over their run time gives the interval's IOPS, MB/s and me
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from ssdlab.results.live import LiveSample
+from ssdlab.results.live import LIVE_PERCENTILES, LiveSample
 
 
 def documents(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -34,10 +36,16 @@ def documents(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 class StatusRates:
-    """Turns a stream of status documents into LiveSamples (None for a document that adds no run time)."""
+    """Turns a stream of status documents into LiveSamples (None for a document that adds no run time).
+
+    Besides the rates of the whole point, each sample carries the interval's mean latency per direction and
+    its p99/p99.9/p99.99 (live.LIVE_PERCENTILES), from the difference of the jobs' cumulative histogram bins
+    with fio's percentile rule, and, for a point on several devices (job sections `<...>-d<N>`), one sample
+    per device."""
 
     def __init__(self) -> None:
         self._previous: dict[str, float] = {}
+        self._groups: dict[int | None, _Group] = {}
 
     def feed(self, doc: Mapping[str, Any]) -> LiveSample | None:
         from ssdlab.fio.parse import status_totals  # numpy's import waits until fio runs (runner.run_job)
@@ -51,9 +59,140 @@ class StatusRates:
         d = {k: now[k] - self._previous.get(k, 0.0) for k in now}
         self._previous = now
         ios = d["read_ios"] + d["write_ios"]
+        groups = _groups_of(doc)
+        deltas = {key: self._groups.setdefault(key, _Group()).advance(g) for key, g in groups.items()}
+        whole = _Delta.total(list(deltas.values()))
+        devices = sorted(k for k in deltas if k is not None)
+        parts: tuple[LiveSample | None, ...] = ()
+        if len(devices) > 1:
+            parts = tuple(deltas[i].sample(dt, 0.0, 0.0) if i in deltas else None
+                          for i in range(max(devices) + 1))
+        return dataclasses.replace(
+            whole.sample(dt, max(now["elapsed_s"], now["runtime_s"]), now["read_bytes"] + now["write_bytes"]),
+            read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt, read_mbps=d["read_bytes"] / dt / 1e6,
+            write_mbps=d["write_bytes"] / dt / 1e6,
+            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0, parts=parts)
+
+
+_DIRECTIONS = ("read", "write")
+
+
+@dataclass
+class _Cumulative:
+    """One direction of a group of jobs in one status document: cumulative I/Os, bytes, completion-latency sum,
+    histogram counts and the observed latency range."""
+
+    ios: float = 0.0
+    io_bytes: float = 0.0
+    lat_sum_ns: float = 0.0
+    counts: Any = None  # dense bucket counts (numpy), None without bins
+    lo_ns: float = float("inf")
+    hi_ns: float = 0.0
+
+
+@dataclass
+class _Delta:
+    """One interval of a group of jobs, per direction."""
+
+    by_dir: dict[str, _Cumulative]
+
+    @staticmethod
+    def total(deltas: list[_Delta]) -> _Delta:
+        out = {ddir: _Cumulative() for ddir in _DIRECTIONS}
+        for delta in deltas:
+            for ddir, c in delta.by_dir.items():
+                o = out[ddir]
+                o.ios += c.ios
+                o.io_bytes += c.io_bytes
+                o.lat_sum_ns += c.lat_sum_ns
+                if c.counts is not None:
+                    o.counts = c.counts if o.counts is None else o.counts + c.counts
+                o.lo_ns, o.hi_ns = min(o.lo_ns, c.lo_ns), max(o.hi_ns, c.hi_ns)
+        return _Delta(out)
+
+    def sample(self, dt: float, elapsed_s: float, bytes_done: float) -> LiveSample:
+        r, w = self.by_dir["read"], self.by_dir["write"]
         return LiveSample(
-            elapsed_s=max(now["elapsed_s"], now["runtime_s"]), read_iops=d["read_ios"] / dt,
-            write_iops=d["write_ios"] / dt, read_mbps=d["read_bytes"] / dt / 1e6,
-            write_mbps=d["write_bytes"] / dt / 1e6, mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0,
-            bytes_done=now["read_bytes"] + now["write_bytes"],
-        )
+            elapsed_s=elapsed_s, read_iops=r.ios / dt, write_iops=w.ios / dt, read_mbps=r.io_bytes / dt / 1e6,
+            write_mbps=w.io_bytes / dt / 1e6,
+            mean_lat_us=(r.lat_sum_ns + w.lat_sum_ns) / (r.ios + w.ios) / 1000.0 if r.ios + w.ios > 0 else 0.0,
+            bytes_done=bytes_done, read_lat_us=_mean_us(r), write_lat_us=_mean_us(w), read_pcts_us=_pcts_us(r),
+            write_pcts_us=_pcts_us(w))
+
+
+def _mean_us(c: _Cumulative) -> float:
+    return c.lat_sum_ns / c.ios / 1000.0 if c.ios > 0 else 0.0
+
+
+def _pcts_us(c: _Cumulative) -> tuple[float, ...] | None:
+    """The interval's percentiles (µs), clamped to the latency range the jobs observed (docs/results.md)."""
+    from ssdlab.results import hist
+
+    if c.counts is None or c.ios <= 0 or int(c.counts.sum()) <= 0:
+        return None
+    found = hist.percentiles(c.counts, LIVE_PERCENTILES)
+    return tuple(min(max(float(found[p]), c.lo_ns), c.hi_ns) / 1000.0 for p in LIVE_PERCENTILES)
+
+
+class _Group:
+    """The previous cumulative counters of one group of jobs (a device, or every job of a one-device point)."""
+
+    def __init__(self) -> None:
+        self.previous: dict[str, _Cumulative] = {}
+
+    def advance(self, now: dict[str, _Cumulative]) -> _Delta:
+        out = {}
+        for ddir in _DIRECTIONS:
+            c, p = now[ddir], self.previous.get(ddir) or _Cumulative()
+            counts = None
+            if c.counts is not None:
+                counts = c.counts - p.counts if p.counts is not None else c.counts
+            out[ddir] = _Cumulative(ios=c.ios - p.ios, io_bytes=c.io_bytes - p.io_bytes,
+                                    lat_sum_ns=c.lat_sum_ns - p.lat_sum_ns, counts=counts, lo_ns=c.lo_ns,
+                                    hi_ns=c.hi_ns)
+        self.previous = now
+        return _Delta(out)
+
+
+def _groups_of(doc: Mapping[str, Any]) -> dict[int | None, dict[str, _Cumulative]]:
+    """Cumulative counters per device (job sections named `<...>-d<N>`; None: jobs of no device section)."""
+    from ssdlab.fio.parse import _jobs, _latency_block, device_index
+
+    out: dict[int | None, dict[str, _Cumulative]] = {}
+    for j in _jobs(doc):
+        group = out.setdefault(device_index(str(j.get("jobname", ""))), {d: _Cumulative() for d in _DIRECTIONS})
+        for ddir in _DIRECTIONS:
+            p = j.get(ddir) or {}
+            c = group[ddir]
+            n = float(p.get("total_ios", 0) or 0)
+            c.ios += n
+            c.io_bytes += float(p.get("io_bytes", 0) or 0)
+            block, scale = _latency_block(p, "clat")
+            if not block:
+                continue
+            c.lat_sum_ns += float(block.get("mean", 0.0)) * scale * float(block.get("N", 0) or 0)
+            if int(block.get("N", 0) or 0) > 0:
+                c.lo_ns = min(c.lo_ns, float(block.get("min", 0)) * scale)
+                c.hi_ns = max(c.hi_ns, float(block.get("max", 0)) * scale)
+            bins = block.get("bins")
+            if isinstance(bins, Mapping) and bins and scale == 1.0:
+                counts = _dense(bins)
+                c.counts = counts if c.counts is None else c.counts + counts
+    return out
+
+
+def _dense(bins: Mapping[str, Any]) -> Any:
+    """Dense bucket counts of fio's json+ `bins` (keys: bucket values in ns), vectorised: a status document
+    of many jobs arrives every second."""
+    import numpy as np
+
+    from ssdlab.results import hist
+
+    values = hist.bucket_values()
+    keys = np.fromiter((int(k) for k in bins), dtype=np.int64, count=len(bins))
+    idx = np.minimum(np.searchsorted(values, keys), hist.PLAT_NR - 1)
+    if not np.array_equal(values[idx], keys):  # not fio's representative values: file them one by one
+        return hist.counts_from_bins(bins)
+    out = np.zeros(hist.PLAT_NR, dtype=np.int64)
+    np.add.at(out, idx, np.fromiter((int(v) for v in bins.values()), dtype=np.int64, count=len(bins)))
+    return out

@@ -29,6 +29,14 @@ class LiveSample:
     write_mbps: float = 0.0
     mean_lat_us: float = 0.0
     bytes_done: float = 0.0
+    # the interval's mean completion latency per direction, and its p99/p99.9/p99.99 (LIVE_PERCENTILES) from
+    # the difference of fio's histogram bins (None: the engine does not give them, e.g. the simulator)
+    read_lat_us: float = 0.0
+    write_lat_us: float = 0.0
+    read_pcts_us: tuple[float, ...] | None = None
+    write_pcts_us: tuple[float, ...] | None = None
+    # a point on several devices of this host: one sample per device, in the target's device order
+    parts: tuple[LiveSample | None, ...] = ()
 
     @property
     def iops(self) -> float:
@@ -38,6 +46,8 @@ class LiveSample:
     def mbps(self) -> float:
         return self.read_mbps + self.write_mbps
 
+
+LIVE_PERCENTILES = (99.0, 99.9, 99.99)  # the percentiles a LiveSample carries per direction
 
 LiveCallback = Callable[[LiveSample], None]
 

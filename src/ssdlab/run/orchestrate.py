@@ -26,6 +26,7 @@ from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, 
 from ssdlab.results.request import RunRequest
 from ssdlab.run import ceiling, hostload
 from ssdlab.run.eta import Estimator
+from ssdlab.run.liverecord import LiveRecorder
 from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
 from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common
@@ -128,11 +129,14 @@ def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
           progress: Progress, *, grant: WriteGrant) -> Run:
     """Run every remaining point of `suite`, storing each as it finishes; return the completed Run. `grant` (from
-    safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor."""
+    safety.authorize) is required before the target's layout and every purge; fio jobs meet it in the executor.
+    Every progress event is also recorded in DIR/live.jsonl (liverecord.py) for `ssdlab serve`."""
+    recorder = LiveRecorder(run_dir, progress, devices=target.device_names(), engine=executor.name)
     try:
-        return _drive(run_dir, run, suite, ctx, target, executor, progress, grant=grant)
+        return _drive(run_dir, run, suite, ctx, target, executor, recorder, grant=grant)
     finally:
         target.close()  # whatever happened: servers the target started (nbdkit) stop with the run
+        recorder.close()
 
 
 def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
@@ -177,7 +181,8 @@ class RunLoop:
                 self.estimator.observe(earlier, float(wall_s))
         self.policy = on_error_policy(run)
         self.given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
-        self.session = DeviceSession(run_dir, target, note=progress.note)  # drive health, write cache, power state
+        self.session = DeviceSession(run_dir, target, note=progress.note,  # drive health, write cache, power state
+                                     on_sample=progress.health if isinstance(progress, LiveRecorder) else None)
         self.t0 = time.monotonic()
 
     def save(self, run: Run) -> None:

@@ -129,22 +129,28 @@ def point_verdict(r: PointResult, cov_limit_pct: float | None, p99_limit_us: flo
     if st is None:
         return verdict.verdict_event(test, title, "incomplete", "no per-second IOPS samples were recorded")
     p99 = window_p99_us(m)
-    facts = [f"CoV {st.cov_pct:.2f}% of per-second IOPS over {st.samples} s"
-             + (f" (limit {cov_limit_pct:g}%)" if cov_limit_pct is not None else "")]
     steady = consistency(series)
-    if steady:
-        facts.append("0.1st percentile of 1-s IOPS / mean: "
-                     + ", ".join(f"{d} {v * 100:.1f}%" for d, v in steady.items()))
-    extra: dict[str, Any] = {f"consistency_{d}": v for d, v in steady.items()}
-    if p99 is not None:
-        facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))
+    facts = _facts(st, p99, steady, cov_limit_pct, p99_limit_us)
+    extra: dict[str, Any] = {"cov_pct": st.cov_pct, "p99_us": p99, **{f"consistency_{d}": v for d, v in steady.items()}}
     if cov_limit_pct is None and p99_limit_us is None:
         return verdict.verdict_event(test, title, "complete", "; ".join(facts) + "; no limit set (--cov-limit, "
-                                     "--p99-limit)", cov_pct=st.cov_pct, p99_us=p99, **extra)
+                                     "--p99-limit)", **extra)
     failed = []
     if cov_limit_pct is not None and st.cov_pct > cov_limit_pct:
         failed.append("CoV above its limit")
     if p99_limit_us is not None and (p99 is None or p99 > p99_limit_us):
         failed.append("p99 above its limit" if p99 is not None else "no p99 (no latency bins)")
-    return verdict.verdict_event(test, title, "fail" if failed else "pass",
-                                 "; ".join(failed + facts), cov_pct=st.cov_pct, p99_us=p99, **extra)
+    return verdict.verdict_event(test, title, "fail" if failed else "pass", "; ".join(failed + facts), **extra)
+
+
+def _facts(st: StabilityStats, p99: float | None, steady: Mapping[str, float], cov_limit_pct: float | None,
+           p99_limit_us: float | None) -> list[str]:
+    """What a stability verdict states: the CoV, Intel's consistency figure per direction, the window's p99."""
+    facts = [f"CoV {st.cov_pct:.2f}% of per-second IOPS over {st.samples} s"
+             + (f" (limit {cov_limit_pct:g}%)" if cov_limit_pct is not None else "")]
+    if steady:
+        facts.append("0.1st percentile of 1-s IOPS / mean: "
+                     + ", ".join(f"{d} {v * 100:.1f}%" for d, v in steady.items()))
+    if p99 is not None:
+        facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))
+    return facts

@@ -23,6 +23,27 @@ NO_HEALTH = ("a file target sits behind a filesystem; the drive's counters would
              "(run on the block device for health data)")
 
 
+
+def _target_size(path: Path, existed: bool, params: dict[str, str], opts: TargetOptions) -> int:
+    """The span a file target uses: ?size=, --size, an existing file's size, or the default; within --capacity;
+    whole 4 KiB blocks, at least 1 MiB (else one line saying what was found and what to use)."""
+    if "size" in params:
+        size = parse_size(params["size"])
+    elif opts.size:
+        size = opts.size
+    elif existed and path.stat().st_size > 0:
+        size = path.stat().st_size
+    else:
+        size = DEFAULT_FILE_SIZE
+    if opts.capacity:
+        size = min(size, opts.capacity)
+    if size - size % 4096 < 1024**2:
+        what = (f"{path} holds {format_bytes(size)}" if existed and "size" not in params and not opts.size
+                else f"file size {format_bytes(size)}")
+        raise TargetError(f"{what}, too small for a target: use at least 1 MiB (size=..., e.g. "
+                          f"file:{path}?size=64MiB)")
+    return size - size % 4096
+
 @dataclass
 class FileTarget(Target):
     path: Path = Path()
@@ -47,22 +68,7 @@ class FileTarget(Target):
         existed = path.exists()
         if existed and not path.is_file():
             raise TargetError(f"{path} exists but is not a regular file")
-        if "size" in params:
-            size = parse_size(params["size"])
-        elif opts.size:
-            size = opts.size
-        elif existed and path.stat().st_size > 0:
-            size = path.stat().st_size
-        else:
-            size = DEFAULT_FILE_SIZE
-        if opts.capacity:
-            size = min(size, opts.capacity)
-        if size - size % 4096 < 1024**2:
-            what = (f"{path} holds {format_bytes(size)}" if existed and "size" not in params and not opts.size
-                    else f"file size {format_bytes(size)}")
-            raise TargetError(f"{what}, too small for a target: use at least 1 MiB (size=..., e.g. "
-                              f"file:{path}?size=64MiB)")
-        size -= size % 4096
+        size = _target_size(path, existed, params, opts)
         # absolute, so `ssdlab resume` from another directory opens the same file
         spec = f"file:{path.resolve()}" + (f"?size={params['size']}" if "size" in params else "")
         real = path.resolve()

@@ -14,7 +14,7 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -316,13 +316,18 @@ def scsi_cache_state(dev: Device) -> str:
 
 # ------------------------------------------------------------------ samples during the run
 
+SampleListener = Callable[[str, dict[str, Any]], None]  # (device path, sample) as each sample is taken
+
+
 @dataclass
 class Monitor:
-    """Samples every device's temperature in a thread while the run goes on (start/stop; samples())."""
+    """Samples every device's temperature in a thread while the run goes on (start/stop; samples()); a
+    `listener` hears of each sample as it is taken."""
 
     snapshotter: Snapshotter
     devices: Sequence[Device]
     interval_s: float = DEFAULT_SAMPLE_INTERVAL_S
+    listener: SampleListener | None = None
     _samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -356,6 +361,8 @@ class Monitor:
                 if len(kept) > MAX_SAMPLES:
                     del kept[1::2]
                     thinned = True
+            if self.listener is not None:
+                self.listener(dev.path, sample)
         if thinned:
             self._interval *= 2
 

@@ -339,6 +339,29 @@ def _same_device(devices: list[RemoteDevice]) -> str:
     return ""
 
 
+def _entries_by_name(devices: list[Any]) -> dict[str, dict[str, Any]]:
+    """An agent report's block devices by path and by every alias (by-id, by-path ...)."""
+    entries: dict[str, dict[str, Any]] = {}
+    for e in devices:
+        if isinstance(e, dict) and e.get("path"):
+            entries[str(e["path"])] = e
+            for alias in e.get("aliases") or []:
+                entries.setdefault(str(alias), e)
+    return entries
+
+
+def _attach_block(host: str, d: RemoteDevice, entries: dict[str, dict[str, Any]], devices: list[Any],
+                  nodes: dict[int, str]) -> None:
+    """Give a block device of the inventory its entry in the agent's report and its NUMA placement."""
+    entry = entries.get(d.path)
+    if entry is None:
+        known = ", ".join(sorted(str(e.get("path")) for e in devices if not e.get("error"))[:8]) or "none"
+        raise TargetError(f"host {host}: {d.path} is not a block device there (the agent lists: {known})")
+    d.attach(entry)
+    node = entry.get("numa_node")
+    d.place = numa.placement(d.path, int(node) if node is not None else None, nodes)
+
+
 # ------------------------------------------------------------------ the group
 
 @dataclass
@@ -395,28 +418,13 @@ class HostGroupTarget(Target):
         answer = check_answer(h.name, r, token)
         h.report = dict(r.report["host"])
         h.probed_at = time.monotonic()
-        for d in h.devices:
-            if d.kind == "file":
-                d.real = str((answer.get("paths") or {}).get(d.path) or d.path)
-        entries: dict[str, dict[str, Any]] = {}
-        for e in r.report["devices"]:
-            if isinstance(e, dict) and e.get("path"):
-                entries[str(e["path"])] = e
-                for alias in e.get("aliases") or []:
-                    entries.setdefault(str(alias), e)
+        entries = _entries_by_name(r.report["devices"])
         nodes = {int(k): str(v) for k, v in (h.report.get("numa_nodes") or {}).items()}
         for d in h.devices:
             if d.kind == "block":
-                entry = entries.get(d.path)
-                if entry is None:
-                    known = ", ".join(sorted(str(e.get("path")) for e in r.report["devices"]
-                                             if not e.get("error"))[:8]) or "none"
-                    raise TargetError(f"host {h.name}: {d.path} is not a block device there (the agent lists: "
-                                      f"{known})")
-                d.attach(entry)
-                node = entry.get("numa_node")
-                d.place = numa.placement(d.path, int(node) if node is not None else None, nodes)
+                _attach_block(h.name, d, entries, r.report["devices"], nodes)
             elif d.kind == "file":
+                d.real = str((answer.get("paths") or {}).get(d.path) or d.path)
                 d.place = numa.Placement({}, f"{d.path}: not pinned (a file: its device is not known here)")
             else:
                 d.place = numa.Placement({}, f"{d.path}: null engine, not pinned")

@@ -58,13 +58,15 @@ class DeviceSession:
     """One run's session with its drives (one object per `drive()` call: a resume starts a new one)."""
 
     def __init__(self, run_dir: Path, target: Target, *, tools: Tools | None = None, note: Note | None = None,
-                 sample_interval_s: float = health.DEFAULT_SAMPLE_INTERVAL_S) -> None:
+                 sample_interval_s: float = health.DEFAULT_SAMPLE_INTERVAL_S,
+                 on_sample: health.SampleListener | None = None) -> None:
         self.tools = tools or drivecli.TOOLS
         self.reason = health.not_available_reason(target)
         self.devices = [] if self.reason else health.devices_of(target)
         self.snapshotter = health.Snapshotter(self.tools, raw_dir=run_dir / health.HEALTH_DIR)
         self.note = note or (lambda text: None)
         self.sample_interval_s = sample_interval_s
+        self.on_sample = on_sample  # each temperature sample as it is taken (the run's live record)
         self.monitor: health.Monitor | None = None
         self.changes: list[dict[str, Any]] = []
         self.kept_settings: list[dict[str, Any]] = []  # records of earlier sessions that need no action
@@ -103,7 +105,8 @@ class DeviceSession:
         run = dataclasses.replace(run, health=state)
         run = self._apply_settings(run, save)
         if any(s.get("available") for e in entries.values() for s in e["snapshots"][-1:]):
-            self.monitor = health.Monitor(self.snapshotter, self.devices, self.sample_interval_s)
+            self.monitor = health.Monitor(self.snapshotter, self.devices, self.sample_interval_s,
+                                          listener=self.on_sample)
             self.monitor.start()
         return run
 
