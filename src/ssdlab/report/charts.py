@@ -313,7 +313,9 @@ def write_figure(fig: Any, out: Path) -> None:
     if out.suffix.lower() == ".png":
         atomic.write_bytes(out, fig_to_png(fig, software=outputs.PNG_SOFTWARE))
     else:
-        atomic.write_text(out, outputs.SVG_MARK + "\n" + fig_to_svg(fig) + "\n")
+        svg = fig_to_svg(fig)
+        head = svg.index(">") + 1  # the mark goes inside the <svg> element: the file still starts with it
+        atomic.write_text(out, svg[:head] + outputs.SVG_MARK + svg[head:] + "\n")
 
 
 def new_figure(size: tuple[float, float]) -> Any:
