@@ -13,6 +13,7 @@ does.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 import shutil
@@ -42,10 +43,6 @@ NOT_HERE: dict[str, str] = {
                             "README's what-if runs below run the same suite on the simulator",
     "bash scripts/test.sh": "the full test suite, which runs this test",
     "ssdlab agent": "serves until stopped, on a root-only socket under /run (tests/integration/test_agent_ssh.py)",
-    "ssdlab run pts-iops --hosts lab.toml --yes": "needs agents on other hosts reached by SSH "
-                                                  "(tests/integration/test_agent_ssh.py, test_hostgroup_fio.py)",
-    "ssdlab plan quick --hosts lab.toml": "needs agents on other hosts reached by SSH",
-    "ssdlab run quick --hosts lab.toml --yes": "needs agents on other hosts reached by SSH",
     "mkdir -m 700 -p ~/.ssdlab": "sets up SSH forwarding to other hosts (writes to the home directory)",
     "ssh -N -L ~/.ssdlab/node-a.sock:/run/ssdlab/agent.sock root@node-a &": "needs the host node-a",
     "ssh -N -L ~/.ssdlab/node-b.sock:/run/ssdlab/agent.sock root@node-b &": "needs the host node-b",
@@ -136,7 +133,20 @@ AS_PLAN: dict[str, str] = {
     "ssdlab run  pts-iops --target file:/tmp/p.dat?size=256MiB --runtime 1 --max-rounds 5":
         "five rounds of 56 fio points: minutes, as its comment says",
     "ssdlab run my-suite.toml --target file:/mnt/t.dat?size=8GiB": "48 fio points and two phases",
+    "ssdlab run pts-iops --hosts lab.toml --yes": "PTS rounds of 56 points on three devices of two agents",
+    "ssdlab run quick --hosts lab.toml --yes": "8 points on three devices of two agents: 20 s on a busy host "
+                                               "(tests/integration/test_hostgroup_fio.py runs host groups)",
 }
+
+# docs/hosts.md's lab.toml: its two hosts are two local agents (on sockets in the lab, started and stopped by the
+# test; SSH's part is test_agent_ssh.py's), its devices 64 MiB files.
+LAB_TOML: tuple[tuple[str, str], ...] = (
+    ("/root/.ssdlab/node-a.sock", "{agent-a}"),
+    ("/root/.ssdlab/node-b.sock", "{agent-b}"),
+    ("/dev/nvme0n1", "file:{cwd}/a-nvme0n1.dat?size=64MiB"),
+    ("/dev/nvme1n1", "file:{cwd}/a-nvme1n1.dat?size=64MiB"),
+    ("/dev/disk/by-id/nvme-SAMSUNG_MZQL23T8HCLS-00A07_S64HNE0T123456", "file:{cwd}/b-nvme0n1.dat?size=64MiB"),
+)
 
 # Runs the examples read, made once per module where no example makes them (the run `resume` continues is a copy
 # of `quick` with its last points taken out, as a Ctrl-C leaves it: _stopped).
@@ -308,19 +318,27 @@ def _glob(arg: str, cwd: Path) -> list[str]:
 
 @dataclass
 class Lab:
-    """The module's directory of runs the examples read, and what the examples that made them returned."""
+    """The module's directory of runs the examples read, what the examples that made them returned, and the
+    sockets of the two agents docs/hosts.md's lab.toml names."""
 
     root: Path
     runs: dict[str, Path]
     made: dict[str, CliResult]
+    agents: dict[str, Path]
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    from test_hostgroup_fio import start_agent
+
     root = tmp_path_factory.mktemp("doc-lab")
     runs: dict[str, Path] = {}
     made: dict[str, CliResult] = {}
-    with pytest.MonkeyPatch.context() as mp:
+    started = []
+    with pytest.MonkeyPatch.context() as mp, contextlib.ExitStack() as stack:
+        for name in ("a", "b"):
+            started.append(start_agent(name, root))
+            stack.callback(started[-1].stop)
         mp.chdir(root)
         mp.delenv("SSDLAB_RESULTS", raising=False)
         for name, argv in PREPARED.items():
@@ -333,7 +351,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             m = re.search(r"^results: (.+)$", res.err, re.M)
             if m:  # (else the example's own test says why)
                 runs[name] = root / m.group(1).strip()
-    return Lab(root, runs, made)
+        yield Lab(root, runs, made, {a.address: a.socket for a in started if a.socket})
 
 
 def _prepare(lab: Lab, cwd: Path, text: str) -> dict[str, str]:
@@ -362,6 +380,14 @@ def _prepare(lab: Lab, cwd: Path, text: str) -> dict[str, str]:
         dev = cwd / "nvme0n1.dat"
         (cwd / "act_storage.conf").write_text(f"device-names: {dev}\nread-reqs-per-sec: 2000\n"
                                               "write-reqs-per-sec: 1000\ntest-duration-sec: 2\n", encoding="utf-8")
+    if "lab.toml" in text:
+        toml = _doc_block("hosts.md", "# lab.toml")
+        for old, new in LAB_TOML:
+            toml = toml.replace(old, new)
+        values |= {f"agent-{k}": str(v) for k, v in lab.agents.items()}
+        for key, value in values.items():
+            toml = toml.replace("{" + key + "}", value)
+        (cwd / "lab.toml").write_text(toml, encoding="utf-8")
     if "my-suite.toml" in text:
         (cwd / "my-suite.toml").write_text(_doc_suite(), encoding="utf-8")
     return values
@@ -394,12 +420,17 @@ def _stopped(src: Path, dst: Path) -> Path:
     return dst
 
 
+def _doc_block(doc: str, start: str) -> str:
+    """The toml block of docs/`doc` that starts with `start`."""
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    m = re.search(r"```toml\n(" + re.escape(start) + r".*?)```", text, re.S)
+    assert m, f"docs/{doc} has no toml block starting {start!r}"
+    return m.group(1)
+
+
 def _doc_suite() -> str:
     """docs/suites.md's example suite file, with its phases (2 h and 8 h) a second each."""
-    text = (ROOT / "docs" / "suites.md").read_text(encoding="utf-8")
-    m = re.search(r"```toml\n(name = \"my-suite\".*?)```", text, re.S)
-    assert m, "docs/suites.md has no my-suite.toml example"
-    return re.sub(r"^runtime_s = \d+", "runtime_s = 1", m.group(1), flags=re.M)
+    return re.sub(r"^runtime_s = \d+", "runtime_s = 1", _doc_block("suites.md", 'name = "my-suite"'), flags=re.M)
 
 
 # ------------------------------------------------------------------------------------------------------ tests
