@@ -15,6 +15,7 @@ split only where two points of one series share a category. Several runs overlay
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,6 +129,8 @@ class PlotData:
                          + ("them and --x" if self.split else "--x"))
         if self.traced:
             parts.append(f"{self.traced} traces each curve")
+        if self.split and len(self.lines) > 12:
+            parts.append(f"{len(self.lines)} series: fewer with --where {self.split[-1]}=VALUE")
         return "; ".join(parts) or None
 
 
@@ -289,7 +292,7 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     note = data.note()
     if note:
         env.err(f"note: {note}")
-        title += f"\n{note}"
+        title += "\n" + textwrap.fill(note, 110)
     charts.write_figure(_figure(data, args, charts.plain_label(title)), out)
     env.out(str(out))
     return 0
@@ -309,8 +312,10 @@ def _figure(data: PlotData, args: argparse.Namespace, title: str) -> Any:
     ticks: dict[str, Any] = {}
     if args.x == "bs" and xs:
         ticks = {"xticks": xs, "xticklabels": [format_bs(int(v)) for v in xs]}
-    return charts.line_figure(series, title=title, xlabel=args.x, ylabel=args.y, logx=args.logx or args.x == "bs",
-                              logy=args.logy, **ticks)
+    fig = charts.line_figure(series, title=title, xlabel=args.x, ylabel=args.y, logx=args.logx or args.x == "bs",
+                             logy=args.logy, legend=False, **ticks)
+    charts.side_legend(fig.axes[0], len(series))
+    return fig
 
 
 def _by_category(points: Sequence[tuple[float, float]], n: int) -> list[float | None]:

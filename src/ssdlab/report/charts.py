@@ -538,9 +538,20 @@ def category_figure(categories: Sequence[str], series: Mapping[str, Sequence[flo
     else:
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     ax.grid(axis="x", visible=False)
-    if len(series) > 1:
-        ax.legend(fontsize=7, loc="best")
+    side_legend(ax, len(series))
     return fig
+
+
+def side_legend(ax: Any, count: int) -> None:
+    """The legend of a figure written to a file (count: its series): inside the axes for a few, beside them in
+    columns of at most 20 for many, so it never covers the data."""
+    if count <= 1:
+        return
+    if count <= 8:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                  ncol=math.ceil(count / 20))
 
 
 @chart
