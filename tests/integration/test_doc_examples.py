@@ -293,7 +293,8 @@ def run(text: str, cwd: Path) -> CliResult:
     if ">" in argv:
         at = argv.index(">")
         argv, target = argv[:at], argv[at + 1]
-    argv = [argv[0], *(x for a in argv[1:] for x in _glob(a, cwd))]
+    words = set(text.split())  # (a quoted pattern, such as --suite 'pts-*', is passed as it is)
+    argv = [argv[0], *(x for a in argv[1:] for x in (_glob(a, cwd) if a in words else [a]))]
     if argv[0] == "ssdlab":
         res = run_cli(*argv[1:], traceback=False)
     else:
