@@ -7,7 +7,7 @@ import pytest
 from ssdlab.sim.lab import Drive, Lab, cov_pct, low_share
 from ssdlab.sim.presets import PRESETS, REVIEWS, calibration
 from ssdlab.sim.reviews import RATIO_HI, RATIO_LO, TABLES, Figure, judge, table, worst_ratio
-from ssdlab.sim.shapes import check, worst_gc_step_us
+from ssdlab.sim.shapes import OP_VARIANTS, check, op_shape, worst_gc_step_us
 
 
 @pytest.mark.parametrize("preset", sorted(TABLES))
@@ -29,8 +29,16 @@ def test_every_published_figure_is_within_its_band(preset: str) -> None:
 @pytest.mark.parametrize("preset", sorted(PRESETS))
 def test_shape_checks_pass(preset: str) -> None:
     shapes = check(preset)
-    assert len(shapes) == 7
+    assert len(shapes) == 7 + (preset in OP_VARIANTS)
     assert [s.name for s in shapes if not s.ok] == []
+
+
+def test_op_check_fails_when_the_variant_reads_slower() -> None:
+    # the variant with one read unit per die instead of four: its 16K-1M reads trail by far more than 5 %
+    slow = op_shape("tlc-4k-28", Drive("tlc-4k-28", {"read_planes": "1"}), Drive("tlc-4k"))
+    assert not slow.ok
+    assert slow.rule == ">= 0.95"
+    assert slow.measured.startswith("0.")
 
 
 def test_a_figure_out_of_band_fails_and_says_why() -> None:
