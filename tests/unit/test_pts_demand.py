@@ -258,7 +258,12 @@ def test_outlook_and_analysis_follow_the_run_as_a_scan_would(t: demand.DemandTes
         run = run.with_point(result(top, status))
         _agree(t, s, run)
     assert demand.analyse(t, s, run).invalid == (top.id,)
-    # a run handed in out of turn (an earlier one, a loaded copy) is scanned anew
+    # a run handed in out of turn (an earlier one, a loaded copy, one with a point replaced in the middle and as
+    # many points as the last) is scanned anew
+    middle = next(i for i, r in enumerate(run.points) if r.point.id == f"{t.key}-r02-t01q01")
+    replaced = dataclasses.replace(run.points[middle], status="invalid", reason="invalid: it completed 3 I/Os")
     for r in (dataclasses.replace(run, points=run.points[:12]), dataclasses.replace(run, points=run.points[:40]),
-              dataclasses.replace(run, points=tuple(dataclasses.replace(p) for p in run.points)), run):
+              dataclasses.replace(run, points=tuple(dataclasses.replace(p) for p in run.points)), run,
+              dataclasses.replace(run, points=(*run.points[:middle], replaced, *run.points[middle + 1:]))):
         _agree(t, s, r)
+    assert demand.analyse(t, s, r).invalid == (replaced.point.id,)

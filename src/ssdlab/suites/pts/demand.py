@@ -595,10 +595,12 @@ def _rounds(t: DemandTest, s: PtsSettings, ds: DemandSettings, res: Mapping[str,
 # The run loop asks for the test's outlook after every point. Scanning the test's rounds and working out the
 # window averages and the selection again each time made CBW and DIRTH quadratic, so which of the test's points
 # are finished is followed as the run grows: a run handed in after the last one is the last one with points
-# appended (Run.with_point), and only those are looked at; anything else (another run, a point replaced) starts
-# over from its first point. analyse() is worked out again only when a result came that can change it: the
-# purge's, a preconditioning round's, or one that completes a sweep round or changes a complete one (the
-# analysis reads no other round). The answers are those of a scan of the run: a memo, not state.
+# appended (Run.with_point), and only those are looked at; anything else (another run, a point replaced anywhere)
+# starts over from its first point. Telling the two apart compares the runs' point tuples, which are the same
+# objects when points were appended: a comparison of pointers in C, some microseconds for thousands of points.
+# analyse() is worked out again only when a result came that can change it: the purge's, a preconditioning
+# round's, or one that completes a sweep round or changes a complete one (the analysis reads no other round).
+# The answers are those of a scan of the run: a memo, not state.
 
 @dataclass
 class _Progress:
@@ -636,8 +638,7 @@ def _progress(t: DemandTest, s: PtsSettings, run: Run) -> _Progress:
     points = run.points
     prog = _PROGRESS.get((t, s))
     seen = len(prog.points) if prog is not None else 0
-    if prog is None or len(points) < seen or (seen and (points[0] is not prog.points[0]
-                                                         or points[seen - 1] is not prog.points[-1])):
+    if prog is None or len(points) < seen or points[:seen] != prog.points:  # (the same objects: pointers compared)
         if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
             _PROGRESS.clear()
         prog = _PROGRESS[(t, s)] = _Progress(purge_id=purge_point(t.key, s).id)
