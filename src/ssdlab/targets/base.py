@@ -97,6 +97,11 @@ class Target(ABC):
         """Make the target ready (e.g. lay out a file); returns notes for the run record."""
         return []
 
+    def resuming(self, run_dir: Path) -> None:
+        """Before prepare(): the run in `run_dir` is being resumed (a target whose state the run saved, the
+        simulator's, restores it instead of preparing afresh); default nothing."""
+        return None
+
     def close(self) -> None:
         """Release what prepare() started (e.g. an nbdkit server); called once when the run stops, however."""
         return None
