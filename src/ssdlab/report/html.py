@@ -299,13 +299,13 @@ def _runtime_per_point(run: Run) -> str:
         else:
             why.setdefault(v, "timed by the suite")
     main = opt if isinstance(opt, (int, float)) and opt in counts else max(counts, key=lambda v: (counts[v], -v))
-    parts = [f"{main:g} s" + (" (--runtime)" if main == opt else "")]
+    parts = [f"{main:g} s" + (" (--runtime)" if main == opt and len(counts) > 1 else "")]
     for v in sorted(counts, key=lambda v: -counts[v]):
         if v != main:
             parts.append(f"{v:g} s: {counts[v]} point{'s' if counts[v] > 1 else ''} {why[v]}")
     text = "; ".join(parts)
     if ramps:
-        text += "; ramp " + ", ".join(f"{v:g} s" for v in ramps)
+        text += " + ramp " + ", ".join(f"{v:g} s" for v in ramps)
     return text
 
 
