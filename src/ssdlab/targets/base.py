@@ -102,6 +102,10 @@ class Target(ABC):
         simulator's, restores it instead of preparing afresh); default nothing."""
         return None
 
+    def check_space(self) -> None:
+        """Refuse (TargetError) what prepare() would run out of room for, before any results directory exists."""
+        return None
+
     def close(self) -> None:
         """Release what prepare() started (e.g. an nbdkit server); called once when the run stops, however."""
         return None
