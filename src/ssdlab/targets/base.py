@@ -164,6 +164,10 @@ class Target(ABC):
         devices and files (a group of several: when all are of one of those kinds)."""
         return self.kind in ("block", "file")
 
+    def consent_name(self) -> str:
+        """The name a user types back to allow writing (the device's or file's base name)."""
+        return Path(self.name).name
+
     @property
     def is_device(self) -> bool:
         """A block device, or a group of block devices (consent asks to type the device's name back)."""

@@ -494,6 +494,10 @@ class HostGroupTarget(Target):
     def name(self) -> str:
         return hosts_name([h.name for h in self.hosts])  # (results/naming.py: never the inventory's file name)
 
+    def consent_name(self) -> str:
+        """The inventory's name, typed back to allow writing (docs/hosts.md): the group's own name lists hosts."""
+        return Path(self.inventory).stem or "hosts"
+
     def capacity(self) -> int:
         return min(d.capacity() for d in self.active_devices())
 
