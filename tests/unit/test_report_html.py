@@ -425,3 +425,29 @@ def test_device_columns_are_named_short_and_apart() -> None:
     assert device_labels([("", "/mnt/x/t.dat"), ("", "/mnt/y/t.dat")], False) == ["x/t.dat", "y/t.dat"]
     assert device_labels([("node0", "/dev/nvme0n1"), ("node1", "/dev/nvme0n1")], True) == \
         ["node0:nvme0n1", "node1:nvme0n1"]
+
+
+def test_quick_opens_with_a_crystaldiskmark_grid(tmp_path: Path) -> None:
+    import shutil
+
+    from ssdlab.results.store import load_run
+    from stored_runs import SCHEMA1, SCHEMA2
+
+    run = load_run(SCHEMA2 / "quick-file")
+    doc = html.render_html(run, SCHEMA2 / "quick-file")
+    assert doc.index("id='cdm'") < doc.index('<section id="results">')  # at the top
+    grid = doc[doc.index("id='cdm'"):doc.index('<nav class="toc"')]
+    rows = re.findall(r"<tr><th>(\w+)<span class='load'>(\w+)</span></th>(.*?)</tr>", grid)
+    assert [(t, q) for t, q, _ in rows] == [("SEQ1M", "Q8T1"), ("SEQ1M", "Q1T1"), ("RND4K", "Q32T1"),
+                                            ("RND4K", "Q1T1")]
+    by_id = {r.point.id: r for r in run.points}
+    for _, _, cells in rows:  # read, then write: each the MB/s of its point, linked to its row
+        links = re.findall(r"<a href='#pt-([^']+)'><span class='mbps'>([^<]+)</span>", cells)
+        assert [by_id[pid].point.tags.direction for pid, _ in links] == ["read", "write"]
+        for pid, mbps in links:
+            m = by_id[pid].measurement
+            assert m is not None
+            assert float(mbps.replace(",", "")) == pytest.approx(m.directions[str(by_id[pid].point.tags.direction)]
+                                                                 .bw_mbps, rel=1e-3, abs=0.05)
+    pts = shutil.copytree(SCHEMA1 / "pts-iops-op28", tmp_path / "pts")  # (its report writes pts/*.csv)
+    assert "id='cdm'" not in html.render_html(load_run(pts), pts)
