@@ -29,16 +29,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import KeysView, Mapping, Sequence
+from collections.abc import Callable, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ssdlab.errors import StoredResultsError
+from ssdlab.results import shape
 from ssdlab.results.events import EVENT_CLASSES, RunEvent, event_from_dict
 from ssdlab.results.extra import MeasurementExtra
 from ssdlab.results.record import Record, RecordField
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
@@ -407,28 +410,47 @@ def _pairs(items: Sequence[Any]) -> list[Any]:
 def _latency(d: Mapping[str, Any] | None) -> LatencyStats | None:
     if d is None:
         return None
+    d = shape.mapping(d, "")
     return LatencyStats(
-        kind=d["kind"], n=int(d["n"]), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
-        stddev_ns=d["stddev_ns"], percentiles_ns=dict(d.get("percentiles_ns", {})),
-        bins=tuple((int(i), int(c)) for i, c in d.get("bins", [])),
+        kind=d["kind"], n=_int(d, "n"), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
+        stddev_ns=d["stddev_ns"], percentiles_ns=dict(shape.mapping(d.get("percentiles_ns"), "percentiles_ns")),
+        bins=_part("bins", _bins, d.get("bins") or []),
     )
 
 
+def _bins(pairs: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    if not isinstance(pairs, list | tuple):
+        raise shape.ShapeError("", "expected a list of [bucket, count] pairs")
+    return tuple((int(i), int(c)) for i, c in pairs)
+
+
+def _int(d: Mapping[str, Any], key: str) -> int:
+    """A whole number the document stores under `key` (a number with a fraction is cut, as int() does)."""
+    value = d[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise shape.ShapeError(key, f"expected a whole number, found {shape.kind_of(value)}")
+    return int(value)
+
+
 def _direction(d: Mapping[str, Any]) -> DirectionStats:
+    d = shape.mapping(d, "")
     return DirectionStats(
-        iops=d["iops"], bw_bytes=d["bw_bytes"], io_bytes=int(d["io_bytes"]), total_ios=int(d["total_ios"]),
-        runtime_ms=int(d["runtime_ms"]), clat=_latency(d.get("clat")), lat=_latency(d.get("lat")),
+        iops=d["iops"], bw_bytes=d["bw_bytes"], io_bytes=_int(d, "io_bytes"), total_ios=_int(d, "total_ios"),
+        runtime_ms=_int(d, "runtime_ms"), clat=_part("clat", _latency, d.get("clat")),
+        lat=_part("lat", _latency, d.get("lat")),
     )
 
 
 def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
     return Measurement(
         engine=d["engine"], engine_version=d["engine_version"],
-        directions={k: _direction(v) for k, v in d["directions"].items()},
+        directions={k: _part(f"directions.{k}", _direction, v)
+                    for k, v in shape.mapping(d["directions"], "directions").items()},
         usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
-        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=d.get("extra"),
-        parts=tuple(part_from_dict(p) for p in d.get("parts", ())),
+        series={k: list(v) for k, v in shape.mapping(d.get("series"), "series").items()},
+        extra=shape.mapping(d.get("extra"), "extra") or None,
+        parts=shape.items(d.get("parts"), "parts", part_from_dict),
     )
 
 
@@ -441,24 +463,41 @@ def part_from_dict(d: Mapping[str, Any]) -> PartResult:
 def workload_from_dict(d: Mapping[str, Any]) -> Workload:
     names = {f.name for f in dataclasses.fields(Workload)}
     kwargs = {k: v for k, v in d.items() if k in names}
-    kwargs["options"] = dict(d.get("options", {}))
+    kwargs["options"] = dict(shape.mapping(d.get("options"), "options"))
     return Workload(**kwargs)
 
 
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
-    return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
-                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=PointTags(d.get("tags")),
-                     streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
+    return TestPoint(id=d["id"], label=d["label"],
+                     workload=_part("workload", workload_from_dict, shape.mapping(d["workload"], "workload")),
+                     phase=d.get("phase", "measure"), group=d.get("group", ""),
+                     tags=PointTags(shape.mapping(d.get("tags"), "tags")),
+                     streams=shape.items(d.get("streams"), "streams", workload_from_dict),
                      idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
 
 def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:
     m = d.get("measurement")
     return PointResult(
-        point=point_from_dict(d["point"]), status=d["status"], started=d["started"], finished=d["finished"],
-        measurement=measurement_from_dict(m) if m else None, reason=d.get("reason", ""),
-        warnings=tuple(d.get("warnings", ())), attempt=d.get("attempt", 1),
+        point=_part("point", point_from_dict, shape.mapping(d["point"], "point")), status=d["status"],
+        started=d["started"], finished=d["finished"],
+        measurement=_part("measurement", measurement_from_dict, shape.mapping(m, "measurement")) if m else None,
+        reason=d.get("reason", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
+        attempt=d.get("attempt", 1),
     )
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _part(field: str, build: Callable[[Any], T], value: Any) -> T:
+    """build(value), a failure's field placed under `field` (the loaders' errors name where they are)."""
+    try:
+        return build(value)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        inner, problem = shape.describe(exc)
+        raise shape.ShapeError(f"{field}.{inner}" if inner else field, problem) from exc
 
 
 def run_from_dict(d: Mapping[str, Any]) -> Run:
@@ -471,11 +510,14 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
     try:
         return Run(
             schema_version=version, ssdlab_version=d["ssdlab_version"], run_id=d["run_id"], suite=d["suite"],
-            status=d["status"], created=d["created"], options=RunRequest.from_dict(d.get("options") or {}),
-            target=dict(d.get("target", {})), host=dict(d.get("host", {})),
-            points=tuple(point_result_from_dict(p) for p in d.get("points", [])),
-            finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
-            events=tuple(event_from_dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
+            status=d["status"], created=d["created"],
+            options=_part("options", RunRequest.from_dict, shape.mapping(d.get("options"), "options")),
+            target=dict(shape.mapping(d.get("target"), "target")), host=dict(shape.mapping(d.get("host"), "host")),
+            points=shape.items(d.get("points"), "points", point_result_from_dict),
+            finished=d.get("finished", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
+            events=shape.items(d.get("events"), "events", lambda e: event_from_dict(shape.mapping(e, ""))),
+            health=dict(shape.mapping(d.get("health"), "health")),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        field, problem = shape.describe(exc)
+        raise shape.ShapeError(field, problem) from exc

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import ResultsDirError, StoredResultsError
-from ssdlab.results import atomic
+from ssdlab.results import atomic, shape
 from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, point_result_from_dict, run_from_dict, to_dict
 
 RUN_FILE = "run.json"
@@ -160,7 +160,7 @@ def _cut_torn_tail(fd: int) -> None:
     os.ftruncate(fd, data.rfind(b"\n") + 1)
 
 
-def _log_records(path: Path) -> list[dict[str, Any]]:
+def _log_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """The complete records of a points log. A record counts once its line, newline included, is written;
     a torn end (the process or the machine died while writing it) is ignored, damage before a complete record
     is an error."""
@@ -170,7 +170,7 @@ def _log_records(path: Path) -> list[dict[str, Any]]:
         return []
     except OSError as exc:
         raise StoredResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    records: list[dict[str, Any]] = []
+    records: list[tuple[int, dict[str, Any]]] = []
     bad: int | None = None  # line number of the first line that is not a record
     for number, line in enumerate(data.split(b"\n")[:-1], 1):  # the text after the last newline is torn
         try:
@@ -183,7 +183,7 @@ def _log_records(path: Path) -> list[dict[str, Any]]:
         if bad is not None:
             raise StoredResultsError(f"{path} is damaged at line {bad} (not a point record, yet complete records "
                                      "follow it)")
-        records.append(record)
+        records.append((number, record))
     return records
 
 
@@ -209,18 +209,30 @@ def load_run(run_dir: Path) -> Run:
         records = _log_records(log) if data.get("schema_version") != 1 else []  # schema 1 had no log
         if _identity(path) == before:
             break
-    run = run_from_dict(data)
+    try:
+        run = run_from_dict(data)
+        shape.check(run)
+    except shape.ShapeError as exc:
+        raise malformed(path, exc.field, exc.problem) from exc
     if not records:
         return run
     have = {(p.point.id, p.attempt, p.status, p.started) for p in run.points}
-    try:
-        for record in records:
+    for number, record in records:
+        try:
             if _record_key(record) not in have:  # run.json may already hold it (a crash while folding)
-                run = run.with_point(point_result_from_dict(record))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StoredResultsError(f"{log} holds a malformed point record "
-                                 f"({type(exc).__name__}: {exc})") from exc
+                point = point_result_from_dict(record)
+                shape.check(point)
+                run = run.with_point(point)
+        except (shape.ShapeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            field, problem = shape.describe(exc)
+            raise malformed(log, f"line {number}" + (f": {field}" if field else ""), problem) from exc
     return run
+
+
+def malformed(path: Path, field: str, problem: str) -> StoredResultsError:
+    """The one line for a stored file that does not have the model's shape (exit 8)."""
+    return StoredResultsError(f"{path}: {field or 'the document'}: {problem}: the file was changed or damaged after "
+                              "ssdlab wrote it; restore it from a copy, or run the test again")
 
 
 def _identity(path: Path) -> tuple[int, int]:
