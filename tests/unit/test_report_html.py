@@ -157,7 +157,25 @@ def test_header_shows_host_engine_target_and_options(rendered: tuple[Run, str, P
                  "/dev/nvme0n1", "894.25 GiB", "512 B logical, 4096 B physical", "2026-01-02 09:59:00 UTC",
                  "3m00s", "ssdlab", "0.1.0", "libaio", "<dt>--loops</dt><dd>3</dd>"):
         assert fact in doc, fact
-    assert re.search(r"<dt>runtime per point</dt><dd>5 s</dd>", doc)
+    assert re.search(r"<dt>runtime per point</dt><dd>5 s</dd>", doc)  # (one time: nothing to explain)
+
+
+def test_runtime_per_point_explains_every_time_other_than_runtime() -> None:
+    """The demo's box said '0.5 s, 1 s, 10 s' for --runtime 0.5: each other time now says why it differs."""
+    from ssdlab.report.html import _runtime_per_point
+    from ssdlab.results.tags import PointTags
+
+    def point(pid: str, seconds: float, **tags: object) -> PointResult:
+        p = TestPoint(id=pid, label=pid, workload=Workload(rw="randread", bs=4096, runtime_s=seconds),
+                      tags=PointTags.of(**tags))
+        return PointResult(point=p, status="ok", started="", finished="")
+
+    run = Run(schema_version=2, ssdlab_version="t", run_id="t", suite="pts", status="complete", created="",
+              options={"suite": "pts", "runtime_s": 0.5}, target={}, host={},
+              points=(point("a", 0.5), point("b", 0.5), point("c", 1.0, planned_runtime_s=0.5),
+                      point("h1", 10.0, spec_minutes=20.0), point("h2", 10.0, spec_minutes=20.0)))
+    assert _runtime_per_point(run) == ("0.5 s (--runtime); 10 s: 2 points timed by the suite (the spec's 20 min, "
+                                       "scaled); 1 s: 1 point extended (too few I/Os in 0.5 s)")
 
 
 def test_every_measure_point_has_a_row_and_steps_go_to_procedure(rendered: tuple[Run, str, Path]) -> None:

@@ -177,9 +177,15 @@ def _perf_table(results: Sequence[PointResult], axes: Sequence[str]) -> Table:
     for r in results:
         row: list[Any] = [fmt_axis(a, axis_value(r.point, a)) for a in axes]
         row += [fixed(metric_value(r, "iops"), 0), *(fixed(metric_value(r, m)) for m in (
-            "bw_MBps", "lat_mean_us", "p99_us", "p99.9_us", "p99.99_us", "cpu")), _status(r)]
+            "bw_MBps", "lat_mean_us", "p99_us", "p99.9_us", "p99.99_us")), _cpu_text(r), _status(r)]
         rows.append(row)
     return Table(headers, rows)
+
+
+def _cpu_text(r: PointResult) -> str:
+    """fio's CPU %, 'n/a' on the simulator (which uses no host CPU per I/O), as every table says it."""
+    simulated = r.measurement is not None and r.measurement.engine == "sim"
+    return "n/a" if simulated else fixed(metric_value(r, "cpu"))
 
 
 def _values(results: Sequence[PointResult], x: str, y: str) -> tuple[list[float], list[float | None]]:

@@ -27,6 +27,7 @@ from ssdlab.report.sections import Section
 from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
+from ssdlab.results.naming import run_title, target_name
 from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.units import format_bs, format_bytes, format_duration
 
@@ -280,14 +281,31 @@ def _duration(run: Run) -> str:
 
 
 def _runtime_per_point(run: Run) -> str:
-    values = sorted({r.point.workload.runtime_s for r in run.points
-                     if r.point.phase == "measure" and r.point.workload.runtime_s is not None})
-    ramps = sorted({r.point.workload.ramp_s for r in run.points
-                    if r.point.phase == "measure" and r.point.workload.ramp_s})
-    if not values:
-        opt = run.options.runtime_s
+    """'0.5 s (--runtime); 10 s: 2 points timed by the suite (the spec's 20 min, scaled); 1 s: 1 point extended
+    (too few I/Os in 0.5 s)': every measured run time, each one other than --runtime with why."""
+    measured = [r.point for r in run.points if r.point.phase == "measure" and r.point.workload.runtime_s is not None]
+    ramps = sorted({p.workload.ramp_s for p in measured if p.workload.ramp_s})
+    opt = run.options.runtime_s
+    if not measured:
         return f"{opt:g} s" if isinstance(opt, (int, float)) else "size-based"
-    text = ", ".join(f"{v:g} s" for v in values)
+    counts: dict[float, int] = {}
+    why: dict[float, str] = {}
+    for p in measured:
+        v = float(p.workload.runtime_s or 0.0)
+        counts[v] = counts.get(v, 0) + 1
+        planned, spec_min = p.tags.get("planned_runtime_s"), p.tags.get("spec_minutes")
+        if planned is not None:
+            why.setdefault(v, f"extended (too few I/Os in {float(planned):g} s)")
+        elif spec_min is not None and isinstance(opt, (int, float)):
+            why.setdefault(v, f"timed by the suite (the spec's {float(spec_min):g} min, scaled)")
+        else:
+            why.setdefault(v, "timed by the suite")
+    main = opt if isinstance(opt, (int, float)) and opt in counts else max(counts, key=lambda v: (counts[v], -v))
+    parts = [f"{main:g} s" + (" (--runtime)" if main == opt and len(counts) > 1 else "")]
+    for v in sorted(counts, key=lambda v: -counts[v]):
+        if v != main:
+            parts.append(f"{v:g} s: {counts[v]} point{'s' if counts[v] > 1 else ''} {why[v]}")
+    text = "; ".join(parts)
     if ramps:
         text += " + ramp " + ", ".join(f"{v:g} s" for v in ramps)
     return text
@@ -337,7 +355,7 @@ def host_facts(h: Mapping[str, Any]) -> Facts:
 
 def target_facts(t: Mapping[str, Any]) -> Facts:
     """What was tested (run.json `target`): name, kind, sizes, then the device's identity."""
-    facts = [("name", str(t.get("name") or t.get("spec") or "unknown")), ("kind", str(t.get("kind") or "unknown"))]
+    facts = [("name", target_name(t)), ("kind", str(t.get("kind") or "unknown"))]
     if t.get("path") and t.get("path") != t.get("name"):
         facts.append(("path", str(t["path"])))
     cap = t.get("capacity_bytes")
@@ -701,7 +719,7 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
             for s in drive_health.sections(run, run_dir)] + secs
     link = drive_health.link_of(run)
     view = ReportView(
-        title=f"ssdlab {run.suite} on {run.target.get('name') or run.target.get('spec') or 'unknown target'}",
+        title=f"ssdlab {run_title(run.suite, run.target)}",
         subtitle=(f"{fmt_time(run.created)} · {_points_summary(run)} · {readable.engine_text(run)} · "
                   f"ssdlab {run.ssdlab_version}"),
         run=run, facts=header_facts(run), notices=notices(run) + _group_notices(run) + sec_notices,

@@ -15,7 +15,7 @@ from ssdlab.errors import UsageError
 from ssdlab.results.events import WsatEvent
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import Outlook, SuiteOption
+from ssdlab.suites.base import Goal, Outlook, SuiteOption
 from ssdlab.suites.pts.common import KiB, PtsSettings, purge_point
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_bytes, format_duration
@@ -146,7 +146,6 @@ def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = Non
         rates.append(float(written - (state.written[-2] if done_n > 1 else 0)))
     per_sample = min(rates) if rates else 0.0
     goal = s.wsat_fills * s.capacity - written
-    want = min(left, max(1, math.ceil(goal / per_sample))) if per_sample > 0 else left
 
     def runs(n: int) -> tuple[tuple[TestPoint, int], ...]:
         out = [*first, (sample_point(s, done_n + 1), 1)]
@@ -154,7 +153,10 @@ def wsat_outlook(s: PtsSettings, run: Run, steady_write_iops: float | None = Non
             out.append((sample_point(s, done_n + 2), n - 1))
         return (*out, *capture)
 
-    return Outlook(worst=runs(left), expected=runs(want))
+    if per_sample <= 0:  # nothing says yet how much a sample writes: the ETA's estimator of the target does
+        return Outlook(worst=runs(left), expected=(*first, *capture),
+                       goals=(Goal(sample_point(s, done_n + 1), max(0.0, goal), left),))
+    return Outlook(worst=runs(left), expected=runs(min(left, max(1, math.ceil(goal / per_sample)))))
 
 
 def wsat_conclude(s: PtsSettings, run: Run) -> Run:
@@ -219,23 +221,44 @@ WSAT_OPTIONS = (
 
 
 
+def _iops_writes(s: PtsSettings, run: Run) -> PointResult | None:
+    """The IOPS test's latest RND 4 KiB write point at T x Q in this run (None before one finished)."""
+    from ssdlab.suites.pts.common import stimulus
+    from ssdlab.suites.pts.tests import IOPS
+
+    res = run.finished_by_id()
+    key = stimulus("RND", WSAT_BS, 0).key
+    latest = None
+    r = 1
+    while (found := res.get(f"{IOPS.name}-r{r:02d}-{key}")) is not None:  # rounds run in order
+        latest, r = found, r + 1
+    return latest
+
+
+def _outlook_depends(s: PtsSettings, run: Run) -> str:
+    """What WSAT's outlook reads from the rest of the run: the IOPS test's latest RND 4 KiB write point."""
+    latest = _iops_writes(s, run)
+    return latest.point.id if latest is not None else ""
+
+
 def _outlook(s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
     """WSAT's outlook; RND 4 KiB writes at T x Q as the IOPS test of the same run measured them (the window
-    average once it is done, else its latest round) say where WSAT ends up after its write cliff."""
+    average once it is done, else its latest point) say where WSAT ends up after its write cliff."""
     from ssdlab.suites.pts.common import analyse as analyse_rounds
-    from ssdlab.suites.pts.common import per_round, stimulus, window_average
+    from ssdlab.suites.pts.common import metric_value, stimulus, window_average
     from ssdlab.suites.pts.tests import IOPS
 
     writes = None
-    key = stimulus("RND", WSAT_BS, 0).key
-    if f"{IOPS.name}-0-purge" in run.done_ids():  # (before it, the IOPS test has no round to go on)
+    latest = _iops_writes(s, run)
+    if latest is not None:  # (before it, the IOPS test has no round to go on)
         iops = analyse_rounds(IOPS, s, run)
-        writes = window_average(IOPS, iops, run, key, "iops") if iops.finished else \
-            next((v for v in reversed(per_round(IOPS, run, key, "iops", iops.rounds_done)) if v is not None), None)
+        writes = window_average(IOPS, iops, run, stimulus("RND", WSAT_BS, 0).key, "iops") if iops.finished \
+            else metric_value("iops", latest)
     return wsat_outlook(s, run, writes)
 
 
 register_test(PtsTest(key=TEST, title="WSAT", plan=wsat_plan, remaining=wsat_remaining, conclude=wsat_conclude,
-                      notes=wsat_notes, options=WSAT_OPTIONS, validate=validate, outlook=_outlook))
+                      notes=wsat_notes, options=WSAT_OPTIONS, validate=validate, outlook=_outlook,
+                      outlook_depends=_outlook_depends))
 register_suite("pts-wsat", "SNIA PTS 2.0 WSAT: from FOB, RND 4 KiB writes in 1-minute samples to 4x capacity or 24 h",
                (TEST,))
