@@ -8,7 +8,7 @@ import importlib
 import json
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import FrameType, ModuleType
 from typing import IO, TYPE_CHECKING
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from ssdlab.results.model import Run
     from ssdlab.results.request import DeviceSettings, RunRequest
+    from ssdlab.run.eta import Eta
     from ssdlab.run.setup import RunSetup
     from ssdlab.safety import WriteDecision, WriteGrant
     from ssdlab.targets.base import Target
@@ -57,6 +58,8 @@ class Env:
 
 
 class _Parser(argparse.ArgumentParser):
+    commands: Mapping[str, argparse.ArgumentParser]  # the top-level parser's: each command's parser, by name
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{message} (see `{self.prog} --help`)")
 
@@ -224,7 +227,7 @@ SUBCOMMANDS: dict[str, tuple[str, AddArgs]] = {
 }
 
 
-def build_parser(command: str | None = None, suite: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, suite: str | None = None) -> _Parser:
     """The argument parser. Only `command`'s parser gets its arguments (an extension's parser loads its module;
     run and plan get the options of `suite`, of every suite when None); the other subcommands are listed by name
     and help only."""
@@ -235,6 +238,7 @@ def build_parser(command: str | None = None, suite: str | None = None) -> argpar
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.commands = sub.choices
     if command in EXTENSIONS:  # its module adds its own parser (with the module's other commands)
         EXTENSION_COMMANDS.update(importlib.import_module(EXTENSIONS[command][0]).add_commands(sub))
     for name, (help_text, add_args) in SUBCOMMANDS.items():
@@ -281,12 +285,12 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
-    from ssdlab.run.eta import plan_seconds
+    from ssdlab.run.eta import plan_eta
     from ssdlab.run.setup import check_power_state, setup_run
 
     setup = setup_run(run_request(args))
     suite, target, ctx = setup.suite, setup.target, setup.ctx
-    eta = plan_seconds(suite, ctx)
+    eta = plan_eta(suite, ctx)
     decision = setup.decision()
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
     if not decision.writes:
@@ -299,7 +303,8 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
         from ssdlab.results.model import to_dict
 
         env.out(json.dumps({
-            "suite": suite.name, "target": target.info(), "eta_seconds": eta, "writes": decision.writes,
+            "suite": suite.name, "target": target.info(), "eta_seconds": eta.worst_s,
+            "eta_expected_seconds": eta.expected_s, "eta_spread": round(eta.spread, 3), "writes": decision.writes,
             "writes_because": decision.reason or None, "destroys": destroys,
             "hazards": [h.text for h in verdict.hazards], "refused": verdict.refusal or None,
             "needs_confirmation": verdict.needs_consent, "notes": suite.plan_notes(ctx),
@@ -327,7 +332,7 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     return 0
 
 
-def _print_plan(env: Env, setup: RunSetup, eta: float) -> None:
+def _print_plan(env: Env, setup: RunSetup, eta: Eta) -> None:
     suite, target = setup.suite, setup.target
     env.out(f"suite {suite.name}: {suite.summary}")
     env.out(f"target {target.name} ({target.kind}, {format_bytes(target.capacity())})")
@@ -338,9 +343,31 @@ def _print_plan(env: Env, setup: RunSetup, eta: float) -> None:
             f"{format_bytes(w.io_bytes or 0)}" if w.io_bytes else "-")
         env.out(f"{i:>3}  {p.id:<34} {w.rw:<10} {w.bssplit or format_bytes(w.bs):>8} {w.iodepth:>4} "
                 f"{w.numjobs:>3} {t:>8}")
-    env.out(f"{len(setup.plan)} points, estimated duration {format_duration(eta)}")
+    env.out(plan_duration_line(len(setup.plan), eta))
     for note in suite.plan_notes(setup.ctx):
         env.out(note)
+    if eta.worst_s > LONG_PLAN_S:
+        env.out(long_plan_warning(eta))
+
+
+LONG_PLAN_S = 3600.0  # `plan` warns about a run that may take longer
+
+
+def plan_duration_line(points: int, eta: Eta) -> str:
+    """'8 points, estimated duration 44s (±25 %)', or, for a suite that may stop early, 'at most 3176 points;
+    expected about 452 points in 1m20s (±30 %), at most 23h20m'."""
+    if not eta.adaptive:
+        return f"{points} points, estimated duration {eta.duration()}"
+    return (f"at most {points} points; expected about {eta.expected_points} points in {eta.duration()}, at most "
+            f"{format_duration(eta.worst_s)}")
+
+
+def long_plan_warning(eta: Eta) -> str:
+    """The line `plan` adds when a run may take more than an hour, with what shortens it."""
+    when = (f"expected {format_duration(eta.expected_s)}, at most {format_duration(eta.worst_s)}" if eta.adaptive
+            else format_duration(eta.expected_s))
+    return (f"warning: this run may take more than an hour ({when}); --runtime SECONDS sets the time of every "
+            "point in every suite (a scaled run: PTS samples and captures, ACT slices), e.g. --runtime 1")
 
 
 def _authorize(target: Target, decision: WriteDecision, settings: DeviceSettings, args: argparse.Namespace,
@@ -551,11 +578,28 @@ def _parse(command: str | None, args_list: list[str]) -> argparse.Namespace:
         with contextlib.suppress(UsageError):
             suite = build_parser(command, "").parse_known_args(args_list)[0].suite
     try:
-        return build_parser(command, suite).parse_args(args_list)
+        return _parse_intermixed(build_parser(command, suite), command, args_list)
     except UsageError:
         if suite is None:
             raise
-        return build_parser(command, None).parse_args(args_list)
+        return _parse_intermixed(build_parser(command, None), command, args_list)
+
+
+def _parse_intermixed(parser: _Parser, command: str | None, args_list: list[str]) -> argparse.Namespace:
+    """parse_args, with the command's options allowed between its positionals (`tag RUN --root DIR k=v`):
+    what plain parsing leaves over is parsed again by the command's parser, intermixed (argparse)."""
+    args, extra = parser.parse_known_args(args_list)
+    if not extra or command is None:
+        return parser.parse_args(args_list) if extra else args
+    sub = parser.commands.get(command)
+    if sub is None:
+        return parser.parse_args(args_list)  # refuses the leftovers, one line
+    try:
+        found = sub.parse_intermixed_args(args_list[args_list.index(command) + 1:])
+    except TypeError:  # a command whose positionals argparse cannot intermix
+        return parser.parse_args(args_list)
+    vars(args).update(vars(found))
+    return args
 
 
 def _print_traceback(env: Env) -> None:

@@ -41,6 +41,11 @@ class Reading:
         self.m = m
         self._latency: dict[str | None, LatencyStats | None] = {}
 
+    @property
+    def simulated(self) -> bool:
+        """Whether the simulator measured it (no fio, no host CPU figures)."""
+        return self.m.engine == "sim"
+
     def direction(self, which: str) -> DirectionStats | None:
         """One direction's statistics, when it completed I/O."""
         d = self.m.get(which)
@@ -170,9 +175,11 @@ def _directional() -> dict[str, Metric]:
 def _others() -> dict[str, Metric]:
     """fio's CPU use and SNIA PTS's response times."""
     out: dict[str, Metric] = {}
-    for name, label, read in (("usr_cpu", "fio user CPU", lambda rd: rd.m.usr_cpu),
-                              ("sys_cpu", "fio system CPU", lambda rd: rd.m.sys_cpu),
-                              ("cpu", "fio CPU", lambda rd: rd.m.usr_cpu + rd.m.sys_cpu)):
+    # (the simulator uses no host CPU per I/O: nothing was measured, and a 0 would read as a measurement)
+    for name, label, read in (("usr_cpu", "fio user CPU", lambda rd: None if rd.simulated else rd.m.usr_cpu),
+                              ("sys_cpu", "fio system CPU", lambda rd: None if rd.simulated else rd.m.sys_cpu),
+                              ("cpu", "fio CPU",
+                               lambda rd: None if rd.simulated else rd.m.usr_cpu + rd.m.sys_cpu)):
         out[name] = Metric(name, label, "%", False, read, _WHOLE)
     out["art"] = Metric("art", "ART", "µs", False, _art, formatting.latency_us)
     out["mrt"] = Metric("mrt", "MRT", "µs", False, _mrt, formatting.latency_us)

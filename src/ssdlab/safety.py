@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
@@ -117,7 +116,7 @@ def authorize(target: Target, decision: WriteDecision, *, destructive: bool, yes
     if not console.interactive():
         raise UnsafeTargetError(f"writing to {target.name} needs confirmation: run interactively, or pass --yes "
                                 f"after checking the {'device' if target.is_device else 'target'}")
-    expected = Path(target.name).name
+    expected = target.consent_name()
     console.stderr.write(f"Type the device name ({expected}) to confirm: " if target.is_device else
                          f"Type the file name ({expected}) to confirm: ")
     console.stderr.flush()

@@ -28,6 +28,7 @@ import pytest
 from conftest import CliResult, LoopFactory, MiB, run_cli
 from ssdlab.results import aggregate, hist
 from ssdlab.results.store import load_run
+from ssdlab.targets.file import block_sizes
 
 pytestmark = pytest.mark.integration
 
@@ -220,7 +221,26 @@ def test_file_targets_on_two_hosts_write_and_report_the_ceiling(three: list[Agen
     for job in (tmp_path / "r" / "points" / "host-ceiling").glob("job-*.fio"):
         assert "ioengine=null" in job.read_text()
         assert "filename" not in job.read_text()
-    assert "Host ceiling" in (tmp_path / "r" / "report.html").read_text()
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Host ceiling" in html
+    # the console: the suite's 2 points announced, counted and ended as 2 (the ceiling check aside), the check
+    # named once, the run named by its hosts (not the inventory's file name), here as in the report and catalog
+    said = res.out + res.err
+    assert "hosts-smoke.toml on hosts a, b: 2 points, estimated" in said, said
+    assert "[1/2]" in said
+    assert "[2/2]" in said
+    assert "[3/" not in said
+    assert "run complete: 2 points measured" in said
+    assert "host ceiling: Host ceiling" not in said
+    assert said.count("Host ceiling: null engine") == 1
+    assert "hosts-smoke.toml on hosts a, b" in html
+    assert "on lab<" not in html
+    listed = run_cli("runs", "--root", tmp_path, "--json")
+    assert [e["target"] for e in json.loads(listed.out) if e["path"].endswith("/r")] == ["hosts a, b"]
+    # a file's block sizes are its backing device's, read on its host as a local file target reads them
+    local = block_sizes(files[0])
+    for d in run.target["devices"]:
+        assert (d["logical_block_size"], d["physical_block_size"]) == local
 
 
 def test_an_unreachable_agent_is_one_line_before_anything_runs(three: list[Agent], suite_file: Path,
@@ -231,6 +251,8 @@ def test_an_unreachable_agent_is_one_line_before_anything_runs(three: list[Agent
     assert res.code == 3
     assert len(res.err_lines) == 1
     assert "host ghost: cannot connect to an agent at 127.0.0.19" in res.err
+    # the hint is the command that listens there: address and port included
+    assert f"`ssdlab agent --insecure-tcp --bind 127.0.0.19 --port {ghost[1]}`" in res.err
     assert not (tmp_path / "r").exists()
 
 
@@ -287,6 +309,10 @@ def test_local_devices_run_together_with_per_device_results(suite_file: Path, tm
         assert [p.device for p in r.measurement.parts] == [str(a), str(b)]
         assert r.measurement.total_iops == pytest.approx(
             sum(p.measurement.total_iops for p in r.measurement.parts), rel=1e-9)  # type: ignore[union-attr]
+    said = res.out + res.err
+    assert "[1/2]" in said
+    assert "[3/" not in said
+    assert "run complete: 2 points measured" in said
     job = (tmp_path / "r" / "points" / "001-rnd-randread" / "job.fio").read_text()
     assert "[001-rnd-randread-d0]" in job
     assert "[001-rnd-randread-d1]" in job

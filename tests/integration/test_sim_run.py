@@ -67,6 +67,10 @@ def test_resume_continues_with_the_saved_drive_state(cli: Any, tmp_path: Path,
     assert iops_by_point(resumed) == iops_by_point(load(full))
     sim = json.loads((part / "points" / "06-seq1m-q1t1-write" / "sim.json").read_text(encoding="utf-8"))
     assert any("reloaded" in n for n in sim["notes"])
+    # the drive was laid out once, by the first run; the resume reloads its saved state and says so
+    prepared = [str(e.get("text", "")) for e in resumed["events"] if e.get("kind") == "prepare"]
+    assert sum("simulated drive laid out" in t for t in prepared) == 1, prepared
+    assert any("not laid out again" in t and "sim-state.bin" in t for t in prepared), prepared
 
 
 def test_sim_presets_and_bad_target(cli: Any) -> None:

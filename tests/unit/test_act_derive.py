@@ -157,3 +157,37 @@ def test_plan_text_and_sim_refusal(cli, tmp_path) -> None:  # type: ignore[no-un
     assert res.code == 0, res.err
     assert "act-3x-s002" in res.out
     assert "act-4x" not in res.out
+
+
+def test_runtime_is_the_slice_and_scales_the_run(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`plan act --runtime 1 --load 3x` answered 24 h without a word: --runtime is the time of every point in
+    every suite, and an ACT point is a slice; without --duration the run keeps ACT's 24 slices."""
+    target = f"file:{tmp_path / 'x.dat'}?size=64MiB"
+    res = cli("plan", "act", "--target", target, "--runtime", "1", "--load", "3x", "--json")
+    assert res.code == 0, res.err
+    measure = [p for p in json.loads(res.out)["points"] if p["phase"] == "measure"]
+    assert len(measure) == 24
+    assert {p["workload"]["runtime_s"] for p in measure} == {1.0}
+    res = cli("plan", "act", "--target", target, "--runtime", "1.5", "--duration", "6")
+    assert res.code == 0, res.err
+    assert "3 slice(s) of 2 s (--runtime: the slice)" in res.out  # whole seconds, as ACT's slices
+    assert "warning: this run may take more than an hour" not in res.out
+    res = cli("plan", "act", "--target", target, "--runtime", "2", "--slice", "3", traceback=False)
+    assert res.code == 2
+    assert res.err.strip() == ("ssdlab: error: act: --runtime 2 and --slice 3 both set the slice length; give one "
+                               "(--duration sets the whole run)")
+    assert cli("plan", "act", "--target", target, "--runtime", "2", "--slice", "2", "--duration", "4").code == 0
+
+
+def test_plan_warns_when_a_run_may_take_more_than_an_hour(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    target = f"file:{tmp_path / 'x.dat'}?size=64MiB"
+    res = cli("plan", "act", "--target", target, "--load", "3x")
+    assert res.code == 0, res.err
+    warning = [line for line in res.out.splitlines() if line.startswith("warning: this run may take more than")]
+    assert len(warning) == 1
+    assert "--runtime" in warning[0]
+    assert "24h" in res.out
+    quick = cli("plan", "quick", "--target", "null", "--runtime", "1")
+    assert quick.code == 0, quick.err
+    assert "more than an hour" not in quick.out
+    assert "8 points, estimated duration" in quick.out

@@ -49,6 +49,31 @@ def test_lists_runs_and_filters(root: Path) -> None:
     assert len(text.out.splitlines()) == 4
 
 
+def test_text_filters_take_globs_as_suite_does(root: Path) -> None:
+    """`--model '*28*'` matched nothing (a glob read as a substring); a glob now matches the whole value,
+    case-insensitively, and plain text stays a substring."""
+    assert [r["run_id"] for r in _runs(root, "--model", "*tlc-4k-28*")] == ["op28"]
+    assert [r["run_id"] for r in _runs(root, "--model", "*TLC*")] == ["op7", "op28"]
+    assert _runs(root, "--model", "tlc-4k-2?") == []  # a glob matches the whole model, not a part of it
+    assert [r["run_id"] for r in _runs(root, "--device", "*quick.dat")] == ["quick"]
+    assert catalog.is_glob("*qlc*")
+    assert catalog.is_glob("pts-?")
+    assert not catalog.is_glob("qlc")
+
+
+def test_tag_takes_options_between_its_arguments(root: Path) -> None:
+    """`tag RUN --root DIR k=v` failed with 'unrecognized arguments' (argparse's intermixed parsing now)."""
+    res = run_cli("tag", "op28", "--root", root, "label=fw-2.1", "note=x")
+    assert res.code == 0, res.err
+    assert json.loads((root / "op28" / "tags.json").read_text()) == {"label": "fw-2.1", "note": "x"}
+    res = run_cli("tag", "op28", "--root", root, "--remove", "note", "label=fw-2.2")
+    assert res.code == 0, res.err
+    assert json.loads((root / "op28" / "tags.json").read_text()) == {"label": "fw-2.2"}
+    bad = run_cli("tag", "op28", "--root", root, "--bogus", "k=v", traceback=False)
+    assert bad.code == 2
+    assert "unrecognized arguments: --bogus" in bad.err
+
+
 def test_catalog_follows_added_moved_and_deleted_runs(root: Path) -> None:
     before = {r["run_id"]: r for r in _runs(root)}
     copy_run("series-sim", root / "new", run_id="series")

@@ -143,6 +143,28 @@ def test_group_takes_devices_from_agent_reports(tmp_path: Path, probes: dict[str
     assert [h["name"] for h in info["hosts"]] == ["a", "10.0.0.3:18765"]
     assert info["identity"]["devices"] == 3
     assert g.layout_writes().startswith("fio creates or extends /data/ssdlab.dat on host 10.0.0.3:18765")
+    # named by its hosts (results/naming.py) everywhere; consent still types the inventory's name back
+    assert g.name == "hosts a, 10.0.0.3:18765"
+    assert g.consent_name() == "lab"
+    # a remote file whose agent did not read its block sizes: 4K assumed (REMOTE_FILE_BLOCK_SIZE)
+    assert (info["devices"][2]["logical_block_size"], info["devices"][2]["physical_block_size"]) == (4096, 4096)
+
+
+def test_a_remote_files_block_sizes_are_its_agents_reading(tmp_path: Path, probes: dict[str, Any]) -> None:
+    """`info file:` said 512 B and the host-group report 4096 B for the same kind of file: the agent now reads
+    the file's backing device as a local file target does (targets/file.block_sizes), unless ?lbs= is given."""
+    probes["10.0.0.2:8765"] = _report([_device("/dev/nvme0n1"), _device("/dev/disk/by-id/nvme-X")])
+    probes["10.0.0.3:18765"] = _report([])
+    g = _group(tmp_path)
+    token = g.hosts[1].devices[0]
+    token.take_block_sizes([512, 4096])
+    assert (token.lbs, token.pbs) == (512, 4096)
+    token.take_block_sizes(None)  # an older agent: no reading, the value stays
+    assert (token.lbs, token.pbs) == (512, 4096)
+    given = _group(tmp_path, INVENTORY.replace("ssdlab.dat?size=1GiB", "ssdlab.dat?size=1GiB&lbs=4096"))
+    fixed = given.hosts[1].devices[0]
+    fixed.take_block_sizes([512, 512])
+    assert (fixed.lbs, fixed.pbs) == (4096, 4096)
 
 
 def test_hazards_come_from_each_agent_and_name_the_host(tmp_path: Path, probes: dict[str, Any]) -> None:

@@ -4,7 +4,7 @@ property test that random suite files with random overrides never get a writing 
 from __future__ import annotations
 
 import io
-import os
+import random
 import re
 from pathlib import Path
 
@@ -167,7 +167,7 @@ def test_someone_elses_file_needs_consent_and_ssdlabs_own_does_not(tmp_path: Pat
     mine = parse_target(f"file:{tmp_path / 'mine.dat'}?size=4MiB")
     mine.prepare(True)  # created by ssdlab: tagged
     theirs = tmp_path / "theirs.dat"
-    theirs.write_bytes(os.urandom(4 << 20))
+    theirs.write_bytes(random.Random(166).randbytes(4 << 20))  # fixed: random bytes may carry a signature
     decision = safety.WriteDecision("point x: rw=write writes")
     quiet = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
     again = parse_target(f"file:{tmp_path / 'mine.dat'}")
@@ -195,7 +195,7 @@ def test_a_file_ssdlab_did_not_create_is_not_taken_for_its_own(tmp_path: Path) -
     mine = parse_target(f"file:{tmp_path / 'mine.dat'}?size=4MiB")
     mine.prepare(True)
     (tmp_path / "mine.dat").unlink()  # someone else's file under the same name
-    (tmp_path / "mine.dat").write_bytes(os.urandom(4 << 20))
+    (tmp_path / "mine.dat").write_bytes(random.Random(198).randbytes(4 << 20))
     assert parse_target(f"file:{tmp_path / 'mine.dat'}").needs_write_consent()
 
 

@@ -236,7 +236,7 @@ class _Agent:
             for f in files:
                 with contextlib.suppress(OSError):
                     f.unlink()
-            self.answers.append({"token": token, "at": time.time(), "paths": paths})
+            self.answers.append({"token": token, "at": time.time(), "paths": paths, "blocks": _block_sizes(paths)})
             answered = True
         return answered
 
@@ -262,6 +262,14 @@ def _complete_challenge(base: Path, files: list[Path]) -> dict[str, str] | None:
             return None
         paths[asked] = os.path.realpath(asked)
     return paths
+
+
+def _block_sizes(paths: dict[str, str]) -> dict[str, list[int]]:
+    """{asked path: [logical, physical] block size of its backing device here}, as a local file target reads
+    them (targets/file.block_sizes)."""
+    from ssdlab.targets.file import block_sizes
+
+    return {asked: list(block_sizes(Path(real))) for asked, real in paths.items()}
 
 
 def _server_umask(group: bool) -> None:

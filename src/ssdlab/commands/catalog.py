@@ -24,10 +24,11 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p = sub.add_parser("runs", help="list the runs of a results root (an SQLite catalog, rebuilt from the run "
                                     "directories), filtered by device, model, firmware, suite, verdict, date, tag")
     p.add_argument("--root", type=Path, metavar="DIR", help="results root (default $SSDLAB_RESULTS or ./results)")
-    p.add_argument("--device", metavar="TEXT", help="target name contains TEXT (e.g. nvme0n1, tlc-4k)")
-    p.add_argument("--model", metavar="TEXT", help="device model contains TEXT")
-    p.add_argument("--serial", metavar="TEXT", help="device serial contains TEXT")
-    p.add_argument("--firmware", metavar="TEXT", help="firmware contains TEXT")
+    p.add_argument("--device", metavar="TEXT",
+                   help="target name contains TEXT (e.g. nvme0n1, tlc-4k) or matches a glob")
+    p.add_argument("--model", metavar="TEXT", help="device model contains TEXT or matches a glob (*qlc*)")
+    p.add_argument("--serial", metavar="TEXT", help="device serial contains TEXT or matches a glob")
+    p.add_argument("--firmware", metavar="TEXT", help="firmware contains TEXT or matches a glob")
     p.add_argument("--suite", metavar="NAME", help="suite name or glob (pts-*)")
     p.add_argument("--verdict", metavar="WORD",
                    help="the run's verdict: steady, not-steady, incomplete, pass, fail, complete")

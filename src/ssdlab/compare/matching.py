@@ -32,6 +32,7 @@ from ssdlab.analysis.significance import Judgement
 from ssdlab.errors import SsdlabError
 from ssdlab.results import aggregate
 from ssdlab.results.model import Measurement, PointResult, Run, TestPoint, engine_text
+from ssdlab.results.naming import target_name
 
 # ---------------------------------------------------------------- metrics
 
@@ -457,7 +458,7 @@ def run_facts(rd: RunData) -> dict[str, str]:
         "status": run.status,
         "verdict": _verdict(run),
         "created": run.created,
-        "device": str(t.get("name") or t.get("spec") or "unknown"),
+        "device": target_name(t),
         "target kind": str(t.get("kind") or "unknown"),
         "model": str(ident.get("model") or "not reported"),
         "serial": str(ident.get("serial") or "not reported"),

@@ -76,6 +76,18 @@ class Endpoint:
             return self.socket
         return f"[{self.address}]:{self.port}" if ":" in self.address else f"{self.address}:{self.port}"
 
+    def agent_command(self) -> str:
+        """The `ssdlab agent` command that listens where this endpoint points (on its host): for TCP with
+        --bind and --port, and --insecure-bind for an address other than loopback (docs/hosts.md)."""
+        if self.socket:
+            return f"ssdlab agent --socket {self.socket}"
+        try:
+            loopback = ipaddress.ip_address(self.address).is_loopback
+        except ValueError:
+            loopback = self.address == "localhost"
+        return (f"ssdlab agent --insecure-tcp --bind {self.address} --port {self.port}"
+                + ("" if loopback else " --insecure-bind"))
+
     def client_arg(self) -> str:
         """The value of fio's --client= for this endpoint."""
         if self.socket:
@@ -204,7 +216,8 @@ def _lost_hosts(endpoints: Sequence[Endpoint], out: str, err: str) -> dict[str, 
     for m in _NO_CONNECT.finditer(err + out):
         for ep in endpoints:
             if ep.address == m.group(1) and ep.port == int(m.group(2)):
-                lost[ep.label] = f"cannot connect to the agent at {ep.label} (is `ssdlab agent` running there?)"
+                lost[ep.label] = (f"cannot connect to the agent at {ep.label} (is `{ep.agent_command()}` running "
+                                  "there?)")
     for m in _DISCONNECTED.finditer(out + err):
         for ep in endpoints:
             if (ep.socket or ep.address) == m.group(1) and ep.label not in lost:
@@ -336,9 +349,9 @@ def probe(endpoint: Endpoint, workdir: Path, *, binary: str | None = None, local
     if mismatch:
         return ProbeResult(endpoint, error=f"{endpoint.label}: {mismatch}", seconds=seconds)
     if _NO_CONNECT.search(err + out):
-        return ProbeResult(endpoint, error=f"cannot connect to an agent at {endpoint.label}: start `ssdlab agent "
-                                           f"--insecure-tcp --bind {endpoint.address} --port {endpoint.port}` on "
-                                           "that host, or better its default Unix socket (docs/hosts.md)",
+        return ProbeResult(endpoint, error=f"cannot connect to an agent at {endpoint.label}: start "
+                                           f"`{endpoint.agent_command()}` on that host, or better its default "
+                                           "Unix socket (docs/hosts.md)",
                            seconds=seconds)
     no_socket = _NO_SOCKET.search(err + out)
     if no_socket and endpoint.socket:

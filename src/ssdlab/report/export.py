@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ssdlab import metrics
 from ssdlab.results.model import Measurement, Run, to_dict
+from ssdlab.results.naming import target_name
 
 CSV_COLUMNS = [
     "point", "label", "phase", "status", "rw", "bs", "iodepth", "numjobs", "rwmixread", "runtime_s",
@@ -43,7 +44,7 @@ def rows(run: Run, label: str = "") -> list[dict[str, object]]:
     ident = run.target.get("identity") or {}
     run_cols: dict[str, object] = {
         "run_id": run.run_id, "run_label": label or run.run_id,
-        "target": str(run.target.get("name") or run.target.get("spec") or ""),
+        "target": target_name(run.target),
         "model": str(ident.get("model") or "") if isinstance(ident, dict) else "",
     }
     out = []

@@ -16,6 +16,7 @@ from ssdlab.compare.gate import GateResult
 from ssdlab.compare.matching import Comparison, Row
 from ssdlab.results import atomic
 from ssdlab.results.model import Run
+from ssdlab.results.naming import run_title
 
 
 @dataclass(frozen=True)
@@ -180,4 +181,4 @@ def run_suite(run: Run, label: str = "") -> Suite:
     props = [("run_id", run.run_id), ("suite", run.suite), ("target", str(run.target.get("name", ""))),
              ("verdict", verdict.headline), ("exit_code", str(verdict.exit_code)),
              ("ssdlab", run.ssdlab_version), ("schema_version", str(run.schema_version))]
-    return Suite(label or f"{run.suite} on {run.target.get('name', '?')}", cases, props, run.created)
+    return Suite(label or run_title(run.suite, run.target), cases, props, run.created)

@@ -13,6 +13,7 @@ from rich.table import Table
 from ssdlab import formatting
 from ssdlab.report import health as drive_health
 from ssdlab.results.model import Run
+from ssdlab.results.naming import run_title
 from ssdlab.results.verdict import RunVerdict, run_verdicts
 from ssdlab.targets import link as drive_link
 from ssdlab.termtext import printable
@@ -34,7 +35,7 @@ def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     shown = measured[-max_rows:]
     caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
                if len(shown) < len(measured) else None)
-    table = Table(title=_safe(f"{run.suite} on {run.target.get('name', '?')}"), show_lines=False, caption=caption)
+    table = Table(title=_safe(run_title(run.suite, run.target)), show_lines=False, caption=caption)
     lnk = drive_health.link_of(run)  # each throughput as a share of the drive's link, when it is known
     columns = ["Point", "MB/s", *([f"% of {lnk['label']}"] if lnk else []), "IOPS", "mean µs", "p99 µs",
                "p99.99 µs", "CPU %"]
@@ -100,7 +101,7 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     elif measured <= MAX_ROWS:
         console.print(results_table(run))
     else:
-        console.print(_safe(f"{run.suite} on {run.target.get('name', '?')}") + f": {measured} measured points; "
+        console.print(_safe(run_title(run.suite, run.target)) + f": {measured} measured points; "
                       "every one is in report.html and `ssdlab export`")
     flagged = sum(1 for r in run.points if r.measurement is not None and drive_health.host_limited(r.measurement))
     if flagged:

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from ssdlab.errors import ResultsDirError, StoredResultsError, UsageError
 from ssdlab.results import atomic
 from ssdlab.results.model import Run
+from ssdlab.results.naming import target_name
 from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
 
 CATALOG_FILE = ".ssdlab-catalog.sqlite"
@@ -147,7 +148,7 @@ def entry_for(run: Run, run_dir: Path, tags: Mapping[str, str]) -> Entry:
     ident = t.get("identity") or {}
     return Entry(
         id=catalog_id(run), path=run_dir, run_id=run.run_id, suite=run.suite, status=run.status,
-        verdict=run_verdict(run), created=run.created, target=str(t.get("name") or t.get("spec") or ""),
+        verdict=run_verdict(run), created=run.created, target=target_name(t),
         kind=str(t.get("kind") or ""), model=str(ident.get("model") or ""), serial=str(ident.get("serial") or ""),
         firmware=str(ident.get("firmware") or ""), capacity=int(t.get("capacity_bytes") or 0),
         points=len(run.points), schema=run.schema_version, tags=dict(tags))
@@ -222,6 +223,11 @@ def find_run_dirs(root: Path) -> Iterator[Path]:
 
     if root.is_dir():
         yield from walk(root, 0)
+
+
+def is_glob(text: str) -> bool:
+    """Whether a filter's text is a glob (`*qlc*`, `pts-?`): matched whole, else as a substring."""
+    return any(c in text for c in "*?[")
 
 
 class Catalog:
@@ -333,9 +339,12 @@ class Catalog:
         f = filters or Filters()
         where: list[str] = []
         args: list[Any] = []
+        globs: list[tuple[str, str]] = []  # (column, pattern): matched below, case-insensitively
         for col, value in (("target", f.device), ("model", f.model), ("serial", f.serial),
                            ("firmware", f.firmware)):
-            if value:
+            if value and is_glob(value):
+                globs.append((col, value.lower()))
+            elif value:
                 where.append(f"instr(lower({col}), lower(?)) > 0")
                 args.append(value)
         if f.verdict:
@@ -358,6 +367,8 @@ class Catalog:
         for row in self.conn.execute(sql, args).fetchall():
             e = self._entry(row)
             if f.suite and not fnmatch.fnmatchcase(e.suite, f.suite) and Path(e.suite).stem != f.suite:
+                continue
+            if any(not fnmatch.fnmatchcase(str(getattr(e, col)).lower(), pattern) for col, pattern in globs):
                 continue
             out.append(e)
         return out

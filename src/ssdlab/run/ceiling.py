@@ -21,6 +21,7 @@ from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.results.tags import PointTags
 from ssdlab.safety import WriteGrant
 from ssdlab.targets.base import Target
+from ssdlab.units import format_bs
 
 if TYPE_CHECKING:
     from ssdlab.run.progress import Progress
@@ -46,28 +47,33 @@ def ceiling_point(base: TestPoint) -> TestPoint:
     workload = dataclasses.replace(
         w, rw=rw, rwmixread=None, runtime_s=min(MAX_SECONDS, w.runtime_s or MAX_SECONDS), ramp_s=0.0,
         io_bytes=None, rate_iops=None, options={}, log_interval_ms=None, hist_log_ms=None, offset=0)
-    return TestPoint(id=POINT_ID, label=f"Host ceiling: null engine, {rw} {w.bs} B QD{w.iodepth}×{w.numjobs} "
-                                        "per device", workload=workload, phase=PHASE,
+    return TestPoint(id=POINT_ID, label=f"Host ceiling: null engine, {rw} {format_bs(w.bs)} QD{w.iodepth}×"
+                                        f"{w.numjobs} per device", workload=workload, phase=PHASE,
                      tags=PointTags.of(shape_of=base.id))
 
 
-def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, progress: Progress) -> Run:
-    """Run the ceiling point once per run on a multi-device target (resume keeps the first one)."""
-    twin = target.ceiling_twin()
-    if twin is None or any(r.point.id == POINT_ID for r in run.points):
-        return run
+def planned(run: Run, suite: Suite, ctx: PlanContext, target: Target) -> TestPoint | None:
+    """The ceiling point a run on several devices runs before its first point (None: none, or done before)."""
+    if target.ceiling_twin() is None or any(r.point.id == POINT_ID for r in run.points):
+        return None
     from ssdlab.suites.base import apply_common
 
     base = shape([apply_common(ctx, p) for p in suite.plan(ctx)])
-    if base is None:
-        return run
-    point = ceiling_point(base)
+    return ceiling_point(base) if base is not None else None
+
+
+def check(run_dir: Path, run: Run, point: TestPoint, target: Target, progress: Progress) -> tuple[Run, float]:
+    """Run the ceiling point (ceiling.planned) once per run on a multi-device target (resume keeps the first
+    one); returns the run and the check's wall-clock seconds."""
+    twin = target.ceiling_twin()
+    if twin is None:
+        return run, 0.0
     started = store.now_iso()
-    progress.note(f"host ceiling: {point.label}, {point.workload.runtime_s:g} s")
+    progress.note(f"{point.label}, {point.workload.runtime_s:g} s")
+    t0 = time.monotonic()
     try:
         # the twin's jobs pass the write gate like any job: a grant that writes nothing, on the twin itself
         executor = twin.executor(WriteGrant(twin, writes=False))
-        t0 = time.monotonic()
         m = executor.run_point(point, twin, store.point_dir(run_dir, POINT_ID))
         m = dataclasses.replace(m, extra=m.extra.replace(wall_s=round(time.monotonic() - t0, 3)))
         result = PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m)
@@ -77,7 +83,7 @@ def check(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targe
     run = run.with_point(result)
     store.save_run(run_dir, run)
     progress.point_end(result)
-    return run
+    return run, time.monotonic() - t0
 
 
 def ceiling_of(run: Run) -> PointResult | None:

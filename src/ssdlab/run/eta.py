@@ -1,4 +1,5 @@
-"""Wall-clock ETAs: how long the rest of a run takes, as expected and at worst, learned as the run goes.
+"""Wall-clock ETAs: how long the rest of a run takes, as expected (with its uncertainty) and at worst, learned
+from what this target shows as the run goes.
 
 A suite says what is left as an Outlook (suites/base.py): runs of points in the worst case and as expected
 from what the run has shown so far (an adaptive suite stops early: PTS rounds at steady state, WSAT at its
@@ -6,14 +7,22 @@ write goal). The Estimator predicts each point's wall-clock seconds on this targ
 
 - a point whose shape (phase and workload) ran before: the time that point took (rounds repeat stimuli);
 - on fio targets: the point's run time plus the per-point overhead measured so far (fio start-up, parsing,
-  storing; before any, the suite's own figure), or, size-based, its bytes over the bandwidth measured so far;
-- on the simulator: the I/Os it will simulate (its rate limit, its size, or the drive's IOPS bound times its
-  simulated time) over the simulator's measured speed in simulated I/Os per wall-clock second, plus the
-  per-point overhead measured so far. Simulated time itself says nothing about how long a point takes.
+  storing; a host group's first figure comes from its host-ceiling point, before any, the suite's own), or,
+  size-based, its bytes over the bandwidth measured so far;
+- on the simulator: the work it will simulate over the simulator's measured speed, plus the per-point overhead
+  measured so far. The work is the I/Os a point simulates weighted by their size (a 1 MiB I/O costs the core
+  about as much as 100 4 KiB ones); the I/Os are the drive's IOPS bound (sim/bounds.py) times the simulated
+  time, scaled by the share of that bound this drive reached on points of the same kind (random or sequential,
+  reads, writes or a mix, QD1 or deeper). Simulated time itself says nothing about how long a point takes.
+
+Each ETA carries its uncertainty (`Eta.spread`, a share of the expected time): the errors this run's
+predictions made on points of a shape not seen before (and on repeated shapes), weighted by what is left of
+each kind, plus, for a suite that may stop early, a share for the rounds it may need beyond the expected.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Mapping, Sequence
@@ -21,15 +30,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.results.extra import SimCounters
-from ssdlab.results.model import PointResult, TestPoint
-from ssdlab.suites.base import Outlook, PlanContext, Suite, traits_of
+from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.request import RunRequest
+from ssdlab.suites.base import Goal, Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
-SIM_RATE_PRIOR = 4e6  # simulated I/Os per wall-clock second before the first point (benchmarks/sim_speed.py)
+# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES) per wall-clock second of the simulator's
+# core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
+SIM_UNIT_RATE_PRIOR = 14e6
+SIM_UNIT_BYTES = 8192
+# share of the IOPS bound a point reaches before one of its kind (sim_kind) ran: sequential transfers reach it,
+# random reads about half of it, random writes and mixes a quarter once garbage collection runs (0.1-1.1 measured)
+SIM_IOPS_SHARE_PRIOR = 0.35
+SIM_IOPS_SHARE_PRIORS = {(False, "r"): 1.0, (False, "w"): 1.0, (False, "m"): 1.0, (True, "r"): 0.55,
+                         (True, "w"): 0.3, (True, "m"): 0.25}
 SIM_OVERHEAD_PRIOR_S = 0.01  # per simulated point: translation, result shaping, storing
 PURGE_PRIOR_S = {"sim": 0.05, "null": 0.05, "file": 1.0, "block": 10.0}  # nvme format / blkdiscard / recreate
+HOST_GROUP_OVERHEAD_PRIOR_S = 1.6  # per point on a host group (1.6-2.1 s on two loopback agents, eta_accuracy.py)
 BANDWIDTH_PRIOR = {"null": 5e9}  # bytes/s for size-based fio points before one is measured (else 500 MB/s)
-RECENT = 20  # overhead samples kept
+RECENT = 20  # overhead, share and error samples kept
+# relative error of a prediction before the run has shown any: a fio point's run time is known, its overhead
+# not; the simulator's speed and the drive's IOPS on a workload are both guesses
+ERROR_PRIOR = {"fio": 0.25, "sim": 0.6}
+REPEAT_ERROR_PRIOR = 0.1  # a shape that ran before
+ADAPTIVE_SHARE = 0.2  # a suite that may stop early: it may need this much longer than expected (a round or so)
+MIN_ERRORS = 3  # measured errors before they replace the prior
 # An outlook of more runs than this is estimated in full at most every ESTIMATE_EVERY_S; in between, the last full
 # estimate less the time and points since (a long adaptive suite's outlook is thousands of runs, and summing them
 # at every point cost more than the simulator on `pts --pts-tests all`)
@@ -39,25 +64,40 @@ ESTIMATE_EVERY_S = 1.0
 
 @dataclass(frozen=True)
 class Eta:
-    """The rest of a run: wall-clock seconds and points, expected and at worst; `next_s` is the next point's."""
+    """The rest of a run: wall-clock seconds and points, expected and at worst; `next_s` is the next point's;
+    `spread` the uncertainty of `expected_s` as a share of it (0.4: ±40 %)."""
 
     expected_s: float
     worst_s: float
     expected_points: int
     worst_points: int
     next_s: float = 0.0
+    spread: float = 0.0
 
     @property
     def adaptive(self) -> bool:
         """Whether the expected and the worst case differ (the suite may stop early)."""
         return self.expected_points != self.worst_points or abs(self.worst_s - self.expected_s) > 0.5
 
+    def plus_minus(self) -> str:
+        """'±40 %': the uncertainty, in steps of 5 % (at least 5 %, at most 100 %); '' when nothing is left or
+        no uncertainty is known."""
+        if self.expected_s <= 0 or self.spread <= 0:
+            return ""
+        return f"±{min(100, max(5, 5 * round(self.spread * 20)))} %"
+
     def text(self) -> str:
-        """'1m20s' or, when the suite may stop early, '1m20s expected, at most 3174 points in 52m50s'."""
+        """'1m20s ±10 %' or, when the suite may stop early, '1m20s ±30 % expected, at most 3174 points in
+        52m50s' (the worst case)."""
+        expected = " ".join(t for t in (format_duration(self.expected_s), self.plus_minus()) if t)
         if not self.adaptive:
-            return format_duration(self.expected_s)
-        return (f"{format_duration(self.expected_s)} expected, at most {self.worst_points} points in "
-                f"{format_duration(self.worst_s)}")
+            return expected
+        return f"{expected} expected, at most {self.worst_points} points in {format_duration(self.worst_s)}"
+
+    def duration(self) -> str:
+        """'1m20s (±10 %)': the expected time with its uncertainty, in a sentence."""
+        pm = self.plus_minus()
+        return format_duration(self.expected_s) + (f" ({pm})" if pm else "")
 
     def after(self, elapsed_s: float, fraction: float | None = None) -> float:
         """Expected seconds left once the next point has run `elapsed_s` (a `fraction` of it done, if known)."""
@@ -67,6 +107,13 @@ class Eta:
         else:
             point_left = max(0.0, self.next_s - elapsed_s)
         return rest + point_left
+
+    def with_first(self, seconds: float, spread: float) -> Eta:
+        """This ETA with one more point before the others (the host-ceiling check) of `seconds` ± `spread`."""
+        total = self.expected_s + seconds
+        share = (self.spread * self.expected_s + spread * seconds) / total if total > 0 else 0.0
+        return Eta(expected_s=total, worst_s=self.worst_s + seconds, expected_points=self.expected_points,
+                   worst_points=self.worst_points, next_s=seconds, spread=share)
 
 
 def shape(point: TestPoint) -> tuple[Any, ...]:
@@ -98,6 +145,18 @@ def _rate_limit(point: TestPoint) -> float | None:
     return per_job * w.numjobs if per_job else None
 
 
+def sim_kind(w: Workload) -> tuple[bool, str, bool]:
+    """The kind of a simulated workload whose share of the IOPS bound points of it share: random or not,
+    reads / writes / a mix, queue depth 1 or deeper."""
+    reads = w.rw in ("read", "randread") or (w.rw in ("rw", "readwrite", "randrw") and w.rwmixread != 0)
+    direction = "w" if not reads else "r" if not w.writes else "m"
+    return (w.is_random, direction, w.outstanding <= 1)
+
+
+def _median(values: Sequence[float], prior: float) -> float:
+    return statistics.median(values) if values else prior
+
+
 class Estimator:
     """Predicts the wall-clock seconds of points on one target (its run.json `target` record) and learns
     from every finished point (`observe`)."""
@@ -107,16 +166,22 @@ class Estimator:
         self.engine = "sim" if traits_of(self.kind).simulated else "fio"
         self.params: Mapping[str, Any] = dict((target.get("sim") or {}).get("params") or {})
         self.capacity = int(target.get("capacity_bytes") or 0)
-        self.default_overhead_s = overhead_s
+        # a host group's points go through fio's client and the agents (connection, job transfer, results back)
+        self.default_overhead_s = max(overhead_s, HOST_GROUP_OVERHEAD_PRIOR_S) if target.get("hosts") else overhead_s
         self._last: dict[tuple[Any, ...], float] = {}
-        self._overheads: list[float] = []
+        self._overheads: list[float] = []  # the per-point overheads measured, the first point's aside
+        self._first_overhead: float | None = None  # the first point's (one-time start-up costs: alone, until others)
         self._bandwidth: dict[str, float] = {}
-        self._sim_ios = 0.0
-        self._sim_core_s = 0.0
+        self._moved: dict[tuple[Any, ...], float] = {}  # bytes a point of this shape moved
+        self._sim_work: dict[tuple[bool, str, bool] | None, list[float]] = {}  # [units, core s], by kind and all
+        self._shares: dict[tuple[bool, str, bool], list[float]] = {}  # simulated IOPS / bound, by sim_kind
+        self._share_ratios: list[float] = []  # those shares over their kinds' priors
+        self._errors: list[float] = []  # |actual / predicted - 1| of points of a shape not seen before
+        self._repeat_errors: list[float] = []  # the same for shapes seen before
         # predicted seconds by point shape, until the next observe() (a prediction is a function of the point's
         # shape and of what was observed)
         self._seconds: dict[tuple[Any, ...], float] = {}
-        self._ios: dict[tuple[Any, ...], float] = {}  # simulated_ios by shape (a function of the shape alone)
+        self._bounds: dict[tuple[Any, ...], float] = {}  # simulated I/Os at the IOPS bound, by shape
         self._overhead: float | None = None  # overhead_s, until the next observe()
         self._observed = 0  # points observed
         self._full: tuple[float, Eta, int] | None = None  # (when, the last full estimate of a large outlook, observed)
@@ -126,41 +191,92 @@ class Estimator:
     def observe(self, result: PointResult, wall_s: float) -> None:
         """Learn from a finished point that took `wall_s` seconds, bookkeeping included."""
         p = result.point
+        key = shape(p)
+        seen = key in self._last
+        predicted = self.seconds(p)
         self._observed += 1
         self._seconds.clear()
         self._overhead = None
-        self._last[shape(p)] = wall_s
+        self._last[key] = wall_s
         m = result.measurement
         if result.status != "ok" or m is None or p.phase == "purge":
             return
+        moved = sum(d.io_bytes for d in m.directions.values())
+        if moved > 0:
+            self._moved[key] = float(moved)
+        if predicted > 0 and wall_s > 0:
+            errors = self._repeat_errors if seen else self._errors
+            errors[:] = [*errors[-(RECENT - 1):], abs(wall_s / predicted - 1.0)]
         if self.engine == "sim":
-            sim = m.extra.sim or SimCounters()
-            ios, rate = float(sim.simulated_ios or 0), float(sim.simulated_ios_per_wall_s or 0)
-            if ios > 0 and rate > 0:
-                self._sim_ios += ios
-                self._sim_core_s += ios / rate
-                self._recent(wall_s - ios / rate)
+            self._observe_sim(p, m.extra.sim or SimCounters(), wall_s)
             return
         if p.workload.runtime_s is not None:
             self._recent(wall_s - p.est_seconds)
         elif m.total_bw_bytes > 0:
             self._bandwidth["write" if p.workload.writes else "read"] = m.total_bw_bytes
 
+    def _observe_sim(self, p: TestPoint, sim: SimCounters, wall_s: float) -> None:
+        ios, rate = float(sim.simulated_ios or 0), float(sim.simulated_ios_per_wall_s or 0)
+        if ios <= 0 or rate <= 0:
+            return
+        core_s = ios / rate
+        w = p.workload
+        for key in (sim_kind(w), None):
+            work = self._sim_work.setdefault(key, [0.0, 0.0])
+            work[0] += ios * self._unit_weight(w)
+            work[1] += core_s
+        self._recent(wall_s - core_s)
+        if w.runtime_s is not None and _rate_limit(p) is None:  # what the drive reached on its own
+            bound = self._bound_ios(p)
+            if bound > 0:
+                share = ios / bound
+                kind = sim_kind(w)
+                shares = self._shares.setdefault(kind, [])
+                shares[:] = [*shares[-(RECENT - 1):], share]
+                ratio = share / SIM_IOPS_SHARE_PRIORS.get(kind[:2], SIM_IOPS_SHARE_PRIOR)
+                self._share_ratios = [*self._share_ratios[-(RECENT - 1):], ratio]
+
     def _recent(self, overhead_s: float) -> None:
+        if self._first_overhead is None:  # the run's first point: fio's (or the simulator's) start-up costs
+            self._first_overhead = max(0.0, overhead_s)
+            return
         self._overheads = [*self._overheads[-(RECENT - 1):], max(0.0, overhead_s)]
+
+    def observe_first(self, result: PointResult, wall_s: float) -> None:
+        """Learn the per-point overhead from a point outside the suite's plan (the host-ceiling check)."""
+        if result.status == "ok" and result.point.workload.runtime_s is not None and self.engine == "fio":
+            self._observed += 1
+            self._seconds.clear()
+            self._overhead = None
+            self._recent(wall_s - result.point.est_seconds)
 
     @property
     def overhead_s(self) -> float:
-        """Per-point overhead: the median measured so far, else the prior."""
+        """Per-point overhead: the median measured so far (the first point's only until another one ran: it carries
+        one-time start-up costs), else the prior."""
         if self._overhead is None:
-            self._overhead = statistics.median(self._overheads) if self._overheads else \
+            samples = self._overheads or ([self._first_overhead] if self._first_overhead is not None else [])
+            self._overhead = statistics.median(samples) if samples else \
                 SIM_OVERHEAD_PRIOR_S if self.engine == "sim" else self.default_overhead_s
         return self._overhead
 
-    @property
-    def sim_rate(self) -> float:
-        """Simulated I/Os per wall-clock second of the simulator's core, measured so far (else the prior)."""
-        return self._sim_ios / self._sim_core_s if self._sim_core_s > 0 else SIM_RATE_PRIOR
+    def sim_rate(self, w: Workload | None = None) -> float:
+        """Simulated work units per wall-clock second of the simulator's core, measured so far on workloads of
+        the kind of `w` (sim_kind), else on any, else the prior."""
+        for key in ((sim_kind(w), None) if w is not None else (None,)):
+            work = self._sim_work.get(key)
+            if work is not None and work[1] > 0:
+                return work[0] / work[1]
+        return SIM_UNIT_RATE_PRIOR
+
+    def error(self, seen: bool) -> float:
+        """The relative error of a prediction for a shape seen before (or not), as measured so far."""
+        if seen:
+            return _median(self._repeat_errors, REPEAT_ERROR_PRIOR) if len(self._repeat_errors) >= MIN_ERRORS \
+                else REPEAT_ERROR_PRIOR
+        if len(self._errors) >= MIN_ERRORS:
+            return _median(self._errors, ERROR_PRIOR[self.engine])
+        return ERROR_PRIOR[self.engine]
 
     # ------------------------------------------------------------------ predicting
 
@@ -172,7 +288,8 @@ class Estimator:
         if point.phase == "purge":
             return PURGE_PRIOR_S.get(self.kind, 1.0)
         if self.engine == "sim":
-            return self.simulated_ios(point) / self.sim_rate + self.overhead_s
+            w = point.workload
+            return self.simulated_ios(point) * self._unit_weight(w) / self.sim_rate(w) + self.overhead_s
         w = point.workload
         if w.runtime_s is not None:
             return point.est_seconds + self.overhead_s
@@ -183,23 +300,51 @@ class Estimator:
         w = point.workload
         return float(w.io_bytes or w.size or self.capacity) * w.numjobs
 
-    def simulated_ios(self, point: TestPoint) -> float:
-        """I/Os the simulator runs for a point (ramp included): at most its IOPS bound over its simulated time."""
-        key = shape(point)
-        known = self._ios.get(key)
-        if known is None:
-            known = self._ios[key] = self._simulated_ios(point)
-        return known
+    @staticmethod
+    def _unit_weight(w: Workload) -> float:
+        return 1.0 + max(1, w.bs) / SIM_UNIT_BYTES
 
-    def _simulated_ios(self, point: TestPoint) -> float:
+    def iops_share(self, w: Workload) -> float:
+        """The share of its IOPS bound a simulated workload is expected to reach: as points of its kind did."""
+        kind = sim_kind(w)
+        shares = self._shares.get(kind)
+        if shares:
+            return _median(shares, SIM_IOPS_SHARE_PRIOR)
+        # a kind not seen yet: its prior, scaled as the kinds seen so far turned out against theirs
+        return min(1.5, SIM_IOPS_SHARE_PRIORS.get(kind[:2], SIM_IOPS_SHARE_PRIOR) * _median(self._share_ratios, 1.0))
+
+    def simulated_ios(self, point: TestPoint) -> float:
+        """I/Os the simulator runs for a point (ramp included): its bytes over its block size when size-based,
+        else the share of its IOPS bound this drive reaches (or its rate limit) times its simulated time."""
         w = point.workload
         if w.runtime_s is None:
             return self._bytes(point) / max(1, w.bs)
-        from ssdlab.sim.bounds import iops_bound
-
-        iops = iops_bound(self.params, w)
+        expected = self._bound_ios(point) * self.iops_share(w)
         limit = _rate_limit(point)
-        return (min(iops, limit) if limit else iops) * (w.runtime_s + w.ramp_s)
+        return min(expected, limit * (w.runtime_s + w.ramp_s)) if limit else expected
+
+    def _bound_ios(self, point: TestPoint) -> float:
+        """I/Os at the drive's IOPS bound over a time-based point's simulated time (a function of its shape)."""
+        key = shape(point)
+        known = self._bounds.get(key)
+        if known is None:
+            from ssdlab.sim.bounds import iops_bound
+
+            w = point.workload
+            known = self._bounds[key] = iops_bound(self.params, w) * ((w.runtime_s or 0.0) + w.ramp_s)
+        return known
+
+    def _goal_runs(self, goals: Sequence[Goal]) -> list[tuple[TestPoint, int]]:
+        """The points each goal is expected to take: its bytes over what one of its points moves on this target
+        (as one of its shape did, or, on the simulator, as predicted), at most its limit."""
+        runs = []
+        for g in goals:
+            moved = self._moved.get(shape(g.point))
+            if moved is None and self.engine == "sim" and g.point.workload.runtime_s is not None:
+                moved = self.simulated_ios(g.point) * g.point.workload.bs
+            count = g.at_most if not moved else min(g.at_most, max(1, math.ceil(g.bytes / moved)))
+            runs.append((g.point, count))
+        return runs
 
     def estimate(self, outlook: Outlook) -> Eta:
         """The ETA of an outlook (each point shape is predicted once); a large one in full at most every
@@ -212,33 +357,48 @@ class Estimator:
             gone_s, done = now - at, self._observed - observed
             return Eta(expected_s=max(0.0, eta.expected_s - gone_s), worst_s=max(0.0, eta.worst_s - gone_s),
                        expected_points=max(1, eta.expected_points - done), worst_points=max(1, eta.worst_points - done),
-                       next_s=eta.next_s)
+                       next_s=eta.next_s, spread=eta.spread)
         eta = self._estimate(outlook)
         self._full = (now, eta, self._observed)
         return eta
 
     def _estimate(self, outlook: Outlook) -> Eta:
-        cache = self._seconds
+        cache, last = self._seconds, self._last
+        unseen_error, seen_error = self.error(False), self.error(True)
 
-        def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int]:
-            secs, n = 0.0, 0
+        def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int, float]:
+            secs, n, off = 0.0, 0, 0.0
             for p, count in runs:
                 key = p.__dict__.get("_shape") or shape(p)  # (shape's memo, looked up without a call)
                 if key not in cache:
                     cache[key] = self.seconds(p)
-                secs += count * cache[key]
+                s = count * cache[key]
+                secs += s
                 n += count
-            return secs, n
+                off += s * (seen_error if key in last else unseen_error)
+            return secs, n, off
 
-        worst_s, worst_n = total(outlook.worst)
-        expected_s, expected_n = total(outlook.expected if outlook.expected is not None else outlook.worst)
+        worst_s, worst_n, worst_off = total(outlook.worst)
+        if outlook.expected is None:
+            expected_s, expected_n, off = worst_s, worst_n, worst_off
+        else:
+            expected_s, expected_n, off = total((*outlook.expected, *self._goal_runs(outlook.goals)))
+        if worst_s > expected_s + 0.5:  # it may run longer than expected: a round or so more
+            off += min(worst_s - expected_s, ADAPTIVE_SHARE * expected_s)
         nxt = outlook.next_point
         return Eta(expected_s=expected_s, worst_s=worst_s, expected_points=expected_n, worst_points=worst_n,
-                   next_s=cache.get(shape(nxt), 0.0) if nxt is not None else 0.0)
+                   next_s=cache.get(shape(nxt), 0.0) if nxt is not None else 0.0,
+                   spread=off / expected_s if expected_s > 0 else 0.0)
 
 
-def plan_seconds(suite: Suite, ctx: PlanContext) -> float:
-    """Worst-case wall-clock seconds of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight)."""
+def empty_run(suite: Suite, target: Mapping[str, Any]) -> Run:
+    """A run with nothing done yet, for the outlook of a whole plan."""
+    return Run(schema_version=0, ssdlab_version="", run_id="", suite=suite.name, status="running", created="",
+               options=RunRequest(suite=suite.name), target=dict(target), host={})
+
+
+def plan_eta(suite: Suite, ctx: PlanContext) -> Eta:
+    """The ETA of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight): expected and worst."""
     target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
     estimator = Estimator(target, suite.point_overhead_s)
-    return suite.eta_seconds(ctx, lambda outlook: estimator.estimate(outlook).worst_s)
+    return estimator.estimate(suite.outlook(ctx, empty_run(suite, target)))

@@ -57,7 +57,8 @@ def sample_record(s: LiveSample) -> dict[str, Any]:
 
 def eta_record(eta: Eta) -> dict[str, Any]:
     return {"expected_s": round(eta.expected_s, 1), "worst_s": round(eta.worst_s, 1),
-            "expected_points": eta.expected_points, "worst_points": eta.worst_points, "text": eta.text()}
+            "expected_points": eta.expected_points, "worst_points": eta.worst_points,
+            "spread": round(eta.spread, 3), "text": eta.text()}
 
 
 class LiveRecorder:

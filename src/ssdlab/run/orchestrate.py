@@ -18,7 +18,7 @@ from ssdlab import __version__
 from ssdlab.analysis import anomalies
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.fio import runner
-from ssdlab.results import store, verdict
+from ssdlab.results import naming, store, verdict
 from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.extra import HostCpu
@@ -184,14 +184,19 @@ class RunLoop:
         self.session = DeviceSession(run_dir, target, note=progress.note,  # drive health, write cache, power state
                                      on_sample=progress.health if isinstance(progress, LiveRecorder) else None)
         self.t0 = time.monotonic()
+        self.ceiling: TestPoint | None = None  # the host-ceiling check to run first (several devices)
 
     def save(self, run: Run) -> None:
         store.save_run(self.run_dir, run)
 
     def announce(self) -> None:
-        """The progress display's start, with the whole run's ETA; no stop requested yet."""
-        self.progress.run_start(f"{self.suite.name} on {self.target.name}",
-                                self.estimator.estimate(self.suite.outlook(self.ctx, self.run)))
+        """The progress display's start, with the whole run's ETA (the host-ceiling check's included); no stop
+        requested yet."""
+        eta = self.estimator.estimate(self.suite.outlook(self.ctx, self.run))
+        self.ceiling = ceiling.planned(self.run, self.suite, self.ctx, self.target)
+        if self.ceiling is not None:
+            eta = eta.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
+        self.progress.run_start(run_title(self.suite.name, self.target), eta)
         runner.clear_stop_request()
 
     def start(self) -> None:
@@ -199,6 +204,8 @@ class RunLoop:
         progress, target = self.progress, self.target
         run = self.session.start(self.run, self.save)  # requested settings applied, originals recorded first
         self.run = run
+        if run.points:  # a resumed run: a target that saved its state restores it rather than preparing afresh
+            target.resuming(self.run_dir)
         layout = target.layout_writes()
         if layout:
             self.grant.require(f"lay out the target ({layout})")
@@ -208,7 +215,12 @@ class RunLoop:
         if run.status != "running":
             run = run.with_status("running")
         store.save_run(self.run_dir, run)
-        self.run = ceiling.check(self.run_dir, run, self.suite, self.ctx, target, progress)  # several devices
+        self.run = run
+        if self.ceiling is not None:  # several devices: the hosts' ceiling first; its time teaches the ETA
+            self.run, wall_s = ceiling.check(self.run_dir, run, self.ceiling, target, progress)
+            done = self.run.result(ceiling.POINT_ID)
+            if done is not None:
+                self.estimator.observe_first(done, wall_s)
 
     def outlook(self) -> Outlook | None:
         """What is left (its first point the next one), or None when the suite is done."""
@@ -232,7 +244,7 @@ class RunLoop:
         assert outlook.next_point is not None
         t0 = self.t0
         point = self._ready(outlook.next_point)
-        self.progress.point_start(point, len(self.run.finished_by_id()) + 1, self.estimator.estimate(outlook))
+        self.progress.point_start(point, point_index(self.run), self.estimator.estimate(outlook))
         chain = continuous_chain(self._remaining()) if outlook.next_point.continuous else [point]
         if len(chain) > 1 and self.executor.series and not skip_reason(point, self.target):
             self._run_series([self._ready(p) for p in chain], t0)
@@ -303,6 +315,18 @@ class RunLoop:
         return run
 
 
+def point_index(run: Run) -> int:
+    """The position of the run's next point (1 = its first), the host-ceiling check aside."""
+    done = run.finished_by_id()
+    return len(done) + 1 - (ceiling.POINT_ID in done)
+
+
+def run_title(suite: str, target: Target) -> str:
+    """'quick on sim:p5430', 'quick on hosts a, b': the run's title on the console and in its live record (the
+    naming rule of results/naming.py)."""
+    return naming.run_title(suite, target.name)
+
+
 def continuous_chain(remaining: list[TestPoint]) -> list[TestPoint]:
     """The leading points of `remaining` that run as one continuous stimulus: the first point and those after
     it with the same `continuous` key and workload and no idle before them (TestPoint.continuous)."""
@@ -358,7 +382,7 @@ class Series:
         if outlook.next_point is None or outlook.next_point.id != nxt.id:
             return None  # the suite stopped the stimulus here
         self.started = finished
-        self.progress.point_start(nxt, len(self.run.finished_by_id()) + 1, self.estimator.estimate(outlook))
+        self.progress.point_start(nxt, point_index(self.run), self.estimator.estimate(outlook))
         here = store.point_dir(self.run_dir, nxt.id)
         here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
         return here

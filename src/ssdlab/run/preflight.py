@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ssdlab.errors import UsageError
 from ssdlab.results.model import TestPoint
-from ssdlab.run.eta import plan_seconds
+from ssdlab.run.eta import plan_eta
 from ssdlab.suites.limits import check_plan_size, check_workload
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
             rendered.add(key)
         job_on(p, options, devices).render()  # the job the executor and the write gate build (point_job)
         target.check_point(p)  # what the target's kind refuses beyond it (the simulator: its model's limits)
-    eta = plan_seconds(suite, ctx)
-    if not math.isfinite(eta):
+    eta = plan_eta(suite, ctx)
+    if not (math.isfinite(eta.worst_s) and math.isfinite(eta.expected_s)):
         raise UsageError(f"{suite.name}: the plan's duration is not finite; check --runtime and the suite options")
     return points

@@ -49,17 +49,28 @@ def _summary(result: PointResult) -> str:
 
 
 def run_text(title: str, eta: Eta) -> str:
-    """'pts on sim:tlc-4k: about 450 points, 40s expected; at most 3174 points, 9m30s' (the first line)."""
+    """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points, 9m30s' (the first
+    line)."""
     if not eta.adaptive:
-        return f"{title}: {eta.worst_points} points, estimated {format_duration(eta.expected_s)}"
-    return (f"{title}: about {eta.expected_points} points, {format_duration(eta.expected_s)} expected; at most "
-            f"{eta.worst_points} points, {format_duration(eta.worst_s)}")
+        return f"{title}: {eta.worst_points} points, estimated {eta.duration()}"
+    return (f"{title}: about {eta.expected_points} points, {eta.duration()} expected; at most {eta.worst_points} "
+            f"points, {format_duration(eta.worst_s)}")
 
 
 def position(index: int, eta: Eta) -> str:
     """'3/8', or '12/~450' when the suite may stop earlier or later than its worst case."""
     total = index - 1 + eta.expected_points
     return f"{index}/{'~' if eta.adaptive else ''}{total}"
+
+
+def measured_points(run: Run) -> int:
+    """The run's measured points, a multi-device run's host-ceiling check aside (it is not one of the suite's)."""
+    return sum(1 for r in run.ok_points() if r.point.phase != "ceiling")
+
+
+def run_end_text(run: Run) -> str:
+    """'run complete: 8 points measured' (the last progress line)."""
+    return f"run {run.status}: {measured_points(run)} points measured"
 
 
 def fraction_done(point: TestPoint, sample: LiveSample) -> float | None:
@@ -133,7 +144,7 @@ class PlainProgress:
         self._say(text)
 
     def run_end(self, run: Run) -> None:
-        self._say(f"run {run.status}: {len(run.ok_points())} points measured")
+        self._say(run_end_text(run))
 
 
 class RichProgress:

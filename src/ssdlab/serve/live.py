@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ssdlab.results.naming import target_name
 from ssdlab.serve import lab
 
 MAX_SAMPLES = 7200  # per run; two hours at one sample a second before the history is thinned
@@ -181,7 +182,7 @@ def read_stored(run_dir: Path) -> dict[str, Any]:
     health = run.health or {}
     return {
         "id": lab.catalog_id(run), "suite": run.suite, "status": run.status, "created": run.created,
-        "target": run.target.get("name"), "kind": run.target.get("kind"),
+        "target": target_name(run.target), "kind": run.target.get("kind"),
         "model": (run.target.get("identity") or {}).get("model"),
         "points": [lab.point_row(i + 1, pr) for i, pr in enumerate(run.points[-MAX_POINTS:],
                                                                      max(0, len(run.points) - MAX_POINTS))],

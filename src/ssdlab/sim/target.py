@@ -46,6 +46,7 @@ class SimTarget(Target):
     _device: Any = field(default=None, repr=False)
     _session: bool = field(default=False, repr=False)  # True once this process ran, loaded or purged
     _laid_out: bool = field(default=False, repr=False)
+    _resumed_from: Path | None = field(default=None, repr=False)  # the saved state a resumed run reloads
     _after: str = field(default="", repr=False)  # the last point whose effect the device holds ("" none yet)
     _saved_at: float | None = field(default=None, repr=False)  # monotonic time of the last checkpoint
     _save_cost: float = field(default=0.0, repr=False)  # seconds the last checkpoint took
@@ -121,7 +122,13 @@ class SimTarget(Target):
         return (f"write cache: not applicable (requested {want}; the model's write buffer is power-loss "
                 "protected, so nothing volatile is cached)")
 
+    def resuming(self, run_dir: Path) -> None:
+        self._resumed_from = saved_state(run_dir, self.spec)
+
     def prepare(self, writes: bool) -> list[str]:
+        if self._resumed_from is not None:  # begin_session reloads it: a layout now would be overwritten
+            return [f"simulated drive: not laid out again, its state is reloaded from {self._resumed_from.name} "
+                    "before the first point"]
         dev = self.device()
         if int(self.values["layout"]) and not self._session and not self._laid_out:
             dev.fill(0, self.user_capacity() // int(self.values["iu"]))
@@ -244,3 +251,15 @@ def _finished_after(run_dir: Path, after: str) -> list[PointResult] | None:
         return None
     start = ids.index(after) + 1 if after else 0
     return [p for p in run.points[start:] if p.status == "ok"]
+
+
+def saved_state(run_dir: Path, spec: str) -> Path | None:
+    """The drive state a run in `run_dir` saved for this target (None: none, or another target's)."""
+    state, meta = run_dir / STATE_FILE, run_dir / STATE_META
+    if not state.exists():
+        return None
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8")) if meta.exists() else {}
+    except (OSError, ValueError):
+        return state  # begin_session reports what is wrong with it
+    return state if info.get("spec") in (None, spec) else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +74,7 @@ SECTION_LABEL = {S_SERVICE: "service threads", S_LB_READS: "large-block reads", 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
 _LOAD_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*x?\s*$", re.IGNORECASE)
 _DEVICE_SUFFIX = re.compile(r"-d\d+$")
+CERT_SLICES = 24  # a certificate's run: 24 h in 1 h slices
 
 
 def parse_duration(text: str | float | int, what: str) -> int:
@@ -673,10 +674,15 @@ class ActSuite(Suite):
     def times(self, ctx: PlanContext) -> tuple[int, int]:
         """(duration, slice) in seconds; the duration must be a whole number of slices.
 
-        As act_latency.py does, a slice is rounded up to a whole number of report intervals."""
+        `--runtime` (the time per point in every suite) is ACT's slice, one point each; without --duration
+        the run is scaled as a PTS run is: ACT's 24 slices, of that length (--runtime 60: 24 min). As
+        act_latency.py does, a slice is rounded up to a whole number of report intervals."""
         s = settings(ctx)
-        duration = parse_duration(s.get("duration") or "24h", "duration")
-        slice_s = parse_duration(s.get("slice") or "1h", "slice")
+        slice_s = self.runtime_slice(ctx)
+        if slice_s is None:
+            slice_s = parse_duration(s.get("slice") or "1h", "slice")
+        duration = parse_duration(s.get("duration") or (CERT_SLICES * slice_s if ctx.runtime_s is not None
+                                                         else "24h"), "duration")
         interval = s.get("report_interval")
         if interval is not None:
             if int(interval) < 1:
@@ -688,6 +694,18 @@ class ActSuite(Suite):
             raise UsageError(f"--duration {duration} s is not a whole number of --slice {slice_s} s slices "
                              "(ACT drops an incomplete final slice; choose a multiple)")
         return duration, slice_s
+
+    @staticmethod
+    def runtime_slice(ctx: PlanContext) -> int | None:
+        """The slice --runtime sets (None: not given); refused with --slice, unless the two agree."""
+        if ctx.runtime_s is None:
+            return None
+        seconds = max(1, math.ceil(ctx.runtime_s - 1e-9))  # ACT's slices are whole seconds
+        given = settings(ctx).get("slice")
+        if given and parse_duration(given, "slice") != seconds:
+            raise UsageError(f"act: --runtime {ctx.runtime_s:g} and --slice {given} both set the slice length; "
+                             "give one (--duration sets the whole run)")
+        return seconds
 
     def prep_points(self, ctx: PlanContext) -> list[TestPoint]:
         """act_prep: zeros over the whole device, then random large blocks over it (two full fills)."""
@@ -785,13 +803,6 @@ class ActSuite(Suite):
                     break
         return Outlook(worst=Outlook.of(worst).worst, expected=Outlook.of(expected).worst)
 
-    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
-        points = self.plan(ctx)
-        prep_s = 0.0
-        if points and points[0].phase == "precondition":
-            prep_s = 2 * ctx.capacity / 500e6 * max(1, ctx.devices)  # two fills at ~500 MB/s
-        return prep_s + sum(p.est_seconds + self.point_overhead_s for p in points)
-
     def plan_extra(self, ctx: PlanContext) -> dict[str, Any]:
         cfg = config_for(ctx)
         derived = derive(cfg)
@@ -818,7 +829,8 @@ class ActSuite(Suite):
             "records per large block)",
             f"{cfg.service_threads} service threads (QD1, shared by all devices) at "
             f"{d.service_reqs_per_thread} requests/s each; one large-block read and one write thread per device",
-            f"{duration // slice_s} slice(s) of {slice_s} s; pass: worst slice < 5% of reads >= 1 ms, "
+            f"{duration // slice_s} slice(s) of {slice_s} s" + (" (--runtime: the slice)" if ctx.runtime_s is not None
+                                                              else "") + "; pass: worst slice < 5% of reads >= 1 ms, "
             "< 1% >= 8 ms, < 0.1% >= 64 ms; " + (f"stops when a stream falls {cfg.max_lag_s} s behind"
                                                   if cfg.max_lag_s else "never stops because of lag (max-lag 0)"),
         ]

@@ -6,7 +6,7 @@ and lets stateful procedures (steady-state rounds, find-max curves) unfold phase
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,13 +20,26 @@ PointRuns = tuple[tuple[TestPoint, int], ...]
 
 
 @dataclass(frozen=True)
+class Goal:
+    """Points of one shape that run until they have moved `bytes` (WSAT: until 4x the capacity is written), at
+    most `at_most` of them, when the run has not shown yet how much one point moves: the ETA's estimator, which
+    knows the target, says how many to expect."""
+
+    point: TestPoint
+    bytes: float
+    at_most: int
+
+
+@dataclass(frozen=True)
 class Outlook:
     """What a run still has to do, for ETAs: runs of (point, count), a point standing for `count` points of its
     shape, in the worst case and as expected from what the run has shown so far (None: the worst case is
-    expected). The first point of `worst` is the next one to run."""
+    expected), plus, expected too, `goals` whose count the estimator works out. The first point of `worst` is
+    the next one to run."""
 
     worst: PointRuns = ()
     expected: PointRuns | None = None
+    goals: tuple[Goal, ...] = ()
 
     @property
     def next_point(self) -> TestPoint | None:
@@ -115,11 +128,6 @@ class Suite(ABC):
         """What remains, for the run's ETA: next_points() as the worst and expected case. Adaptive suites
         override it with what they expect (and to avoid listing every worst-case point one by one)."""
         return Outlook.of(self.next_points(ctx, run))
-
-    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
-        """Worst-case wall-clock seconds of the whole plan on the planned target (`ssdlab plan`); `estimate` is
-        the run's ETA model (run/eta.plan_seconds passes it): seconds of an outlook's worst case."""
-        return estimate(Outlook.of(self.plan(ctx)))
 
     def validate(self, ctx: PlanContext, target: Target) -> None:
         """Refuse what this suite cannot do on `target` with these options (raise UsageError or TargetError,

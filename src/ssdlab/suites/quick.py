@@ -6,12 +6,11 @@ four-corners: SEQ128K and RND4K, read and write, at a high queue depth (as the P
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import Outlook, PlanContext, Suite, register
+from ssdlab.suites.base import PlanContext, Suite, register
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 
@@ -76,11 +75,6 @@ class CornerSuite(Suite):
 
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return corner_points(self.corners, ctx, self.runtime(ctx))
-
-    def eta_seconds(self, ctx: PlanContext, estimate: Callable[[Outlook], float]) -> float:
-        points = self.plan(ctx)
-        fill = sum(p.workload.io_bytes or 0 for p in points if p.phase == "precondition")
-        return sum(p.est_seconds + self.point_overhead_s for p in points) + fill / (PREFILL_MBPS * 1e6)
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
         if not ctx.traits.device:

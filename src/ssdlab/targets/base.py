@@ -97,6 +97,11 @@ class Target(ABC):
         """Make the target ready (e.g. lay out a file); returns notes for the run record."""
         return []
 
+    def resuming(self, run_dir: Path) -> None:
+        """Before prepare(): the run in `run_dir` is being resumed (a target whose state the run saved, the
+        simulator's, restores it instead of preparing afresh); default nothing."""
+        return None
+
     def check_space(self) -> None:
         """Refuse (TargetError) what prepare() would run out of room for, before any results directory exists."""
         return None
@@ -158,6 +163,10 @@ class Target(ABC):
         """I/O reaches the storage with O_DIRECT: block sizes must be multiples of the logical block size. Block
         devices and files (a group of several: when all are of one of those kinds)."""
         return self.kind in ("block", "file")
+
+    def consent_name(self) -> str:
+        """The name a user types back to allow writing (the device's or file's base name)."""
+        return Path(self.name).name
 
     @property
     def is_device(self) -> bool:

@@ -91,11 +91,7 @@ class FileTarget(Target):
         return self.size
 
     def _device_sysdir(self) -> Path | None:
-        try:
-            st = (self.path if self.path.exists() else self.path.parent).stat()
-        except OSError:
-            return None
-        return sysfs.sys_dir(os.major(st.st_dev), os.minor(st.st_dev))
+        return backing_sysdir(self.path)
 
     def purge_methods(self) -> list[str]:
         """punch (deallocate the blocks), recreate (new file), rewrite (lay out random data again)."""
@@ -119,8 +115,7 @@ class FileTarget(Target):
         return file_write_cache(enabled)
 
     def logical_block_size(self) -> int:
-        sysdir = self._device_sysdir()
-        return sysfs.block_sizes(sysdir)[0] if sysdir else 512
+        return block_sizes(self.path)[0]
 
     def numa_sysdir(self) -> Path | None:
         return self._device_sysdir()
@@ -224,9 +219,8 @@ class FileTarget(Target):
     def info(self) -> dict[str, Any]:
         sysdir = self._device_sysdir()
         ident: dict[str, Any] = {"file": str(self.path)}
-        lbs = pbs = 512
+        lbs, pbs = block_sizes(self.path)
         if sysdir is not None:
-            lbs, pbs = sysfs.block_sizes(sysdir)
             dev = sysfs.identity(sysdir)
             ident["backing_device"] = dev.get("name", "")
             ident.update({k: v for k, v in dev.items() if k in ("model", "serial", "firmware")})
@@ -240,3 +234,19 @@ class FileTarget(Target):
             "created_by_ssdlab": self.owned if self.existed else None,
             "note": "a file on a filesystem: results include filesystem and page-cache-free direct I/O effects",
         }
+
+
+def backing_sysdir(path: Path) -> Path | None:
+    """The sysfs directory of the block device holding `path` (or, before it exists, its directory)."""
+    try:
+        st = (path if path.exists() else path.parent).stat()
+    except OSError:
+        return None
+    return sysfs.sys_dir(os.major(st.st_dev), os.minor(st.st_dev))
+
+
+def block_sizes(path: Path) -> tuple[int, int]:
+    """(logical, physical) block size of a file's backing device, 512 B when it is not known: the one rule for a
+    file target, here and on an agent's host (the agent answers it for the controller's file targets)."""
+    sysdir = backing_sysdir(path)
+    return sysfs.block_sizes(sysdir) if sysdir is not None else (512, 512)

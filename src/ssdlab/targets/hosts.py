@@ -22,6 +22,7 @@ The group's capacity is its smallest device's, so every device runs the same act
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import posixpath
 import tempfile
@@ -35,6 +36,7 @@ from ssdlab.errors import TargetError, UnsafeTargetError, UsageError
 from ssdlab.fio.client import DEFAULT_PORT, Endpoint, ProbeResult, ipv4_dotted
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
 from ssdlab.fio.runner import JobGate
+from ssdlab.results.naming import device_name, hosts_name
 from ssdlab.targets import file, null, numa
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.null import DEFAULT_NULL_SIZE
@@ -45,7 +47,9 @@ from ssdlab.targets.spec import split_spec
 from ssdlab.units import format_bytes, parse_size
 
 DEFAULT_REMOTE_FILE_SIZE = 1024**3
-REMOTE_FILE_BLOCK_SIZE = 4096  # a remote file's backing device is unknown here: assume 4K sectors (?lbs= overrides)
+# a remote file's block size until its agent reads its backing device's (targets/file.block_sizes), or when
+# that agent does not answer it: 4K sectors assumed (?lbs= sets it)
+REMOTE_FILE_BLOCK_SIZE = 4096
 PROBE_MAX_AGE_S = 30.0  # a controller re-probes before writing when its copy of an agent report is older
 REPORT_MAX_AGE_S = 60.0  # an agent report written longer ago than this (agent clock) is not trusted
 # An answered report is written after the challenge it answers: its date (agent clock) may differ from this
@@ -181,6 +185,7 @@ class RemoteDevice:
     options: TargetOptions
     lbs: int = 512
     pbs: int = 512
+    lbs_given: bool = False  # a file's block size set by its spec (?lbs=): kept over what its agent reads
     report: dict[str, Any] = field(default_factory=dict)  # the agent's entry for a block device
     real: str = ""  # a file's real path on its host, as its agent resolved it
     place: numa.Placement = field(default_factory=lambda: numa.Placement({}, ""))
@@ -199,7 +204,8 @@ class RemoteDevice:
                 raise UsageError(f"host {host}: {rest} contains {' '.join(bad)}, which fio would misread")
             size = parse_size(params["size"]) if "size" in params else (opts.size or DEFAULT_REMOTE_FILE_SIZE)
             lbs = int(params.get("lbs", REMOTE_FILE_BLOCK_SIZE))
-            return cls(host, text, "file", normal_file_path(rest), size, opts, lbs=lbs, pbs=lbs)
+            return cls(host, text, "file", normal_file_path(rest), size, opts, lbs=lbs, pbs=lbs,
+                       lbs_given="lbs" in params)
         if scheme in ("", "dev") and normal_file_path(rest).startswith("/dev/"):
             return cls(host, text, "block", normal_file_path(rest), 0, opts)
         raise UsageError(f"host {host}: target {text!r}: use a block device (/dev/...), file:/ABS/PATH?size=4GiB "
@@ -211,13 +217,22 @@ class RemoteDevice:
 
     @property
     def key(self) -> str:
-        return f"{self.host}:{self.name}"
+        return device_name(self.host, self.name)
 
     def capacity(self) -> int:
         cap = self.size
         if self.options.capacity:
             cap = min(cap, self.options.capacity)
         return cap - cap % max(self.lbs, 4096)
+
+    def take_block_sizes(self, sizes: Any) -> None:
+        """A file's block sizes as its agent read them ([logical, physical]), unless the spec's ?lbs= set them."""
+        if self.lbs_given or not isinstance(sizes, list) or len(sizes) != 2:
+            return
+        with contextlib.suppress(TypeError, ValueError):
+            lbs, pbs = int(sizes[0]), int(sizes[1])
+            if lbs > 0 and pbs > 0:
+                self.lbs, self.pbs = lbs, pbs
 
     def attach(self, entry: dict[str, Any]) -> None:
         """Take the agent's report of this block device."""
@@ -425,6 +440,7 @@ class HostGroupTarget(Target):
                 _attach_block(h.name, d, entries, r.report["devices"], nodes)
             elif d.kind == "file":
                 d.real = str((answer.get("paths") or {}).get(d.path) or d.path)
+                d.take_block_sizes((answer.get("blocks") or {}).get(d.path))
                 d.place = numa.Placement({}, f"{d.path}: not pinned (a file: its device is not known here)")
             else:
                 d.place = numa.Placement({}, f"{d.path}: null engine, not pinned")
@@ -476,6 +492,10 @@ class HostGroupTarget(Target):
 
     @property
     def name(self) -> str:
+        return hosts_name([h.name for h in self.hosts])  # (results/naming.py: never the inventory's file name)
+
+    def consent_name(self) -> str:
+        """The inventory's name, typed back to allow writing (docs/hosts.md): the group's own name lists hosts."""
         return Path(self.inventory).stem or "hosts"
 
     def capacity(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import TargetError, UsageError
@@ -97,6 +98,10 @@ class MultiTarget(Target):
 
     def needs_write_consent(self) -> bool:
         return any(t.needs_write_consent() for t in self.members)
+
+    def resuming(self, run_dir: Path) -> None:
+        for t in self.members:
+            t.resuming(run_dir)
 
     def prepare(self, writes: bool) -> list[str]:
         notes = [note for t in self.members for note in t.prepare(writes)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -157,6 +158,10 @@ class PtsSettings:
         lat_minutes = float(self.option("lat_hist_minutes", 20.0))
         if lat_minutes < 20.0:
             out.append(f"LAT histogram captures last {lat_minutes:g} spec minutes instead of 20 (--lat-hist-minutes)")
+        wsat_minutes = float(self.option("wsat_hist_minutes", 20.0))
+        if wsat_minutes < 20.0:
+            out.append(f"the WSAT histogram capture lasts {wsat_minutes:g} spec minutes instead of 20 "
+                       "(--wsat-hist-minutes)")
         return out
 
 
@@ -172,17 +177,27 @@ def _parse_tq(text: str) -> tuple[int, int]:
     return threads, qd
 
 
-def _parse_list(text: str, what: str, conv: Callable[[str], int]) -> tuple[int, ...]:
-    try:
-        values = tuple(conv(p.strip()) for p in text.split(",") if p.strip())
-    except (ValueError, UsageError):
-        raise UsageError(f"--{what} {text!r}: not a comma-separated list") from None
+def _parse_list(text: str, what: str, conv: Callable[[str], int], example: str) -> tuple[int, ...]:
+    parsed = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            parsed.append(conv(part))
+        except (ValueError, UsageError):
+            raise UsageError(f"--{what} {text!r}: {part!r} is not {example}") from None
+    values = tuple(parsed)
     if not values or len(set(values)) != len(values):
         raise UsageError(f"--{what} {text!r}: give distinct values")
     return values
 
 
 def _kib(text: str) -> int:
+    """A block size in KiB (0.5, 4, 1024) or with its unit (512, 4k, 1m: fio's notation)."""
+    if text[-1:].isalpha():
+        from ssdlab.units import parse_size
+
+        return parse_size(text)
     v = float(text)
     b = round(v * KiB)
     if b <= 0 or b != v * KiB:
@@ -249,8 +264,12 @@ def _stimulus_options(o: Mapping[str, Any]) -> tuple[str, tuple[int, ...] | None
     pattern = str(o.get("data_pattern") or "random")
     if pattern not in DATA_PATTERNS:
         raise UsageError(f"--data-pattern {pattern!r}: use one of {', '.join(DATA_PATTERNS)}")
-    bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib) if o.get("pts_block_sizes") else None
-    mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix) if o.get("pts_mixes") else None
+    bss = mixes = None
+    if o.get("pts_block_sizes"):
+        bss = _parse_list(str(o["pts_block_sizes"]), "pts-block-sizes", _kib,
+                          "a block size in KiB (e.g. 1024,64,4,0.5) or with its unit (4k)")
+    if o.get("pts_mixes"):
+        mixes = _parse_list(str(o["pts_mixes"]), "pts-mixes", parse_mix, "a read/write mix (e.g. 100/0,65/35)")
     return pattern, bss, mixes
 
 
@@ -699,10 +718,30 @@ def round_test_outlook(test: RoundTest, s: PtsSettings, run: Run, expect_rounds:
     r = state.rounds_done + 1
     current = [(p, 1) for p in _round_points(test, s, r) if p.id not in done]
     later_worst = max(0, s.max_rounds - r)
+    if too_noisy(state.tracking):  # rounds this far apart rarely settle: expect the test to run to its maximum
+        expect_rounds = max(expect_rounds, s.max_rounds)
     later_expected = max(0, cap(max(expect_rounds, r)) - r)
     after = _round_points(test, s, r + 1)
     return (current + ([(p, later_worst) for p in after] if later_worst else []) + caps,
             current + ([(p, later_expected) for p in after] if later_expected else []) + caps, state)
+
+
+def too_noisy(tracking: Mapping[str, Sequence[float | None]]) -> bool:
+    """Whether a test's rounds so far scatter beyond what a steady window allows: a tracking variable whose
+    last rounds (up to steady.WINDOW) turn back on themselves by more than half the range criterion (up by
+    more than 10 % of their average, then down by as much, or the other way). Such a test (a noisy target: a
+    file on a busy host) is expected to run to its maximum rounds; a trend, however steep or sharply it levels
+    off (a drive leaving FOB), never turns back and is not noise."""
+    half = float(steady.RANGE_LIMIT) / 2
+    for values in tracking.values():
+        last = [v for v in values[-steady.WINDOW:] if v is not None]
+        if len(last) < 3 or sum(last) <= 0:
+            continue
+        big = half * sum(last) / len(last)
+        steps = [b - a for a, b in itertools.pairwise(last)]
+        if any(abs(a) > big and abs(b) > big and (a > 0) != (b > 0) for a, b in itertools.pairwise(steps)):
+            return True
+    return False
 
 
 def expected_rounds(finished: Sequence[int]) -> int:

@@ -11,13 +11,13 @@ The report (ssdlab.report.pts) asks `tests_for(run)` which tests a stored run se
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import UsageError
 from ssdlab.results.model import Run, TestPoint
-from ssdlab.suites.base import Outlook, PlanContext, Suite, SuiteOption, register
+from ssdlab.suites.base import Goal, Outlook, PlanContext, Suite, SuiteOption, register
 from ssdlab.suites.pts.common import (
     SPEC_RUNTIME_S,
     PtsSettings,
@@ -59,6 +59,9 @@ class PtsTest:
     round_tests: tuple[RoundTest, ...] = ()  # the round tests it consists of (IOPS, TP 128/1024, LAT)
     in_default: bool = True  # part of `pts` when --pts-tests is not given
     outlook: OutlookFn | None = None  # None: what `remaining` lists, each point once (worst = expected)
+    # what the outlook of a test that has not started reads from the rest of the run besides the finished tests'
+    # rounds (a cheap key: its outlook is kept while the key holds); None: nothing
+    outlook_depends: Callable[[PtsSettings, Run], Hashable] | None = None
 
     def outlook_of(self, s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
         if self.outlook is not None:
@@ -186,7 +189,7 @@ class FamilySuite(Suite):
                                    tuple[PtsTest, ...]] | None = None
         # the outlooks of tests that have not started (they depend on the settings and the rounds earlier tests
         # needed only): (settings, test, those rounds) -> outlook
-        self._later: dict[tuple[PtsSettings, str, tuple[int, ...]], Outlook] = {}
+        self._later: dict[tuple[PtsSettings, str, tuple[int, ...], Hashable], Outlook] = {}
 
     def _candidates(self) -> list[PtsTest]:
         keys = self.fixed if self.fixed is not None else tuple(_TESTS)
@@ -253,10 +256,11 @@ class FamilySuite(Suite):
         finished: list[int] = []
         worst: list[tuple[TestPoint, int]] = []
         expected: list[tuple[TestPoint, int]] = []
+        goals: list[Goal] = []
         started = False  # tests run in order: after the first with something left, none has started
         for t in tests:
             if started:
-                key = (s, t.key, tuple(finished))
+                key = (s, t.key, tuple(finished), t.outlook_depends(s, run) if t.outlook_depends else None)
                 if key not in self._later:
                     self._later[key] = t.outlook_of(s, run, finished)
                 o = self._later[key]
@@ -265,7 +269,8 @@ class FamilySuite(Suite):
                 started = bool(o.worst)
             worst += o.worst
             expected += o.expected if o.expected is not None else o.worst
-        return Outlook(tuple(worst), tuple(expected))
+            goals += o.goals
+        return Outlook(tuple(worst), tuple(expected), tuple(goals))
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
         s, tests = self.selected(ctx)
