@@ -79,14 +79,19 @@ def make_durable(paths: list[Path]) -> None:
     their directories once. For artefacts written before a long step whose outcome decides whether they are
     kept (a point's job file, before fio runs), so the step does not wait for the disk."""
     for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+        _fsync(path)
+
+
+def _fsync(path: Path) -> None:
+    """fsync one file or directory by name (ResultsDirError when that fails)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
         try:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise _results_error(path, exc) from exc
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _results_error(path, exc) from exc
 
 
 def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
@@ -152,13 +157,9 @@ class _Flusher:
             error = None
             for path in order:
                 try:
-                    fd = os.open(path, os.O_RDONLY)
-                    try:
-                        os.fsync(fd)
-                    finally:
-                        os.close(fd)
-                except OSError as exc:
-                    error = error or _results_error(path, exc)
+                    _fsync(path)
+                except ResultsDirError as exc:
+                    error = error or exc
             with self._cond:
                 self._done = upto
                 if error is not None and self._error is None:
