@@ -101,10 +101,15 @@ def generate_real(workdir: Path, seconds: int) -> list[Path]:
                 f"iodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\nwrite_hist_log=h\nlog_hist_msec=100\n")
             print(f"recording real logs: io_uring on {dev} under a background writer ({seconds} s) ...", flush=True)
             subprocess.run(["fio", "--output", str(real / "fio.out"), str(job)], cwd=real, check=True)
-        finally:
+        finally:  # the writer's whole process group, then the writer itself, waited for before the detach
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(writer.pid, signal.SIGKILL)
-            writer.wait()
+            with contextlib.suppress(ProcessLookupError):
+                writer.kill()
+            try:
+                writer.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                print(f"the background writer (pid {writer.pid}) did not stop: stop it before detaching {dev}")
     (workdir / "loop.img").unlink(missing_ok=True)
     stamp.write_text("ok\n")
     return sorted(real.glob("h_clat_hist.*.log"))
