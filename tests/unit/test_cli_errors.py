@@ -172,3 +172,28 @@ def test_traceback_flag_shows_the_traceback(cli: CliRunner) -> None:
     assert res.code == ExitCode.USAGE
     assert "Traceback" in res.err
     assert res.err_lines[-1].startswith("ssdlab: error: unknown suite")
+
+
+def test_a_file_larger_than_the_free_space_is_refused_before_a_results_directory_exists(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    out = tmp_path / "r"
+    res = run_cli("run", "quick", "--target", f"file:{tmp_path}/huge.dat?size=1000TiB", "--out", out, "--yes",
+                  traceback=False)
+    assert res.code == 3
+    assert len(res.err_lines) == 1
+    assert f"not enough space for {tmp_path}/huge.dat" in res.err
+    assert not out.exists()
+    assert not (tmp_path / "huge.dat").exists()
+    res = run_cli("plan", "quick", "--target", f"file:{tmp_path}/huge.dat?size=1000TiB", traceback=False)
+    assert res.code == 3
+
+
+def test_a_tiny_existing_file_says_what_it_holds(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    small = tmp_path / "small.dat"
+    small.write_bytes(b"x" * 14)
+    res = run_cli("plan", "quick", "--target", f"file:{small}", traceback=False)
+    assert res.code == 3
+    assert f"{small} holds 14 B, too small for a target: use at least 1 MiB" in res.err

@@ -8,11 +8,12 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import run_cli
-from ssdlab.errors import StoredResultsError
+from ssdlab.errors import ExitCode, StoredResultsError
 from ssdlab.results import store
 from ssdlab.results.bins import Bins
 from ssdlab.results.model import SCHEMA_VERSION, PointResult, StoredParts, run_from_dict, to_dict
@@ -154,3 +155,55 @@ def test_compact_bins_read_and_compare_as_the_pairs_they_hold() -> None:
     assert Bins.of([]) == ()
     with pytest.raises(IndexError):
         bins[3]
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    (lambda ref: ref.update(devices="a.dat"), "points[1].measurement.parts"),
+    (lambda ref: ref.update(devices=[{"host": ""}]), "points[1].measurement.parts.device"),
+    (lambda ref: ref.pop("file"), "points[1].measurement.parts.file"),
+])
+def test_a_malformed_reference_is_one_line_naming_run_json_and_the_field(change: Any, field: str,
+                                                                        tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(QUICK, run_dir)
+    path = run_dir / store.RUN_FILE
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    change(doc["points"][1]["measurement"]["parts"])
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    res = run_cli("report", run_dir, traceback=False)
+    assert res.code == ExitCode.STORED, res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert f"{path}: {field}" in res.err
+
+
+def test_a_malformed_devices_file_is_one_line_naming_it_and_the_field(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(QUICK, run_dir)
+    parts = run_dir / "points" / "02-seq1m-q1t1-read" / "parts.json"
+    data = json.loads(parts.read_text(encoding="utf-8"))
+    data[1]["measurement"]["directions"]["read"]["iops"] = "fast"
+    parts.write_text(json.dumps(data), encoding="utf-8")
+    run = store.load_run(run_dir)  # run.json itself is sound
+    point = next(p for p in run.points if p.point.id == "02-seq1m-q1t1-read")
+    assert point.measurement is not None
+    with pytest.raises(StoredResultsError, match=r"parts\.json: \[1\]\.measurement\.directions\.read\.iops: "):
+        list(point.measurement.parts)
+    res = run_cli("report", run_dir, traceback=False)  # the report reads every device
+    assert res.code == ExitCode.STORED, res.err
+    assert len(res.err.strip().splitlines()) == 1
+    assert str(parts) in res.err
+
+
+def test_a_point_id_that_is_not_a_plain_name_never_reaches_outside_the_run(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(QUICK, run_dir)
+    path = run_dir / store.RUN_FILE
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["points"][1]["point"]["id"] = "../../elsewhere"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    point = store.load_run(run_dir).points[1]
+    assert point.measurement is not None
+    assert isinstance(point.measurement.parts, StoredParts)
+    assert point.measurement.parts.path is None
+    with pytest.raises(StoredResultsError, match="not available"):
+        list(point.measurement.parts)

@@ -315,13 +315,14 @@ def test_many_browsers_follow_one_run_and_each_gets_the_whole_history(root: Path
         await asyncio.sleep(0.5)
         append_samples(run_dir, 3, 3, 2)  # three more samples while they watch
         results = await asyncio.wait_for(asyncio.gather(*readers), 60)
-        for got in results:
+        for got in results:  # a browser that connected late has more in its snapshot and fewer records after
             assert got[0][0] == "snapshot"
             snap = got[0][1]
-            assert len(snap["samples"]) == 3
+            assert len(snap["samples"]) >= 3
             assert snap["state"]["devices"] == ["/dev/nvme0n1", "/dev/nvme1n1"]
             later = [x for event, data in got[1:] if event == "records" for x in data if x["k"] == "s"]
-            assert [x["e"] for x in later] == [4.0, 5.0, 6.0]
+            seen = [x["e"] for x in snap["samples"]] + [x["e"] for x in later]
+            assert seen == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]  # the whole history, once each, in order
         assert (await c.get("/api/runs", headers=BEARER)).status == 200  # still answering
         metrics = await (await c.get("/metrics", headers=BEARER)).text()
         assert f'ssdlab_iops{{run="{run}",device="all",direction="read"}} 1005' in metrics

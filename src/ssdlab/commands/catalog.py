@@ -8,7 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ssdlab.errors import UsageError
+from ssdlab.errors import ExitCode, UsageError
 from ssdlab.termtext import printable
 
 
@@ -46,7 +46,8 @@ def add_commands(sub: Any) -> dict[str, Any]:
 
 
 def cmd_runs(args: argparse.Namespace, env: Any) -> int:
-    """One line per run (or JSON), oldest first; unreadable run directories are named on stderr."""
+    """One line per run (or JSON), oldest first; unreadable run directories are named on stderr, one line each,
+    and make the exit status 8 (a stored result is malformed) once the others are listed."""
     from ssdlab.results.catalog import Catalog, Filters, default_root, parse_tag
 
     root = args.root or default_root()
@@ -58,12 +59,14 @@ def cmd_runs(args: argparse.Namespace, env: Any) -> int:
         entries = cat.entries(filters)
     for bad in stats.unreadable:
         env.err(f"ssdlab: skipped unreadable run: {bad}")
+    status = int(ExitCode.STORED) if stats.unreadable else 0
     if args.json:
         env.out(json.dumps([e.as_dict() for e in entries], indent=1))
-        return 0
+        return status
     if not entries:
-        env.err(f"no run in {root} matches" if any(vars(filters).values()) else f"no runs in {root}")
-        return 0
+        if not stats.unreadable:  # (an unreadable one was named already)
+            env.err(f"no run in {root} matches" if any(vars(filters).values()) else f"no runs in {root}")
+        return status
     rows = [tuple(printable(c) for c in (e.id, e.created[:16].replace("T", " "), e.suite.rsplit("/", 1)[-1], e.target,
                                          e.model or "-", e.firmware or "-", e.verdict, str(e.points),
                                          " ".join(f"{k}={v}" for k, v in e.tags.items()), str(e.path)))
@@ -74,7 +77,7 @@ def cmd_runs(args: argparse.Namespace, env: Any) -> int:
     env.out("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
     for r in rows:
         env.out("  ".join(_fit(c, w) for c, w in zip(r, widths, strict=True)).rstrip())
-    return 0
+    return status
 
 
 def _fit(text: str, width: int) -> str:

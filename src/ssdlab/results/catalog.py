@@ -13,14 +13,15 @@ to (never inside) the immutable run.json, so a rebuild keeps them.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ssdlab.errors import ResultsDirError, StoredResultsError, UsageError
 from ssdlab.results import atomic
@@ -46,6 +47,33 @@ def catalog_id(run: Run) -> str:
 
 
 # ---------------------------------------------------------------- tags
+
+
+def damaged(path: Path, exc: BaseException) -> StoredResultsError:
+    """The one line for a catalog that is not what ssdlab writes (exit 8): it is only an index, so deleting it
+    loses nothing."""
+    return StoredResultsError(f"catalog {path} is damaged ({type(exc).__name__}: {exc}): delete it; it is rebuilt "
+                              "from the run directories")
+
+
+_C = TypeVar("_C", bound=Callable[..., Any])
+
+
+def _guarded(method: _C) -> _C:
+    """A catalog method whose database errors are one line: locked by another command, or a damaged catalog."""
+    @functools.wraps(method)
+    def call(self: Catalog, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise ResultsDirError(f"catalog {self.path} is in use by another ssdlab command (it is locked): "
+                                      "wait for it to finish and try again") from exc
+            raise damaged(self.path, exc) from exc
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, exc) from exc
+
+    return call  # type: ignore[return-value]
 
 
 def read_tags(run_dir: Path) -> dict[str, str]:
@@ -225,8 +253,7 @@ class Catalog:
             raise ResultsDirError(f"catalog {self.path} cannot be opened ({exc}): check the results root's "
                                   "permissions and free space") from exc
         except sqlite3.DatabaseError as exc:
-            raise ResultsDirError(f"catalog {self.path} is unusable ({exc}): delete it; it is rebuilt from the "
-                                  "run directories") from exc
+            raise damaged(self.path, exc) from exc
         return conn
 
     def __enter__(self) -> Catalog:
@@ -244,6 +271,7 @@ class Catalog:
         except ValueError:
             return str(run_dir)
 
+    @_guarded
     def refresh(self) -> Refresh:
         """Bring the index up to date with the run directories (re-reading only what changed)."""
         known = dict(self.conn.execute("SELECT path, stamp FROM runs").fetchall())
@@ -262,12 +290,17 @@ class Catalog:
                 try:
                     run = load_run(d)
                     tags = read_tags(d)
+                    entry = entry_for(run, d, tags)
                 except StoredResultsError as exc:
-                    bad.append(f"{d}: {exc}")
+                    bad.append(str(exc))
                     if rel in known:
                         self.conn.execute("DELETE FROM runs WHERE path = ?", (rel,))
                     continue
-                self._put(rel, entry_for(run, d, tags), stamp)
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    bad.append(f"{d / 'run.json'}: its target or host record is not what ssdlab writes "
+                               f"({type(exc).__name__}: {exc})")
+                    continue
+                self._put(rel, entry, stamp)
                 if rel in known:
                     updated += 1
                 else:
@@ -277,6 +310,7 @@ class Catalog:
                 self.conn.execute("DELETE FROM runs WHERE path = ?", (p,))
         return Refresh(added, updated, len(gone), tuple(bad))
 
+    @_guarded
     def rebuild(self) -> Refresh:
         """Forget everything and index the run directories again."""
         with self.conn:
@@ -293,6 +327,7 @@ class Catalog:
         self.conn.executemany("INSERT INTO tags (path, key, value) VALUES (?, ?, ?)",
                               [(rel, k, v) for k, v in e.tags.items()])
 
+    @_guarded
     def entries(self, filters: Filters | None = None) -> list[Entry]:
         """Indexed runs matching the filters, oldest first."""
         f = filters or Filters()
@@ -328,8 +363,14 @@ class Catalog:
         return out
 
     def _entry(self, row: Sequence[Any]) -> Entry:
+        try:
+            return self._read_entry(row)
+        except (KeyError, TypeError, ValueError) as exc:  # a row ssdlab did not write
+            raise damaged(self.path, exc) from exc
+
+    def _read_entry(self, row: Sequence[Any]) -> Entry:
         d = dict(zip(_COLUMNS, row, strict=True))
-        rel = d["path"]
+        rel = str(d["path"])
         tags = dict(self.conn.execute("SELECT key, value FROM tags WHERE path = ? ORDER BY key", (rel,)).fetchall())
         path = Path(rel) if Path(rel).is_absolute() else self.root / rel
         return Entry(id=d["id"], path=path, run_id=d["run_id"], suite=d["suite"], status=d["status"],
@@ -337,6 +378,7 @@ class Catalog:
                      model=d["model"], serial=d["serial"], firmware=d["firmware"], capacity=int(d["capacity"]),
                      points=int(d["points"]), schema=int(d["schema"]), tags=tags)
 
+    @_guarded
     def find(self, ref: str) -> list[Entry]:
         """Runs a reference names: a catalog id (or a prefix of at least 4 of its digits), a run id, or a
         `label` tag."""

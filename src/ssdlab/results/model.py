@@ -29,18 +29,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator, KeysView, Mapping, Sequence
+from collections.abc import Callable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 from ssdlab.errors import StoredResultsError
+from ssdlab.results import shape
 from ssdlab.results.bins import EMPTY, Bins
 from ssdlab.results.events import EVENT_CLASSES, RunEvent, event_from_dict
 from ssdlab.results.extra import MeasurementExtra
 from ssdlab.results.record import Record, RecordField
 from ssdlab.results.request import RunRequest
 from ssdlab.results.tags import PointTags
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)  # schema versions run_from_dict loads
@@ -208,6 +211,10 @@ class StoredParts(Sequence[PartResult]):
     def __iter__(self) -> Iterator[PartResult]:
         return iter(self.load())
 
+    def shape_view(self) -> tuple[PartResult, ...]:
+        """What shape.check sees of these parts while loading a run: the heads (the file is checked when read)."""
+        return self.heads
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StoredParts):
             return self.path == other.path and self.heads == other.heads
@@ -224,14 +231,23 @@ class StoredParts(Sequence[PartResult]):
 
 @functools.lru_cache(maxsize=_PARTS_CACHE_SIZE)
 def _read_parts(path: str, mtime_ns: int, size: int) -> tuple[PartResult, ...]:
-    """The parts file of one point (its modification time and size in the key: a rewritten file is read again)."""
+    """The parts file of one point (its modification time and size in the key: a rewritten file is read again),
+    checked against the model's shape as run.json is."""
     import json
 
     try:
         data = json.loads(Path(path).read_bytes())
-        return tuple(part_from_dict(p) for p in data)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise StoredResultsError(f"{path} holds no per-device results ({type(exc).__name__}: {exc})") from exc
+    except OSError as exc:
+        raise StoredResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise shape.malformed(Path(path), "", f"not JSON ({exc})") from exc
+    try:
+        parts = shape.items(data, "", part_from_dict)
+        for i, part in enumerate(parts):
+            shape.check(part, f"[{i}]")
+    except shape.ShapeError as exc:
+        raise shape.malformed(Path(path), exc.field, exc.problem) from exc
+    return parts
 
 
 def part_heads(parts: Sequence[PartResult]) -> tuple[PartResult, ...]:
@@ -486,17 +502,34 @@ def _other_to_dict(obj: Any, kind: type) -> Any:
 def _latency(d: Mapping[str, Any] | None) -> LatencyStats | None:
     if d is None:
         return None
+    d = shape.mapping(d, "")
     return LatencyStats(
-        kind=d["kind"], n=int(d["n"]), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
-        stddev_ns=d["stddev_ns"], percentiles_ns=dict(d.get("percentiles_ns", {})),
-        bins=Bins.of(d.get("bins") or ()),
+        kind=d["kind"], n=_int(d, "n"), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
+        stddev_ns=d["stddev_ns"], percentiles_ns=dict(shape.mapping(d.get("percentiles_ns"), "percentiles_ns")),
+        bins=_part("bins", _bins, d.get("bins") or []),
     )
 
 
+def _bins(pairs: Sequence[Any]) -> Bins:
+    if not isinstance(pairs, list | tuple):
+        raise shape.ShapeError("", "expected a list of [bucket, count] pairs")
+    return Bins.of(pairs)
+
+
+def _int(d: Mapping[str, Any], key: str) -> int:
+    """A whole number the document stores under `key` (a number with a fraction is cut, as int() does)."""
+    value = d[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise shape.ShapeError(key, f"expected a whole number, found {shape.kind_of(value)}")
+    return int(value)
+
+
 def _direction(d: Mapping[str, Any]) -> DirectionStats:
+    d = shape.mapping(d, "")
     return DirectionStats(
-        iops=d["iops"], bw_bytes=d["bw_bytes"], io_bytes=int(d["io_bytes"]), total_ios=int(d["total_ios"]),
-        runtime_ms=int(d["runtime_ms"]), clat=_latency(d.get("clat")), lat=_latency(d.get("lat")),
+        iops=d["iops"], bw_bytes=d["bw_bytes"], io_bytes=_int(d, "io_bytes"), total_ios=_int(d, "total_ios"),
+        runtime_ms=_int(d, "runtime_ms"), clat=_part("clat", _latency, d.get("clat")),
+        lat=_part("lat", _latency, d.get("lat")),
     )
 
 
@@ -508,12 +541,15 @@ def measurement_from_dict(d: Mapping[str, Any], where: Path | tuple[Path, str] |
         where = where[0] / "points" / where[1]
     return Measurement(
         engine=d["engine"], engine_version=d["engine_version"],
-        directions={k: _direction(v) for k, v in d["directions"].items()},
+        directions={k: _part(f"directions.{k}", _direction, v)
+                    for k, v in shape.mapping(d["directions"], "directions").items()},
         usr_cpu=d.get("usr_cpu", 0.0), sys_cpu=d.get("sys_cpu", 0.0), jobs=d.get("jobs", 1),
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
-        series={k: list(v) for k, v in d.get("series", {}).items()}, extra=d.get("extra"),
-        parts=stored_parts(parts, where) if isinstance(parts, Mapping) and not isinstance(where, tuple)
-        else tuple(part_from_dict(p) for p in parts),
+        series={k: list(v) for k, v in shape.mapping(d.get("series"), "series").items()},
+        extra=shape.mapping(d.get("extra"), "extra") or None,
+        parts=_part("parts", lambda ref: stored_parts(ref, where), parts)
+        if isinstance(parts, Mapping) and not isinstance(where, tuple)
+        else shape.items(parts, "parts", part_from_dict),
     )
 
 
@@ -556,27 +592,46 @@ def parts_ref(parts: StoredParts) -> dict[str, Any]:
 def workload_from_dict(d: Mapping[str, Any]) -> Workload:
     names = {f.name for f in dataclasses.fields(Workload)}
     kwargs = {k: v for k, v in d.items() if k in names}
-    kwargs["options"] = dict(d.get("options", {}))
+    kwargs["options"] = dict(shape.mapping(d.get("options"), "options"))
     return Workload(**kwargs)
 
 
 def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
-    return TestPoint(id=d["id"], label=d["label"], workload=workload_from_dict(d["workload"]),
-                     phase=d.get("phase", "measure"), group=d.get("group", ""), tags=PointTags(d.get("tags")),
-                     streams=tuple(workload_from_dict(w) for w in d.get("streams", ())),
+    return TestPoint(id=d["id"], label=d["label"],
+                     workload=_part("workload", workload_from_dict, shape.mapping(d["workload"], "workload")),
+                     phase=d.get("phase", "measure"), group=d.get("group", ""),
+                     tags=PointTags(shape.mapping(d.get("tags"), "tags")),
+                     streams=shape.items(d.get("streams"), "streams", workload_from_dict),
                      idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
 
 def point_result_from_dict(d: Mapping[str, Any], run_dir: Path | None = None) -> PointResult:
     """A stored point result; `run_dir` is the run's directory (schema 3 keeps per-device results there)."""
     m = d.get("measurement")
-    point = point_from_dict(d["point"])
-    where = (run_dir, point.id) if run_dir is not None else None
+    point = _part("point", point_from_dict, shape.mapping(d["point"], "point"))
+    # the point's directory, unless its id is not a plain name there (then its parts, if any, cannot be read)
+    plain = type(point.id) is str and point.id not in ("", ".", "..") and "/" not in point.id and "\\" not in point.id
+    where = (run_dir, point.id) if run_dir is not None and plain else None
     return PointResult(
         point=point, status=d["status"], started=d["started"], finished=d["finished"],
-        measurement=measurement_from_dict(m, where) if m else None, reason=d.get("reason", ""),
-        warnings=tuple(d.get("warnings", ())), attempt=d.get("attempt", 1),
+        measurement=_part("measurement", lambda v: measurement_from_dict(v, where), shape.mapping(m, "measurement"))
+        if m else None,
+        reason=d.get("reason", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
+        attempt=d.get("attempt", 1),
     )
+
+
+def _same(v: Any) -> Any:
+    return v
+
+
+def _part(field: str, build: Callable[[Any], T], value: Any) -> T:
+    """build(value), a failure's field placed under `field` (the loaders' errors name where they are)."""
+    try:
+        return build(value)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        inner, problem = shape.describe(exc)
+        raise shape.ShapeError(f"{field}.{inner}" if inner else field, problem) from exc
 
 
 def run_from_dict(d: Mapping[str, Any], run_dir: Path | None = None) -> Run:
@@ -590,11 +645,14 @@ def run_from_dict(d: Mapping[str, Any], run_dir: Path | None = None) -> Run:
     try:
         return Run(
             schema_version=version, ssdlab_version=d["ssdlab_version"], run_id=d["run_id"], suite=d["suite"],
-            status=d["status"], created=d["created"], options=RunRequest.from_dict(d.get("options") or {}),
-            target=dict(d.get("target", {})), host=dict(d.get("host", {})),
-            points=tuple(point_result_from_dict(p, run_dir) for p in d.get("points", [])),
-            finished=d.get("finished", ""), warnings=tuple(d.get("warnings", ())),
-            events=tuple(event_from_dict(e) for e in d.get("events", ())), health=dict(d.get("health", {})),
+            status=d["status"], created=d["created"],
+            options=_part("options", RunRequest.from_dict, shape.mapping(d.get("options"), "options")),
+            target=dict(shape.mapping(d.get("target"), "target")), host=dict(shape.mapping(d.get("host"), "host")),
+            points=shape.items(d.get("points"), "points", lambda p: point_result_from_dict(p, run_dir)),
+            finished=d.get("finished", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
+            events=shape.items(d.get("events"), "events", lambda e: event_from_dict(shape.mapping(e, ""))),
+            health=dict(shape.mapping(d.get("health"), "health")),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise StoredResultsError(f"run.json is malformed ({type(exc).__name__}: {exc})") from exc
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        field, problem = shape.describe(exc)
+        raise shape.ShapeError(field, problem) from exc

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ssdlab.errors import ResultsDirError, StoredResultsError
-from ssdlab.results import atomic
+from ssdlab.results import atomic, shape
 from ssdlab.results.model import (
     PARTS_FILE,
     SCHEMA_VERSION,
@@ -38,6 +38,7 @@ from ssdlab.results.model import (
     stored_parts,
     to_dict,
 )
+from ssdlab.results.shape import malformed
 
 RUN_FILE = "run.json"
 LOG_FILE = "points.jsonl"
@@ -263,10 +264,11 @@ def _cut_torn_tail(fd: int) -> int:
     return size
 
 
-def _log_records(path: Path, run_dir: Path | None = None) -> list[PointResult]:
-    """The complete records of a points log, read line by line. A record counts once its line, newline
-    included, is written; a torn end (the process or the machine died while writing it) is ignored, damage
-    before a complete record is an error."""
+def _log_records(path: Path, run_dir: Path, have: set[tuple[Any, ...]]) -> list[PointResult]:
+    """The complete records of a points log, read line by line, but those whose key is in `have` (run.json holds
+    them already: a crash while folding). A record counts once its line, newline included, is written; a torn
+    end (the process or the machine died while writing it) is ignored, damage before a complete record is an
+    error, and so is a record without the model's shape (naming its line and field)."""
     try:
         fh = path.open("rb")
     except FileNotFoundError:
@@ -292,14 +294,11 @@ def _log_records(path: Path, run_dir: Path | None = None) -> list[PointResult]:
                 if bad is not None:
                     raise StoredResultsError(f"{path} is damaged at line {bad} (not a point record, yet complete "
                                              "records follow it)")
-                try:
-                    result = point_result_from_dict(record, run_dir)
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise StoredResultsError(f"{path} holds a malformed point record "
-                                             f"({type(exc).__name__}: {exc})") from exc
-                if _stored_form(record):
-                    object.__setattr__(result, _AT, (str(path), start, len(line) - 1))
-                records.append(result)
+                result = _log_record(path, number, record, run_dir, have)
+                if result is not None:
+                    if _stored_form(record):
+                        object.__setattr__(result, _AT, (str(path), start, len(line) - 1))
+                    records.append(result)
         except OSError as exc:
             raise StoredResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return records
@@ -410,18 +409,35 @@ def load_run(run_dir: Path) -> Run:
         raise StoredResultsError(f"no {RUN_FILE} in {run_dir}: name a directory written by `ssdlab run`")
     for _ in range(5):  # a writer may fold the log into run.json meanwhile: then read both again
         before = _identity(path)
-        run = _read_run(path)
+        try:
+            run = _read_run(path)
+            shape.check(run)
+        except shape.ShapeError as exc:
+            raise malformed(path, exc.field, exc.problem) from exc
+        have = {(p.point.id, p.attempt, p.status, p.started) for p in run.points}
         log = path.parent / LOG_FILE
-        records = _log_records(log, path.parent) if run.schema_version != 1 else []  # schema 1 had no log
+        records = _log_records(log, path.parent, have) if run.schema_version != 1 else []  # schema 1: no log
         if _identity(path) == before:
             break
     if not records:
         return run
-    have = {(p.point.id, p.attempt, p.status, p.started) for p in run.points}
     for record in records:
-        if (record.point.id, record.attempt, record.status, record.started) not in have:  # run.json may
-            run = run.with_point(record)  # already hold it (a crash while folding)
+        run = run.with_point(record)
     return run
+
+
+def _log_record(path: Path, number: int, record: dict[str, Any], run_dir: Path,
+                have: set[tuple[Any, ...]]) -> PointResult | None:
+    """Line `number` of a points log as a point result, or None when run.json already holds it."""
+    try:
+        if _record_key(record) in have:
+            return None
+        point = point_result_from_dict(record, run_dir)
+        shape.check(point)
+        return point
+    except (shape.ShapeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        field, problem = shape.describe(exc)
+        raise malformed(path, f"line {number}" + (f": {field}" if field else ""), problem) from exc
 
 
 def upgrade(run_dir: Path) -> Run:
@@ -439,3 +455,10 @@ def _identity(path: Path) -> tuple[int, int]:
     except OSError:
         return (0, 0)
     return (st.st_ino, st.st_mtime_ns)
+
+
+def _record_key(record: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What identifies one stored point result: its id, attempt, status and start time (the same fields of a
+    loaded PointResult, in this order, as load_run compares them)."""
+    point = record.get("point") or {}
+    return (point.get("id"), record.get("attempt", 1), record.get("status"), record.get("started"))

@@ -63,6 +63,7 @@ def setup_run(request: RunRequest, *, resume: Run | None = None) -> RunSetup:
         capacity = int(resume.target["capacity_bytes"]) if gone and resume.target.get("capacity_bytes") else None
     else:
         request = resolved(request, suite, target)
+        target.check_space()  # before any results directory exists (a file target's layout must fit)
     ctx = plan_context(target, request, capacity)
     if resume is not None:
         return RunSetup(request, suite, target, ctx)

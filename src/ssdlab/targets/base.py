@@ -97,6 +97,10 @@ class Target(ABC):
         """Make the target ready (e.g. lay out a file); returns notes for the run record."""
         return []
 
+    def check_space(self) -> None:
+        """Refuse (TargetError) what prepare() would run out of room for, before any results directory exists."""
+        return None
+
     def close(self) -> None:
         """Release what prepare() started (e.g. an nbdkit server); called once when the run stops, however."""
         return None

@@ -182,16 +182,23 @@ class FileTarget(Target):
             return f"extends {self.path} from {format_bytes(current)} to {format_bytes(self.size)}"
         return ""
 
+    def check_space(self) -> None:
+        """The layout's growth must fit in the filesystem's free space."""
+        current = self.path.stat().st_size if self.path.exists() else 0
+        if current >= self.size:
+            return
+        free = shutil.disk_usage(self.path.parent).free
+        if self.size - current > free:
+            raise TargetError(f"not enough space for {self.path}: need {format_bytes(self.size - current)} more, "
+                              f"{format_bytes(free)} free; choose a smaller size=")
+
     def prepare(self, writes: bool) -> list[str]:
         """Create the file and write it out in full, so reads read real blocks, not holes. A new file is created
         exclusively (never over a file that appeared meanwhile) and tagged as ssdlab's."""
         current = self.path.stat().st_size if self.path.exists() else -1
         if current >= self.size:
             return []
-        free = shutil.disk_usage(self.path.parent).free
-        if self.size - max(current, 0) > free:
-            raise TargetError(f"not enough space for {self.path}: need {format_bytes(self.size)}, "
-                              f"{format_bytes(free)} free; choose a smaller size=")
+        self.check_space()
         chunk = 1024**2
         block = os.urandom(chunk)  # incompressible, so compressing filesystems do not flatter reads
         try:

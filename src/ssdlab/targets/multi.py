@@ -102,6 +102,10 @@ class MultiTarget(Target):
         notes = [note for t in self.members for note in t.prepare(writes)]
         return [*notes, "NUMA placement: " + "; ".join(p.note for p in self.placements())]
 
+    def check_space(self) -> None:
+        for t in self.members:
+            t.check_space()
+
     def close(self) -> None:
         for t in self.members:
             t.close()
