@@ -18,6 +18,9 @@ is shared: RSS does not depend on load, but each simulator run's length (and so 
 
     .venv/bin/python benchmarks/memory.py [--points 64,256,1024] [--devices 1,8,32] [--device-points 8]
                                           [--runtime 0.1] [--repeats 1] [--pts] [--pts-runtime 0.5]
+
+docs/scale.md's figures: the defaults, then `--points '' --devices 32 --device-points 96` (the same devices,
+three times the points) and `--points '' --devices 128` (16 agents), then `--points '' --devices '' --pts`.
 """
 
 from __future__ import annotations
@@ -144,9 +147,11 @@ def table(title: str, unit: str, rows: dict[int, list[tuple[float, float, float]
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    ap.add_argument("--points", default="64,256,1024", help="simulator run lengths (rounded to whole matrices)")
+    ap.add_argument("--points", default="64,256,1024",
+                    help="simulator run lengths (rounded to whole matrices; '' to skip)")
     ap.add_argument("--devices", default="1,8,32", help="host-group sizes in null devices ('' to skip)")
-    ap.add_argument("--device-points", type=int, default=PER_MATRIX, help="points of each host-group run")
+    ap.add_argument("--device-points", type=int, default=PER_MATRIX,
+                    help=f"points of each host-group run (whole matrices of {PER_MATRIX})")
     ap.add_argument("--runtime", type=float, default=0.1, help="seconds per point (default 0.1)")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--pts", action="store_true", help="also the PTS family on the simulator (minutes)")
@@ -163,8 +168,9 @@ def main() -> int:
                 suite = base / f"points-{n}.toml"
                 suite.write_text(suite_text(n, args.runtime), encoding="utf-8")
                 rows.setdefault(n, []).append(measure([exe, "run", suite], base / f"run-{n}", f"{n} points"))
-        table(f"simulator (default target), --runtime {args.runtime:g}: peak RSS against points", "point",
-              rows, 1)
+        if rows:
+            table(f"simulator (default target), --runtime {args.runtime:g}: peak RSS against points", "point",
+                  rows, 1)
         devices = [int(x) for x in args.devices.split(",") if x]
         if devices:
             suite = base / "devices.toml"
