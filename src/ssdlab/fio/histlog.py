@@ -30,7 +30,6 @@ import functools
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -359,6 +358,8 @@ def fio_percentiles(counts: I64, ps: Sequence[float], coarseness: int = 0) -> di
     n = int(counts.sum())
     if n <= 0:
         return {}
+    from fractions import Fraction  # (on use: the weighted mode never needs it, and each start pays for it)
+
     cum = np.cumsum(counts)
     values = bin_values(coarseness)
     out: dict[float, float] = {}
@@ -382,6 +383,8 @@ def fio_percentiles_matrix(counts: I64, ps: Sequence[float], coarseness: int = 0
         # float rounding could flip an exact integer boundary: recompute those rows exactly
         close = np.flatnonzero(np.abs(exact - np.round(exact)) < 1e-6)
         for i in close:
+            from fractions import Fraction
+
             q = Fraction(p) / 100 * int(n[i])
             need[i] = -((-q.numerator) // q.denominator)
         idx = (cum < need[:, None]).sum(axis=1)

@@ -10,7 +10,6 @@ aggregate are computed from the summed counts, never by averaging per-job percen
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -148,7 +147,12 @@ def _thresholds(ps: Sequence[float], n: int) -> list[int]:
     for p in ps:
         if not 0.0 <= p <= 100.0:
             raise ValueError(f"percentile {p} outside 0..100")
-        num, den = p.as_integer_ratio() if type(p) in (float, int) else Fraction(p).as_integer_ratio()
+        if type(p) in (float, int):
+            num, den = p.as_integer_ratio()
+        else:  # a Fraction, Decimal, numpy number ...: its exact ratio
+            from fractions import Fraction
+
+            num, den = Fraction(p).as_integer_ratio()
         out.append(-((-num * n) // (100 * den)))
     return out
 
