@@ -41,21 +41,30 @@ from ssdlab.results import hist
 DEBIAN_COPY = Path("/usr/share/doc/fio/fiologparser_hist.py.gz")
 
 
-def generate(workdir: Path, seconds: int, file_size: str) -> list[Path]:
-    """Run fio to produce h_clat_hist.{1..4}.log in workdir (reused when already there for these settings)."""
-    stamp = workdir / f"generated-{seconds}s"
+def kept_logs(workdir: Path, stamp: Path) -> list[Path] | None:
+    """The four logs made before for these settings (`stamp` written after them), or None (any others removed)."""
     logs = sorted(workdir.glob("h_clat_hist.*.log"))
     if stamp.exists() and len(logs) == 4:
         return logs
     for old in logs:
         old.unlink()
+    return None
+
+
+def job_text(filename: str, size: str, seconds: int) -> str:
+    """fio.md §8's reference job: 4 jobs of io_uring randrw 70/30, 4 KiB, QD8, 100-ms histogram logs."""
+    return (f"[h]\nfilename={filename}\nsize={size}\nioengine=io_uring\ndirect=1\nrw=randrw\nrwmixread=70\n"
+            f"bs=4k\niodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\nwrite_hist_log=h\nlog_hist_msec=100\n")
+
+
+def generate(workdir: Path, seconds: int, file_size: str) -> list[Path]:
+    """Run fio to produce h_clat_hist.{1..4}.log in workdir (reused when already there for these settings)."""
+    stamp = workdir / f"generated-{seconds}s"
+    logs = kept_logs(workdir, stamp)
+    if logs is not None:
+        return logs
     job = workdir / "gen.fio"
-    job.write_text(
-        "[h]\n"
-        f"filename={workdir / 'data.bin'}\nsize={file_size}\nioengine=io_uring\ndirect=1\nrw=randrw\n"
-        f"rwmixread=70\nbs=4k\niodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\n"
-        "write_hist_log=h\nlog_hist_msec=100\n"
-    )
+    job.write_text(job_text(str(workdir / "data.bin"), file_size, seconds))
     print(f"generating the reference input with fio ({seconds} s, 4 jobs, 100 ms histogram logs) ...", flush=True)
     subprocess.run(["fio", "--output", str(workdir / "fio.out"), str(job)], cwd=workdir, check=True)
     (workdir / "data.bin").unlink(missing_ok=True)
@@ -82,11 +91,9 @@ def generate_real(workdir: Path, seconds: int) -> list[Path]:
     real = workdir / "real"
     real.mkdir(parents=True, exist_ok=True)
     stamp = real / f"recorded-{seconds}s"
-    logs = sorted(real.glob("h_clat_hist.*.log"))
-    if stamp.exists() and len(logs) == 4:
+    logs = kept_logs(real, stamp)
+    if logs is not None:
         return logs
-    for old in logs:
-        old.unlink()
     size = 2 << 30
     with loop_device(workdir / "loop.img", size) as dev:
         writer = subprocess.Popen(["fio", "--name=bg", f"--filename={dev}", "--rw=write", "--bs=128k", "--iodepth=4",
@@ -95,10 +102,7 @@ def generate_real(workdir: Path, seconds: int) -> list[Path]:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             job = real / "gen.fio"
-            job.write_text(
-                "[h]\n"
-                f"filename={dev}\nsize={size // 2}\nioengine=io_uring\ndirect=1\nrw=randrw\nrwmixread=70\nbs=4k\n"
-                f"iodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\nwrite_hist_log=h\nlog_hist_msec=100\n")
+            job.write_text(job_text(dev, str(size // 2), seconds))
             print(f"recording real logs: io_uring on {dev} under a background writer ({seconds} s) ...", flush=True)
             subprocess.run(["fio", "--output", str(real / "fio.out"), str(job)], cwd=real, check=True)
         finally:  # the writer's whole process group, then the writer itself, waited for before the detach
