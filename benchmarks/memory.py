@@ -20,7 +20,8 @@ is shared: RSS does not depend on load, but each simulator run's length (and so 
                                           [--runtime 0.1] [--repeats 1] [--pts] [--pts-runtime 0.5]
 
 docs/scale.md's figures: the defaults, then `--points '' --devices 32 --device-points 96` (the same devices,
-three times the points) and `--points '' --devices 128` (16 agents), then `--points '' --devices '' --pts`.
+three times the points), `--points '' --devices 128 --runtime 0.5` (16 agents: 0.1-s points are too short for
+them on 2 shared CPUs), then `--points '' --devices '' --pts`.
 """
 
 from __future__ import annotations
