@@ -745,8 +745,10 @@ class _WeightedAggregator(_Aggregator):
                            + np.bincount(jhi_two - j0, weights=h[two], minlength=span)
                            + np.bincount(j_mid - j0, weights=h[mid], minlength=span),)
         ddir_e = ch.ddirs[row[bin_of]] if split and bin_of is not None else None
-        is_ahead_all = np.zeros(w.size, dtype=bool)
-        is_ahead_all[ahead] = True
+        if ahead.size:
+            is_ahead_all = np.zeros(w.size, dtype=bool)
+            is_ahead_all[ahead] = True
+        positive = bool(w.min() > 0)  # (always, in practice: every entry's span overlaps its interval)
         for d in self.directions:
             sel = None if d == ALL or ddir_e is None else ddir_e == DIR_CODES[d]
             if split:
@@ -760,11 +762,20 @@ class _WeightedAggregator(_Aggregator):
             # max: bin above the last non-zero bin; min from the non-ahead entries, then the ahead ones
             occupied = dense > 0
             hi = np.minimum(nb - 1 - np.argmax(occupied[:, ::-1], axis=1) + 1, nb - 1)
-            is_ahead = is_ahead_all if sel is None else is_ahead_all & sel
-            ahead_idx = ahead if sel is None else np.flatnonzero(is_ahead)  # entry indices (all entries)
-            near = np.zeros(span * nb, dtype=bool)
-            near[key[~(is_ahead if sel is None else is_ahead[sel])] if ahead.size else key] = True
-            near2 = near.reshape(span, nb)
+            if not ahead.size:
+                ahead_idx = ahead
+                if positive:  # every entry is near and has weight: the near bins are the occupied ones
+                    near2 = occupied
+                else:
+                    near = np.zeros(span * nb, dtype=bool)
+                    near[key] = True
+                    near2 = near.reshape(span, nb)
+            else:
+                is_ahead = is_ahead_all if sel is None else is_ahead_all & sel
+                ahead_idx = ahead if sel is None else np.flatnonzero(is_ahead)  # entry indices (all entries)
+                near = np.zeros(span * nb, dtype=bool)
+                near[key[~(is_ahead if sel is None else is_ahead[sel])]] = True
+                near2 = near.reshape(span, nb)
             has_near = near2.any(axis=1)
             lo = np.where(has_near, np.maximum(np.argmax(near2, axis=1) - 1, 0), nb)
             if ahead_idx.size and bin_of is not None:
