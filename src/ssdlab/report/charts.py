@@ -3,8 +3,8 @@
 Every *_chart function returns an HTML fragment ready to embed in report.html: an `<svg ...>` element (no XML
 prolog, no external references) and, for a chart of several series, its legend as HTML under it (a legend
 drawn by matplotlib costs as much as the rest of the chart). Output is deterministic for the same data.
-line_figure returns the figure itself (legend included), for a caller that renders it as PNG (fig_to_png) or
-SVG (fig_to_svg), as `ssdlab plot` does.
+line_figure and category_figure return the figure itself (legend included), for a caller that renders it as PNG
+(fig_to_png) or SVG (fig_to_svg), as `ssdlab plot` does.
 
 Inside `with deferred() as batch:` the *_chart functions return a placeholder instead and `batch.fill(html)`
 renders every chart of a report at once, in parallel worker processes where the host has cores to spare,
@@ -514,6 +514,44 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     keys = [Key(name, PALETTE[i % len(PALETTE)], "bar") for i, name in enumerate(series)]
     return fig_to_svg(fig) + legend_html(keys)
+
+
+def category_figure(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
+                    xlabel: str = "", ylabel: str = "", logy: bool = False) -> Any:
+    """Grouped vertical bars as a figure with its legend inside (for a file, as `ssdlab plot` writes): one group
+    per category (label, rw, matrix ...), one bar per series; None draws no bar."""
+    n = max(1, len(series))
+    width = 0.8 / n
+    fig, ax = _axes(title, (max(7.5, 0.5 * len(categories) * n ** 0.5 + 2), 4.2))
+    for i, (name, values) in enumerate(series.items()):
+        pts = [(j + (i - (n - 1) / 2) * width, float(v)) for j, v in enumerate(values) if v is not None]
+        ax.bar([p[0] for p in pts], [p[1] for p in pts], width=width * 0.95, label=name,
+               color=PALETTE[i % len(PALETTE)])
+    ax.set_xticks(range(len(categories)))
+    wrapped = [textwrap.fill(plain_label(c), 18) for c in categories]
+    ax.set_xticklabels(wrapped, rotation=30 if len(categories) > 4 else 0,
+                       ha="right" if len(categories) > 4 else "center", fontsize=7 if len(categories) > 8 else 9)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        log_axis(ax, "y")
+    else:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
+    ax.grid(axis="x", visible=False)
+    side_legend(ax, len(series))
+    return fig
+
+
+def side_legend(ax: Any, count: int) -> None:
+    """The legend of a figure written to a file (count: its series): inside the axes for a few, beside them in
+    columns of at most 20 for many, so it never covers the data."""
+    if count <= 1:
+        return
+    if count <= 8:
+        ax.legend(fontsize=7, loc="best")
+    else:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                  ncol=math.ceil(count / 20))
 
 
 @chart
