@@ -872,7 +872,7 @@ def csv_rows(intervals: Iterable[Interval], ps: Sequence[float], mode: Mode) -> 
 
 
 def summarize(paths: Sequence[Path | str], interval_ms: float, ps: Sequence[float], *, mode: Mode = "fio",
-              directions: Sequence[str] = (ALL,), log_ms: float | None = None, threads: int = 1) -> Iterator[str]:
+              directions: Sequence[str] = (ALL,), log_ms: float | None = None, threads: int = 0) -> Iterator[str]:
     """Per-interval percentile CSV lines for the given logs (the `ssdlab hist-log` output)."""
     return csv_rows(iter_intervals(paths, interval_ms, mode=mode, directions=directions, log_ms=log_ms,
                                    threads=threads), ps, mode)
