@@ -119,7 +119,8 @@ def test_a_continuous_series_resumes_after_kill9_without_losing_a_sample(tmp_pat
     run_dir = tmp_path / "run"
     target = f"file:{tmp_path / 'dut.dat'}?size=32MiB"
     proc = _start(["run", "pts-wsat", "--target", target, "--out", str(run_dir), "--runtime", "0.5",
-                   "--wsat-hours", str(12 / 60), "--wsat-fills", "1000", "--tq", "1x4", "-q", "--no-report"])
+                   "--wsat-hours", str(12 / 60), "--wsat-fills", "1000", "--wsat-hist-minutes", "2", "--tq", "1x4",
+                   "-q", "--no-report"])
     rc = _stop_after(proc, run_dir, 4, signal.SIGKILL)  # purge + 3 samples stored, the 4th in progress
     assert rc == -signal.SIGKILL
     orphans = _settle(run_dir)
@@ -137,7 +138,8 @@ def test_a_continuous_series_resumes_after_kill9_without_losing_a_sample(tmp_pat
     done = _ok(doc["points"])
     assert before.items() <= done.items()  # no stored sample was lost or run again
     ids = [p["point"]["id"] for p in doc["points"]]
-    assert ids == ["wsat-0-purge", *(f"wsat-s{n:04d}" for n in range(1, 13))]  # every sample once, in order
+    # every sample once, in order, then the histogram capture
+    assert ids == ["wsat-0-purge", *(f"wsat-s{n:04d}" for n in range(1, 13)), "wsat-hist"]
     resume = next(e for e in doc["events"] if e.get("kind") == "resume")
     first_new = f"wsat-s{len(samples_before) + 1:04d}"
     assert resume["resumed_at"] == first_new

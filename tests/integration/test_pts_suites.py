@@ -125,11 +125,18 @@ def test_pts_lat_scaled(cli: CliRunner, tmp_path: Path) -> None:
 
 
 def test_pts_wsat_scaled(cli: CliRunner, tmp_path: Path) -> None:
-    _r, out = _run(cli, tmp_path, "pts-wsat", "--wsat-fills", "2", report=True)
+    _r, out = _run(cli, tmp_path, "pts-wsat", "--wsat-fills", "2", "--wsat-hist-minutes", "2", report=True)
     run = load_run(out)
     assert run.status == "complete"
     assert run.points[0].point.phase == "purge"
-    samples = [p for p in run.points if p.point.phase == "measure"]
+    # the samples, then the histogram capture: 2 spec minutes of 0.3 s, with fio's histogram bins
+    capture = run.points[-1]
+    assert capture.point.id == "wsat-hist"
+    assert capture.point.workload.runtime_s == pytest.approx(0.6)
+    assert capture.measurement is not None
+    assert capture.measurement.get("write").clat.bins  # type: ignore[union-attr]
+    assert any("WSAT histogram capture lasts 2 spec minutes instead of 20" in w for w in run.warnings)
+    samples = [p for p in run.points[:-1] if p.point.phase == "measure"]
     written = sum(p.measurement.get("write").io_bytes for p in samples)  # type: ignore[union-attr]
     assert written >= 2 * 32 * 1024**2
     before_last = written - samples[-1].measurement.get("write").io_bytes  # type: ignore[union-attr]
@@ -137,7 +144,13 @@ def test_pts_wsat_scaled(cli: CliRunner, tmp_path: Path) -> None:
     html = (out / "report.html").read_text()
     assert "IOPS vs total GB written" in html
     assert "IOPS vs time" in html
-    assert json.loads((out / "pts" / "summary.json").read_text())["tests"]["wsat"]["finished"] is True
+    assert "WSAT: ART, 5 nines and MRT vs TGBW" in html
+    assert "WSAT: ART, 5 nines and MRT vs drive fills" in html
+    assert "WSAT capture RND 4 KiB 0/100" in html  # the histogram, CDF and exceedance
+    summary = json.loads((out / "pts" / "summary.json").read_text())["tests"]["wsat"]
+    assert summary["finished"] is True
+    assert summary["histogram_capture"]["n"] == sum(d.total_ios for d in capture.measurement.directions.values())
+    assert summary["histogram_capture"]["levels_us"]
 
 
 def test_unknown_purge_method_is_one_line(cli: CliRunner, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -277,8 +278,17 @@ def test_report_section_tables_and_chart(tmp_path) -> None:  # type: ignore[no-u
     (section,) = act_report.build(run, tmp_path)
     text = section.html
     assert "ACT 1x: FAIL" in text
-    for row in ("<th>avg</th><th>4.25</th>", "<th>max</th><th>6.00</th>", "<th>overall</th><th>4.25</th>"):
+    for row in ("<th>avg</th><th>4.25</th>", "<th>overall</th><th>4.25</th>"):
         assert row in text
+    # the failing value is marked, with the limit it breaks in its tooltip; the passing ones are not
+    assert "<th>max</th><th class='fail' title='6.00% of reads at or above 1 ms: ACT&#x27;s limit is below 5%'>" \
+        "6.00</th>" in text
+    assert "<td class='fail'" in text  # the failing slice
+    assert text.count("class='fail' title=") == 2  # (and the key above the tables)
+    # each criterion's limit line in a style of its own (dashed, dash-dot, dotted)
+    limits = re.findall(r"<i class='([^']*)' style='color:[^;]*;border-top-style:(\w+)'></i>\s*limit", text)
+    assert len(limits) == 3
+    assert len(set(limits)) == 3, limits
     assert "large-block writes" in text
     assert text.count("<svg") == 1  # per-slice chart (no histogram logs in tmp_path for the timeline)
     assert any(s.title == "ACT certification" for s in sections_for(run, tmp_path))

@@ -142,8 +142,8 @@ def test_pts_outlook_matches_what_runs_and_learns_the_rounds(settles_at: int) ->
         run = run.with_point(pts_result(p, 10_000.0 if r >= settles_at else 1_000.0 * r + 1))
     total = len(steps) - 1
     # before anything ran: set-up + 5 rounds of each test (IOPS 9 points a round, TP 2, LAT 9 and its two
-    # histogram captures), WSAT's 1+3
-    assert steps[0][1] == (2 + 5 * 9) + 2 * (2 + 5 * 2) + (2 + 5 * 9 + 2) + (1 + 3)
+    # histogram captures), WSAT's 1+3 and its histogram capture
+    assert steps[0][1] == (2 + 5 * 9) + 2 * (2 + 5 * 2) + (2 + 5 * 9 + 2) + (1 + 3 + 1)
     learned = next(i for i, (_, _, first_done) in enumerate(steps) if first_done)
     for i in range(learned, len(steps)):
         assert steps[i][1] == total - i, f"step {i}"

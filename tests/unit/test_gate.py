@@ -121,3 +121,19 @@ def test_gate_script_exit_codes(tmp_path: Path) -> None:
     unreadable = _script(base, tmp_path / "nowhere", tmp_path / "y")
     assert unreadable.returncode == 2
     assert "could not compare (exit 2)" in unreadable.stdout
+
+
+def test_the_gate_view_marks_failures_and_changes_past_a_threshold(tmp_path: Path) -> None:
+    from ssdlab.report import compare as compare_report
+
+    slower = copy_run("quick-file", tmp_path / "slow", scale=0.9)
+    cmp = compare([run_data(load_run(SCHEMA1 / "quick-file"), "base", SCHEMA1 / "quick-file"),
+                   run_data(load_run(slower), "new", slower)])
+    lax = str(compare_report.build_view(cmp, gate.evaluate(cmp, [gate.parse_rule("iops:-5%")])).gate_tables)
+    assert lax.count("class='num over'") == 8  # past -5 %, not failing: marked, with the reason
+    assert "-10.0% against the -5% threshold of iops: past it, but not failing (cannot judge)" in lax
+    assert "fail'" not in lax
+    strict = gate.evaluate(cmp, [gate.parse_rule("iops:-5%")], strict=True)
+    failed = str(compare_report.build_view(cmp, strict).gate_tables)
+    assert failed.count("class='num worse fail'") == 8
+    assert "over'" not in failed

@@ -71,7 +71,7 @@ def test_suite_files_with_huge_values(tmp_path: Path, body: str, match: str) -> 
 
 def test_plans_of_tens_of_thousands_of_points(tmp_path: Path) -> None:
     refused(tmp_path, "pts", "--target", SIM, "--runtime", "0.5", "--max-rounds", "1000",
-            match="pts on this target has 70,451 points, more than 50,000")
+            match="pts on this target has 70,452 points, more than 50,000")
     res = run_cli("plan", "pts", "--target", SIM, "--max-rounds", "1000", traceback=False)
     assert res.code == ExitCode.USAGE
     assert "more than 50,000" in res.err

@@ -65,4 +65,4 @@ def test_a_selected_run_concludes_every_selected_test() -> None:
     kinds = [e["kind"] for e in run.events]
     assert kinds.count("pts-steady-state") == 1  # LAT only
     assert "pts-wsat" in kinds
-    assert [p.point.id for p in run.points][-1] == "wsat-s0003"
+    assert [p.point.id for p in run.points][-2:] == ["wsat-s0003", "wsat-hist"]  # the samples, then the capture

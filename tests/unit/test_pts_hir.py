@@ -10,9 +10,9 @@ import pytest
 from tests.unit.test_pts_rounds import ctx, measurement, new_run, simulate
 
 from ssdlab.errors import UsageError
-from ssdlab.results.model import Measurement, PointResult, TestPoint
+from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 from ssdlab.suites import get_suite
-from ssdlab.suites.base import PlanContext
+from ssdlab.suites.base import Outlook, PlanContext
 from ssdlab.suites.pts import common, hir
 
 SPEC_WAITS = [5.0, 10.0, 15.0, 25.0, 50.0]
@@ -156,3 +156,62 @@ def test_a_missing_measurement_is_no_value_not_zero() -> None:
     (w5,) = hir.wait_state_summaries(hir.analyse(s, run))
     assert w5.mean_iops is None
     assert w5.vs_steady is None
+
+
+def _scan_remaining(s: common.PtsSettings, run: Run) -> list[TestPoint]:
+    """HIR's remaining points by a scan of the whole run (what the followed progress must agree with)."""
+    done = run.done_ids()
+    if "hir-0-purge" not in done:
+        return hir.hir_plan(s)
+    h = hir.hir_settings(s)
+    pc = []
+    while f"hir-p{len(pc) + 1:04d}" in done:
+        pc.append(run.finished_by_id()[f"hir-p{len(pc) + 1:04d}"])
+    rest = hir.hir_plan(s)[1:]
+    pre = hir._preconditioning(s, pc)
+    out = [] if pre.done else [p for p in rest if p.tags.get("segment") == "pc"][len(pc):]
+    return out + [p for w in h.waits for p in hir.wait_state_points(s, w) if p.id not in done]
+
+
+def _expand(outlook: Outlook) -> list[tuple[object, ...]]:
+    return [hir._shape_key(p) for p, n in outlook.worst for _ in range(n)]
+
+
+def test_outlook_and_remaining_follow_the_run_as_a_scan_would() -> None:
+    c = ctx(hir_pc_samples=3, hir_bursts=4, hir_waits="5,50")
+    s = common.settings(c)
+    suite = get_suite("pts-hir")
+    run = new_run("pts-hir")
+    step = 0
+
+    def agree(r: Run) -> None:
+        want = _scan_remaining(s, r)
+        assert hir.hir_remaining(s, r) == want
+        got = hir.hir_outlook(s, r, [])
+        assert got.next_point == (want[0] if want else None)
+        assert sum(n for _, n in got.worst) == len(want)
+        assert _expand(got) == [hir._shape_key(p) for p in want]
+        assert len(got.worst) <= 12  # runs of one shape, not a point each
+
+    agree(run)
+    given_up: set[str] = set()  # as the run loop does under --on-error continue
+    while (pending := [q for q in suite.next_points(c, run) if q.id not in given_up]) and step < 200:
+        p = pending[0]
+        step += 1
+        status = {"hir-w05-b002": "failed", "hir-w05-b003": "invalid"}.get(p.id, "ok")
+        if status == "failed":
+            given_up.add(p.id)  # a gap the later points run past
+        m = None if p.phase == "purge" else measurement(p, _pc_value(p))
+        run = run.with_point(PointResult(point=p, status=status, started="", finished="", measurement=m))
+        agree(run)
+    assert [p.id for p in hir.hir_remaining(s, run)] == ["hir-w05-b002"]
+    # a run handed in out of turn (an earlier one, a loaded copy) is scanned anew
+    agree(dataclasses.replace(run, points=run.points[:40]))
+    agree(dataclasses.replace(run, points=tuple(dataclasses.replace(p) for p in run.points)))
+    agree(run)
+    # the failed burst runs again and finishes: nothing left
+    redo = next(p for p in hir.hir_plan(s) if p.id == "hir-w05-b002")
+    run = run.with_point(PointResult(point=redo, status="ok", started="", finished="",
+                                     measurement=measurement(redo, 60_000.0)))
+    agree(run)
+    assert hir.hir_remaining(s, run) == []

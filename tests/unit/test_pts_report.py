@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.unit.test_pts_rounds import ctx, flat, rising, simulate, suite
 
 from ssdlab.report import pts as report_pts
@@ -92,7 +93,22 @@ def test_lat_tp_and_wsat_sections(tmp_path: Path) -> None:
     assert "IOPS vs total GB written (TGBW)" in body
     assert "4.00 drive fills" in body
     assert "fresh-out-of-box" in w["PTS WSAT: set-up"]
-    assert (tmp_path / "wsat" / "pts" / "wsat.csv").read_text().count("\n") == 17
+    # ART, 5 nines and MRT against TGBW and against fills, as the spec's WSAT page
+    assert "WSAT: ART, 5 nines and MRT vs TGBW" in body
+    assert "WSAT: ART, 5 nines and MRT vs drive fills" in body
+    assert body.count("<svg") == 5
+    assert "fewer than the 100,000 a 99.999th percentile needs" in body  # 16,384 I/Os a sample
+    assert "ART 61.0 µs, 5 nines (99.999 %) 183.1 µs, MRT 244.1 µs" in body
+    rows = list(csv.DictReader((tmp_path / "wsat" / "pts" / "wsat.csv").read_text().splitlines()))
+    assert len(rows) == 16
+    assert all(float(r["art_us"]) <= float(r["nines_us"]) <= float(r["mrt_us"]) for r in rows)
+    # then the histogram capture: 20 spec minutes of 1 s here, said to be scaled
+    capture = w["PTS WSAT: response-time histogram"]
+    assert "20 spec minutes = 20 s (scaled: one minute lasts 1 s)" in capture
+    assert "scaled, not compliant" in capture
+    summary = json.loads((tmp_path / "wsat" / "pts" / "summary.json").read_text())["tests"]["wsat"]
+    assert summary["histogram_capture"]["id"] == "wsat-hist"
+    assert summary["last_samples"]["nines_us"] == pytest.approx(float(rows[-1]["nines_us"]), rel=1e-4)
 
 
 def test_interruptions_and_repeated_points_are_reported(tmp_path: Path) -> None:

@@ -233,8 +233,9 @@ def test_lat_tracks_art_of_4k_writes() -> None:
 def test_wsat_stops_after_four_capacities_written() -> None:
     c = ctx()
     run = simulate(suite("pts-wsat"), c, lambda p: 16_384.0)  # 16384 x 4 KiB = 64 MiB per sample
-    samples = [p for p in run.points if p.point.phase == "measure"]
+    samples = [p for p in run.points if p.point.phase == "measure" and p.point.id != wsat_mod.HIST_ID]
     assert len(samples) == 16  # 4 x 256 MiB / 64 MiB
+    assert run.points[-1].point.id == wsat_mod.HIST_ID  # then the histogram capture
     state = wsat_mod.analyse(common.settings(c), run)
     assert state.finished
     assert state.written[-1] == 4 * 256 * MiB
@@ -245,5 +246,5 @@ def test_wsat_stops_after_four_capacities_written() -> None:
 def test_wsat_time_cap_counts_samples_as_minutes() -> None:
     c = ctx(wsat_hours=0.25)
     run = simulate(suite("pts-wsat"), c, lambda p: 10.0)
-    assert len([p for p in run.points if p.point.phase == "measure"]) == 15
-    assert len(suite("pts-wsat").plan(ctx())) == 1 + 24 * 60
+    assert len([p for p in run.points if p.point.phase == "measure"]) == 15 + 1  # and the capture
+    assert len(suite("pts-wsat").plan(ctx())) == 1 + 24 * 60 + 1

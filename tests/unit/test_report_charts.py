@@ -325,3 +325,51 @@ def test_the_cycle_collector_pauses_only_while_a_chart_is_drawn() -> None:
     assert gc.isenabled()
     charts.bar_chart(["a"], {"r": [1.0]})
     assert gc.isenabled()
+
+
+def _log_labels(fragment: str, axis: str) -> list[str]:
+    """The labelled ticks of the log axis `axis` ('log-y-0') of a chart's SVG."""
+    from xml.etree import ElementTree
+
+    svg = ElementTree.fromstring(fragment[:fragment.index("</svg>") + 6])  # noqa: S314 (a chart drawn here)
+    ns = "{http://www.w3.org/2000/svg}"
+    (group,) = [g for g in svg.iter(f"{ns}g") if g.get("id") == axis]
+    return [t.text.strip() for tick in group if "tick_" in (tick.get("id") or "")
+            for t in tick.iter(f"{ns}text") if t.text and t.text.strip()]
+
+
+@pytest.mark.parametrize(("lo", "hi"), [(72.0, 132.0), (102.0, 180.0), (0.9, 1.3), (60.0, 9000.0), (1.0, 1e6)])
+def test_a_log_axis_always_has_two_labels_or_more(lo: float, hi: float) -> None:
+    svg = charts.line_chart([charts.Series("a", [1, 2], [lo, hi]), charts.Series("b", [1, 2], [hi, lo])],
+                            logy=True)
+    labels = _log_labels(svg, "log-y-0")  # (named for a page test)
+    assert len(labels) >= 2, labels
+
+
+def test_narrow_log_axis_gets_denser_ticks_not_a_single_decade() -> None:
+    # 72 µs and 132 µs: one 1-2-5 step (100) falls inside, so the steps become 1..9 per decade (80, 90, 100)
+    ticks = [t for t in charts.log_locator(72.0, 132.0, charts.LOG_STEPS[1]).tick_values(72.0, 132.0)
+             if 72.0 <= t <= 132.0]
+    assert ticks == pytest.approx([80.0, 90.0, 100.0])
+    # 102 to 180: even 1..9 per decade leaves one (200 is outside): evenly spaced ticks
+    ticks = [t for t in charts.log_locator(102.0, 180.0, charts.LOG_STEPS[1]).tick_values(102.0, 180.0)
+             if 102.0 <= t <= 180.0]
+    assert len(ticks) >= 2
+
+
+def test_values_spanning_more_than_two_decades_get_a_log_axis() -> None:
+    assert charts.wide_span([68.0, 93_000.0])
+    assert not charts.wide_span([68.0, 6_800.0])  # two decades exactly: linear
+    assert not charts.wide_span([0.0, 93_000.0])  # a zero cannot be drawn on a log axis
+    assert not charts.wide_span([None, 5.0])
+    wide = charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs")
+    assert 'id="log-y-0"' in wide
+    assert "µs (log scale)" in wide
+    narrow = charts.bar_chart(["a", "b"], {"MRT": [68.0, 900.0]}, ylabel="µs")
+    assert "log-y-0" not in narrow
+    assert "log scale" not in narrow
+    line = charts.line_chart([charts.Series("a", [1, 2, 3], [50.0, 900.0, 70_000.0])], ylabel="µs")
+    assert 'id="log-y-0"' in line
+    assert 'id="log-y-0"' not in charts.line_chart([charts.Series("a", [1, 2], [50.0, 70_000.0])], logy=False)
+    hbar = charts.grouped_hbar_chart(["x", "y"], {"Read": [68.0, 93_000.0]})
+    assert 'id="log-x-0"' in hbar

@@ -397,7 +397,12 @@ def test_repeated_rounds_are_charted_once_and_big_runs_are_capped(tmp_path: Path
     assert took < 60, f"rendering 1400 points took {took:.1f} s"
     assert doc.count('<tbody class="point"') == 1400
     assert "1344 earlier repetition(s) of a test (rounds, samples) are not charted" in doc
-    assert f"the charts show the first {html.MAX_CHART_BARS // 2} of 56 tests" in doc  # read+write bars each
+    # read+write bars each: every test is charted, 32 a pair of charts
+    assert f"the 56 tests are charted in 2 pairs of charts, at most {html.MAX_CHART_BARS} bars each" in doc
+    bars_part = doc[doc.index('<section id="charts">'):doc.index('<section id="latency">')]
+    assert bars_part.count("<svg") == 4
+    assert 'aria-label="IOPS, tests 33-56 of 56"' in bars_part
+    assert "IOPS R25 S55" in bars_part
     latency_part = doc[doc.index('<section id="latency">'):doc.index('<section id="commands">')]
     assert latency_part.count("<svg") == html.MAX_LATENCY_LINES // html.LINES_PER_CHART
     assert f"{112 - html.MAX_LATENCY_LINES} of 112 point/direction lines are not drawn" in latency_part
@@ -410,3 +415,39 @@ def test_small_runs_show_the_table_open_and_commands_flat(rendered: tuple[Run, s
     _, doc, _ = rendered
     assert '<details class="results-wrap">' not in doc
     assert '<details class="group">' not in doc
+
+
+def test_device_columns_are_named_short_and_apart() -> None:
+    from ssdlab.report.groups import device_labels
+
+    assert device_labels([("", "/work/files/a.dat"), ("", "/work/files/b.dat")], False) == ["a.dat", "b.dat"]
+    # the same file name in two directories: as many more path components as tell them apart
+    assert device_labels([("", "/mnt/x/t.dat"), ("", "/mnt/y/t.dat")], False) == ["x/t.dat", "y/t.dat"]
+    assert device_labels([("node0", "/dev/nvme0n1"), ("node1", "/dev/nvme0n1")], True) == \
+        ["node0:nvme0n1", "node1:nvme0n1"]
+
+
+def test_quick_opens_with_a_crystaldiskmark_grid(tmp_path: Path) -> None:
+    import shutil
+
+    from ssdlab.results.store import load_run
+    from stored_runs import SCHEMA1, SCHEMA2
+
+    run = load_run(SCHEMA2 / "quick-file")
+    doc = html.render_html(run, SCHEMA2 / "quick-file")
+    assert doc.index("id='cdm'") < doc.index('<section id="results">')  # at the top
+    grid = doc[doc.index("id='cdm'"):doc.index('<nav class="toc"')]
+    rows = re.findall(r"<tr><th>(\w+)<span class='load'>(\w+)</span></th>(.*?)</tr>", grid)
+    assert [(t, q) for t, q, _ in rows] == [("SEQ1M", "Q8T1"), ("SEQ1M", "Q1T1"), ("RND4K", "Q32T1"),
+                                            ("RND4K", "Q1T1")]
+    by_id = {r.point.id: r for r in run.points}
+    for _, _, cells in rows:  # read, then write: each the MB/s of its point, linked to its row
+        links = re.findall(r"<a href='#pt-([^']+)'><span class='mbps'>([^<]+)</span>", cells)
+        assert [by_id[pid].point.tags.direction for pid, _ in links] == ["read", "write"]
+        for pid, mbps in links:
+            m = by_id[pid].measurement
+            assert m is not None
+            assert float(mbps.replace(",", "")) == pytest.approx(m.directions[str(by_id[pid].point.tags.direction)]
+                                                                 .bw_mbps, rel=1e-3, abs=0.05)
+    pts = shutil.copytree(SCHEMA1 / "pts-iops-op28", tmp_path / "pts")  # (its report writes pts/*.csv)
+    assert "id='cdm'" not in html.render_html(load_run(pts), pts)

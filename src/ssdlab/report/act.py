@@ -16,13 +16,14 @@ from ssdlab.errors import SsdlabError
 from ssdlab.fio import histlog
 from ssdlab.fio.logs import HIST_PREFIX
 from ssdlab.report import charts, sections
-from ssdlab.report.sections import Section
+from ssdlab.report.sections import Section, Styled
 from ssdlab.report.templating import fragment
 from ssdlab.results.events import VerdictEvent
 from ssdlab.results.model import Run
 from ssdlab.results.store import point_dir
 from ssdlab.suites.act import (
     CRITERIA,
+    JUDGED,
     S_READS,
     S_SERVICE,
     SECTION_LABEL,
@@ -35,6 +36,7 @@ from ssdlab.suites.act import (
 )
 
 MAX_CHART_POINTS = 600
+LIMIT_DASHES = ("--", "-.", ":")  # the limit lines of the >= 1, 8 and 64 ms criteria
 
 
 Slices = list[tuple[int, float, dict[str, StreamSlice]]]
@@ -75,13 +77,15 @@ def _lag_text(run: Run, label: str) -> str:
 @dataclass(frozen=True)
 class StreamTable:
     """One stream's exceedance per slice (% of I/Os at or above each threshold, achieved and target rate), then
-    the avg and max rows (ACT's) and every I/O of the level in one histogram."""
+    the avg and max rows (ACT's) and every I/O of the level in one histogram. A percentage at or above its
+    limit is marked: failing in a stream ACT judges, over the reads' limit in one it does not."""
 
     title: str
-    rows: list[tuple[int, list[str], str, str]]  # slice no, % per threshold, achieved /s, target /s
-    avg: list[str]
-    max: list[str]
-    overall: tuple[list[str], str, str] | None
+    judged: bool  # ACT's limits apply to this stream (reads; commit writes with commit-to-device)
+    rows: list[tuple[int, list[Styled], str, str]]  # slice no, % per threshold, achieved /s, target /s
+    avg: list[Styled]
+    max: list[Styled]
+    overall: tuple[list[Styled], str, str] | None
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,29 @@ class ActView:
 
     verdict: str | None
     thresholds: Sequence[int]  # ms
+    limits: dict[int, str]  # threshold (ms) -> ACT's limit (%): the criterion columns
     levels: list[LevelView]
+
+
+LIMITS = dict(CRITERIA)
+
+
+def pct_cells(stream: str, ex: dict[int, float]) -> list[Styled]:
+    """A row's percentages; one at or above its threshold's limit is marked 'fail' in a stream ACT judges (the
+    run fails on the worst slice), 'over' in one it does not, with the reason as tooltip."""
+    cells = []
+    name = STREAM_LABEL.get(stream, stream)
+    for t in THRESHOLDS_MS:
+        limit = LIMITS.get(t)
+        if limit is None or ex[t] < limit:
+            cells.append(Styled(f"{ex[t]:.2f}"))
+        elif stream in JUDGED:
+            cells.append(Styled(f"{ex[t]:.2f}", "fail", f"{ex[t]:.2f}% of {name} at or above {t} ms: ACT's "
+                                f"limit is below {limit:g}%"))
+        else:
+            cells.append(Styled(f"{ex[t]:.2f}", "over", f"{ex[t]:.2f}% at or above {t} ms, above the {limit:g}% "
+                                f"limit of reads; ACT does not judge {name}"))
+    return cells
 
 
 def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> StreamTable | None:
@@ -114,17 +140,16 @@ def _table(stream: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice
         merged = st if merged is None else StreamSlice(
             stream, merged.ops + st.ops, merged.target_per_s, merged.seconds + st.seconds,
             merged.counts + st.counts, max(merged.max_ns, st.max_ns))
-        rows.append((no, [f"{ex[t]:.2f}" for t in THRESHOLDS_MS], f"{st.achieved_per_s:.1f}", f"{st.target_per_s:.1f}"))
+        rows.append((no, pct_cells(stream, ex), f"{st.achieved_per_s:.1f}", f"{st.target_per_s:.1f}"))
     if not per:
         return None
     overall = None
     if merged is not None:  # every I/O of the level in one histogram
-        whole = merged.exceedance()
-        overall = ([f"{whole[t]:.2f}" for t in THRESHOLDS_MS], f"{merged.achieved_per_s:.1f}",
+        overall = (pct_cells(stream, merged.exceedance()), f"{merged.achieved_per_s:.1f}",
                    f"{merged.target_per_s:.1f}")
-    return StreamTable(STREAM_LABEL.get(stream, stream), rows,
-                       avg=[f"{sum(p[t] for p in per) / len(per):.2f}" for t in THRESHOLDS_MS],
-                       max=[f"{max(p[t] for p in per):.2f}" for t in THRESHOLDS_MS], overall=overall)
+    return StreamTable(STREAM_LABEL.get(stream, stream), stream in JUDGED, rows,
+                       avg=pct_cells(stream, {t: sum(p[t] for p in per) / len(per) for t in THRESHOLDS_MS}),
+                       max=pct_cells(stream, {t: max(p[t] for p in per) for t in THRESHOLDS_MS}), overall=overall)
 
 
 def _slice_chart(label: str, slices: Sequence[tuple[int, float, dict[str, StreamSlice]]]) -> str:
@@ -143,8 +168,11 @@ def _slice_chart(label: str, slices: Sequence[tuple[int, float, dict[str, Stream
     if not xs:
         return ""
     unit = "h" if elapsed >= 7200 else "s"
-    series = [charts.Series(f"reads >= {t} ms", xs, ys[t]) for t, _ in CRITERIA]
-    refs = [charts.RefLine(limit, f"limit {limit:g}% (>= {t} ms)") for t, limit in CRITERIA]
+    # each threshold's limit line in its series' colour, each in a dash of its own
+    colors = [charts.PALETTE[i % len(charts.PALETTE)] for i in range(len(CRITERIA))]
+    series = [charts.Series(f"reads >= {t} ms", xs, ys[t], color=c) for (t, _), c in zip(CRITERIA, colors, strict=True)]
+    refs = [charts.RefLine(limit, f"limit {limit:g}% (>= {t} ms)", dash, c)
+            for (t, limit), c, dash in zip(CRITERIA, colors, LIMIT_DASHES, strict=False)]
     return charts.line_chart(series, title=f"ACT {label}: reads at or above each limit, per slice",
                              xlabel=f"end of slice ({unit})", ylabel="% of reads", ref_lines=refs)
 
@@ -183,7 +211,8 @@ def _timeline_chart(run: Run, run_dir: Path, label: str) -> str:
     return charts.line_chart([charts.Series("reads >= 1 ms", x, ys, style="-")],
                              title=f"ACT {label}: reads >= 1 ms per histogram-log interval",
                              xlabel="time (h)" if hours else "time (s)", ylabel="% of reads",
-                             ref_lines=[charts.RefLine(5.0, "limit 5%")])
+                             ref_lines=[charts.RefLine(LIMITS[1], f"limit {LIMITS[1]:g}% (>= 1 ms)", LIMIT_DASHES[0],
+                                                       charts.PALETTE[0])])
 
 
 def _level(run: Run, run_dir: Path, label: str, slices: Slices) -> LevelView:
@@ -199,6 +228,7 @@ def build(run: Run, run_dir: Path) -> list[Section]:
     """The ACT section of report.html."""
     verdict = next((e for e in reversed(run.events) if isinstance(e, VerdictEvent)), None)
     view = ActView(verdict=str(verdict.text) if verdict else None, thresholds=THRESHOLDS_MS,
+                   limits={t: f"{limit:g}" for t, limit in CRITERIA},
                    levels=[_level(run, run_dir, label, slices) for label, slices in _levels(run)])
     return [Section(title="ACT certification", html=fragment("act.html.j2", v=view), anchor="act")]
 

@@ -223,7 +223,7 @@ def _bs_sweep(results: list[PointResult]) -> list[Section]:
     ticks = [float(s) for s in sizes]
     labels = [format_bs(s) for s in sizes]
     figs = []
-    for metric, ylabel, logy in (("bw_MBps", "MB/s", False), ("iops", "IOPS", True),
+    for metric, ylabel, logy in (("bw_MBps", "MB/s", None), ("iops", "IOPS", True),
                                  ("lat_mean_us", "mean latency (µs)", True)):
         series = []
         for name, rs in groups.items():
@@ -242,7 +242,7 @@ def _qd_group(name: str, rs: list[PointResult]) -> Group:
     mix = f" R{w.rwmixread}" if w.rwmixread is not None else ""
     by_t = _by(rs, lambda r: r.point.workload.numjobs)
     figs = []
-    for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True),
+    for metric, ylabel, logy in (("iops", "IOPS", None), ("lat_mean_us", "mean latency (µs)", True),
                                  ("p99_us", "p99 latency (µs)", True)):
         series = []
         for t, trs in sorted(by_t.items()):
@@ -441,7 +441,7 @@ def _bs_sort(text: str) -> int:
 def _app_sweep(name: str, rs: list[PointResult]) -> Group:
     ordered = sorted(rs, key=lambda r: r.point.workload.outstanding)
     figs = []
-    for metric, ylabel, logy in (("iops", "IOPS", False), ("lat_mean_us", "mean latency (µs)", True)):
+    for metric, ylabel, logy in (("iops", "IOPS", None), ("lat_mean_us", "mean latency (µs)", True)):
         xs, ys = _values(ordered, "outstanding", metric)
         figs.append(_chart(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
                                              xlabel="outstanding I/O", ylabel=ylabel, logx=True, logy=logy)))

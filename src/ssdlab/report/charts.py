@@ -24,7 +24,7 @@ import os
 import re
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +39,7 @@ from matplotlib.backends import backend_mixed, backend_svg
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
 from ssdlab import formatting
@@ -92,6 +92,7 @@ def fig_to_svg(fig: Any) -> str:
     """
     buf = io.StringIO()
     dpi = fig.dpi
+    _mark_log_axes(fig)
     try:
         fig.dpi = 72  # SVG user units are points, as savefig draws them
         width, height = fig.get_size_inches()
@@ -113,6 +114,15 @@ def fig_to_svg(fig: Any) -> str:
     # the RDF metadata block only carries vocabulary URLs (dc/cc/rdf); drop it so the report names no URL
     # besides the xmlns namespace declarations
     return re.sub(r"\s*<metadata>.*?</metadata>", "", text, flags=re.S).strip()
+
+
+def _mark_log_axes(fig: Any) -> None:
+    """Name every log-scaled axis in the SVG (`<g id="log-y-0">`: y axis of the figure's first axes), so a page
+    test can find them and count their labelled ticks."""
+    for i, ax in enumerate(fig.axes):
+        for which, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if axis.get_scale() == "log" and axis.get_gid() is None:
+                axis.set_gid(f"log-{which}-{i}")
 
 
 PAD_IN = 0.1  # margin around a chart's drawing, inches (savefig's default)
@@ -344,7 +354,7 @@ class Key:
     style: str = "-"
 
 
-_DASHES = {"--": "dashed", ":": "dotted", "-.": "dashed"}
+_DASHES = {"--": "dashed", ":": "dotted"}  # matplotlib's dashes -> CSS border styles (dash-dot: class "dd")
 
 
 @dataclass(frozen=True)
@@ -362,6 +372,8 @@ def _swatch(k: Key) -> _Swatch:
     label = k.label.replace("\\$", "$")  # plain_label's escape is for matplotlib text, not for HTML
     if k.kind == "bar":
         return _Swatch(label, k.color, True)
+    if k.style == "-.":  # dash-dot, not a line with dot markers: no CSS border style draws it (style.css: i.dd)
+        return _Swatch(label, k.color, False, "ln dd")
     line = k.style.rstrip("o.sx^v+*")
     dash = next((v for m, v in _DASHES.items() if line.startswith(m)), "solid")
     cls = ("ln " if line else "") + ("mk" if k.style[-1:] in "o." else "")
@@ -488,10 +500,25 @@ def unique_ids(svg: str, prefix: str) -> str:
     return _ID.sub(r"\g<1>" + prefix.replace("\\", "\\\\") + r"\g<2>", svg)  # (a template: no call per id)
 
 
+LOG_SPAN = 100.0  # values spanning more than two decades are drawn on a log axis (unless told otherwise)
+LOG_NOTE = " (log scale)"
+
+
+def wide_span(values: Iterable[float | None]) -> bool:
+    """Whether the values (None left out) are all positive and span more than two decades: on a linear axis the
+    small ones would vanish next to the large (68 µs bars beside 93 ms)."""
+    found = [float(v) for v in values if v is not None]
+    return bool(found) and min(found) > 0 and max(found) > LOG_SPAN * min(found)
+
+
 @chart
 def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
-              ylabel: str = "", log: bool = False, annotate: bool = True) -> str:
-    """Grouped vertical bars: one group per category, one bar per series (None -> no bar)."""
+              ylabel: str = "", log: bool | None = None, annotate: bool = True) -> str:
+    """Grouped vertical bars: one group per category, one bar per series (None -> no bar). `log` None: a log
+    axis when the values span more than two decades (wide_span), said in the axis label."""
+    if log is None:
+        log = wide_span(v for values in series.values() for v in values)
+        ylabel += LOG_NOTE if log else ""
     n = max(1, len(series))
     width = 0.8 / n
     fig, ax = _axes(title, (max(6.0, 0.9 * len(categories) * max(1, n) ** 0.5 + 2), 3.6))
@@ -571,12 +598,16 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
 
 
 def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
-                logx: bool = False, logy: bool = False, ref_lines: Sequence[RefLine] = (),
+                logx: bool = False, logy: bool | None = False, ref_lines: Sequence[RefLine] = (),
                 xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
                 size: tuple[float, float] = (7.5, 3.6), legend: bool = True, vlines: Sequence[RefLine] = ()) -> Any:
     """Lines/scatter of several series with optional horizontal reference lines and vertical markers (`vlines`:
     RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG, its legend as
-    HTML."""
+    HTML. `logy` None: a log y axis when the series and reference lines span more than two decades (wide_span),
+    said in the axis label."""
+    if logy is None:
+        logy = wide_span([*(y for s in series for y in s.y), *(r.y for r in ref_lines)])
+        ylabel += LOG_NOTE if logy else ""
     fig, ax = _axes(title, size)
     for s, key in zip(series, line_keys(series), strict=True):  # the HTML legend's labels and colours
         pts = [(x, y) for x, y in zip(s.x, s.y, strict=False) if y is not None]
@@ -615,20 +646,29 @@ def line_keys(series: Sequence[Series], ref_lines: Sequence[RefLine] = ()) -> li
 
 @chart
 def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), vlines: Sequence[RefLine] = (),
-               **kwargs: Any) -> str:
-    """line_figure as inline SVG with its legend in HTML (same keyword arguments)."""
-    fig = line_figure(series, ref_lines=ref_lines, vlines=vlines, legend=False, **kwargs)
+               logy: bool | None = None, **kwargs: Any) -> str:
+    """line_figure as inline SVG with its legend in HTML (same keyword arguments; a report's chart takes a log
+    y axis by itself where its values span more than two decades, unless `logy` says otherwise)."""
+    fig = line_figure(series, ref_lines=ref_lines, vlines=vlines, legend=False, logy=logy, **kwargs)
     return fig_to_svg(fig) + legend_html(line_keys(series, [*ref_lines, *vlines]))
 
 
 @chart
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
                 title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "") -> str:
-    """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS)."""
+    """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS). Heights
+    spanning more than two decades are drawn on a log z axis (bars from the decade below the smallest value,
+    labelled with the values at each decade): matplotlib's 3D axes have no log scale of their own."""
     fig = new_figure((7.5, 5.0))
     ax = fig.add_subplot(projection="3d")
     if title:
         _title(ax, title)
+    log = wide_span(v for row in z for v in row)
+    base = math.floor(math.log10(min(float(v) for row in z for v in row if v is not None))) if log else 0
+
+    def height(v: float) -> float:
+        return math.log10(v) - base if log else v
+
     for j in range(len(ylabels)):
         xs, ys, hs = [], [], []
         for i in range(len(xlabels)):
@@ -637,9 +677,14 @@ def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequ
                 continue
             xs.append(i)
             ys.append(j)
-            hs.append(float(v))
+            hs.append(height(float(v)))
         if hs:
             ax.bar3d(xs, ys, [0.0] * len(hs), 0.6, 0.6, hs, color=PALETTE[j % len(PALETTE)], shade=True)
+    if log:
+        top = max(height(float(v)) for row in z for v in row if v is not None)
+        ax.set_zticks(range(math.ceil(top) + 1))
+        ax.set_zticklabels([formatting.log_tick(10.0 ** (base + k)) for k in range(math.ceil(top) + 1)])
+        zlabel += LOG_NOTE
     ax.set_xticks([i + 0.3 for i in range(len(xlabels))])
     ax.set_xticklabels(list(xlabels), fontsize=7)
     ax.set_yticks([j + 0.3 for j in range(len(ylabels))])
@@ -706,27 +751,36 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
 
     Rows run top to bottom in the given order. A row only makes room for the series it has, so a sweep of
     read-only and write-only rows stays compact. None draws no bar; `missing[series][row]` (e.g. "skipped")
-    is written where that bar would be, so a value that was not measured is never shown as zero.
+    is written where that bar would be, so a value that was not measured is never shown as zero. Values
+    spanning more than two decades (wide_span) are drawn on a log axis, bars from the decade below the smallest.
     """
     names = list(series)
     layout, per_row = _hbar_layout(labels, series, missing)
     row_h = 0.22 * per_row + 0.18
     fig, ax = _axes("", (width, max(1.8, row_h * len(labels) + 1.1)))
-    top = max((float(v) for vals in series.values() for v in vals if v is not None), default=0.0)
+    values = [float(v) for vals in series.values() for v in vals if v is not None]
+    top = max(values, default=0.0)
+    log = wide_span(values)
+    floor = 10.0 ** math.floor(math.log10(min(values))) if log else 0.0  # where the bars start
     palette = list(colors) if colors else list(PALETTE)
     bars: dict[int, list[_HBar]] = {}
     for b in layout:
         bars.setdefault(b.series, []).append(b)
-        ax.text(b.width, b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
+        ax.text(max(b.width, floor), b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
                 color="#9b1c1c" if b.missing else "black", fontstyle="italic" if b.missing else "normal")
     for i, bs in bars.items():
-        ax.barh([b.y for b in bs], [b.width for b in bs], height=[b.height for b in bs],
-                color=palette[i % len(palette)])
+        ax.barh([b.y for b in bs], [max(0.0, b.width - floor) for b in bs], height=[b.height for b in bs],
+                left=floor, color=palette[i % len(palette)])
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
     ax.set_ylim(-0.6, len(labels) - 0.4)
-    ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
+    if log:
+        ax.set_xlim(floor, top * 2.2)  # (room for the value beside the longest bar)
+        log_axis(ax, "x")
+        xlabel += LOG_NOTE
+    else:
+        ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if title:
@@ -766,17 +820,31 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
     return fig_to_svg(fig) + legend_html(keys)
 
 
+LOG_STEPS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(k) for k in range(1, 10)))  # ticks per decade, sparse to dense
+
+
+def log_locator(lo: float, hi: float, subs: tuple[float, ...]) -> Any:
+    """Major ticks of a log axis from lo to hi: at `subs` of each decade (one of LOG_STEPS), or at denser steps
+    until at least two fall inside the range; a range too narrow for even 1..9 per decade (102 to 180) gets a
+    few evenly spaced ticks (120, 140, 160), so a reader always has two labels to read a value against."""
+    for steps in LOG_STEPS[LOG_STEPS.index(subs):]:
+        locator = LogLocator(base=10, subs=steps, numticks=12)
+        if sum(1 for t in locator.tick_values(lo, hi) if lo <= t <= hi) >= 2:
+            return locator
+    return MaxNLocator(nbins=4)
+
+
 def log_axis(ax: Any, which: str = "y") -> None:
     """Log scale with plain-number tick labels (0.05, 1, 20, 1,000) instead of 10^n; call after plotting.
 
-    Spans up to three decades get 1-2-5 steps, wider ones one label per decade.
+    Spans up to three decades get 1-2-5 steps, wider ones one label per decade; a narrow span gets denser
+    steps (log_locator), at least two labels.
     """
     axis = ax.yaxis if which == "y" else ax.xaxis
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
     lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
-    subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)  # keep labels apart
-    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    axis.set_major_locator(log_locator(lo, hi, LOG_STEPS[1] if decades <= 3 else LOG_STEPS[0]))  # labels apart
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.log_tick(v)))
     # minor ticks only where the labels are a decade apart (each tick is an artist to lay out and draw)
     axis.set_minor_locator(NullLocator() if decades <= 3 else LogLocator(base=10, subs=(2.0, 5.0), numticks=12))

@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from ssdlab import formatting, metrics
 from ssdlab.analysis.significance import MIN_SAMPLES
-from ssdlab.compare.gate import GateResult
+from ssdlab.compare.gate import Finding, GateResult
 from ssdlab.compare.matching import Comparison, Row, run_facts
 from ssdlab.report import charts
 from ssdlab.report import health as drive_health
@@ -230,7 +230,7 @@ def _family_table(cmp: Comparison, rows: Sequence[Row]) -> Markup:
             else:
                 line.append(Styled("single value" if n or (c0 and c0[i].value) else "–", "small"))
             body.append(line)
-    return fragment("table_wrap.html.j2", table=Table(header, body, cls="cmp points"))
+    return fragment("table_wrap.html.j2", table=Table(header, body, cls="cmp points sticky1"))
 
 
 def _partial(cmp: Comparison) -> Markup:
@@ -248,7 +248,19 @@ def _partial(cmp: Comparison) -> Markup:
             else:
                 where.append(Styled(f"measured ({formatting.sig3(point_value(p, 'iops'))} IOPS)", "better"))
         body.append([Styled(r.label, "pt", r.key), Styled(r.key, "mono small"), *where])
-    return fragment("table_wrap.html.j2", table=Table(["point", "key", *cmp.labels], body, cls="cmp"))
+    return fragment("table_wrap.html.j2", table=Table(["point", "key", *cmp.labels], body, cls="cmp sticky1"))
+
+
+def _change_cell(f: Finding) -> Styled:
+    """A gate finding's change, marked as failing or as past its threshold without failing (not significant)."""
+    if f.change is None:
+        return Styled("not measured in both", "num fail" if f.failed else "num",
+                      "fails the gate (--strict): a point measured in one run only" if f.failed else "")
+    where = f"{f.change:+.1%} against the {f.rule.threshold:+.0%} threshold of {f.rule.metric}"
+    if f.failed:
+        return Styled(f"{f.change:+.1%}", "num worse fail", f"{where}: fails the gate")
+    why = f.judgement.verdict if f.judgement is not None else "not judged"
+    return Styled(f"{f.change:+.1%}", "num over", f"{where}: past it, but not failing ({why})")
 
 
 def _gate_tables(gate: GateResult | None) -> Markup:
@@ -263,9 +275,8 @@ def _gate_tables(gate: GateResult | None) -> Markup:
             if f.failed != failed:
                 continue
             j = f.judgement
-            rows.append([f.run_label, Styled(f.label, "pt", f.key), f.rule.metric, f"{f.rule.threshold:+.0%}",
-                         Styled("not measured in both" if f.change is None else f"{f.change:+.1%}",
-                                "num worse" if failed else "num"),
+            rows.append([f.run_label, Styled(f.label, "pt", f.key), f.rule.metric,
+                         Styled(f"{f.rule.threshold:+.0%}", "num"), _change_cell(f),
                          Styled("–" if j is None else j.verdict, "small", "" if j is None else j.reason)])
         if rows:
             found.append((title, Table(header, rows, cls="cmp")))

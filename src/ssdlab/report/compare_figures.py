@@ -91,7 +91,7 @@ def _lines_by(cmp: Comparison, rows: Sequence[Row], group: Callable[[PointData],
 
 def _overlay(cmp: Comparison, rows: Sequence[Row], *, group: Callable[[PointData], Any],
              group_name: Callable[[Any], str], x: Callable[[PointData], Any], metric: str, title: str,
-             xlabel: str, logx: bool = False, logy: bool = False, bs_ticks: bool = False,
+             xlabel: str, logx: bool = False, logy: bool | None = None, bs_ticks: bool = False,
              caption: str = "") -> Chart | None:
     lines = _lines_by(cmp, rows, group, x, metric)
     if not any(any(y is not None for _, y in pts) for _, _, pts in lines):
@@ -250,7 +250,8 @@ def _bs_sweep(cmp: Comparison, common: list[Row]) -> Figures:
         metric = "iops" if w is not None and w.is_random else "bw_MBps"
         figs.append(_overlay(cmp, sub, group=lambda p: None, group_name=lambda g: "", x=_bs, metric=metric,
                              title=f"{matrix}: {metrics.get(metric).label} vs block size", xlabel="block size",
-                             logx=True, logy=metric == "iops", bs_ticks=True, caption="One line per run"))
+                             logx=True, logy=True if metric == "iops" else None, bs_ticks=True,
+                             caption="One line per run"))
     return figs, []
 
 
@@ -259,7 +260,7 @@ def _qd_sweep(cmp: Comparison, common: list[Row]) -> Figures:
                      x=lambda p: p.point.workload.outstanding, metric=metric,
                      title=f"{matrix}: {metric_title(metric)} vs outstanding I/O",
                      xlabel="outstanding I/O (threads × QD)", logx=True, logy=logy)
-            for matrix, sub in _by_matrix(common).items() for metric, logy in (("iops", False), ("p99_us", True))], []
+            for matrix, sub in _by_matrix(common).items() for metric, logy in (("iops", None), ("p99_us", True))], []
 
 
 def _latency_vs_iops(cmp: Comparison, common: list[Row]) -> list[Chart | None]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from ssdlab import formatting
 from ssdlab.report import charts, sections
-from ssdlab.report.sections import Chart, Section, Table
+from ssdlab.report.sections import Chart, Section, Styled, Table
 from ssdlab.results import aggregate
 from ssdlab.results.model import LatencyStats, Measurement, PartResult, PointResult, Run
 from ssdlab.run.ceiling import HOST_LIMITED_PCT, ceiling_of
@@ -299,30 +299,52 @@ class _Shares:
         return self.by_point[r.point.id]
 
 
+def device_labels(devs: Sequence[tuple[str, str]], show_hosts: bool) -> list[str]:
+    """Short column and legend names of devices: each device's last path component (as many more as it takes to
+    tell two devices apart), after its host when hosts are named ('node0:h0a.dat')."""
+    def tail(device: str, depth: int) -> str:
+        parts = [p for p in device.split("/") if p]
+        return "/".join(parts[-depth:]) if parts else device
+
+    def name(host: str, device: str, depth: int) -> str:
+        return f"{host_label(host)}:{tail(device, depth)}" if show_hosts else tail(device, depth)
+
+    out = []
+    for h, d in devs:
+        depth = 1
+        while depth < d.count("/") and sum(name(h2, d2, depth) == name(h, d, depth) for h2, d2 in devs) > 1:
+            depth += 1
+        out.append(name(h, d, depth))
+    return out
+
+
 def _metric_table(cols: Columns, found: Sequence[tuple[str, PointResult]], short: str, fn: Metric,
                   shares: _Shares, strag: dict[tuple[str, str], aggregate.Straggler]) -> Table:
-    """One metric: a row per test, a column per device (then per host, then all devices)."""
+    """One metric: a row per test, a column per device (then per host, then all devices). Devices are named
+    short, their full path in the tooltip; the table scrolls sideways with the test column in view."""
     devs, hosts, show_hosts = cols
     per_host = show_hosts and len(hosts) > 1
-    header = ["test", *(f"{host_label(h)}: {d}" if show_hosts else d for h, d in devs)]
-    header += [f"host {host_label(h)}" for h in hosts] if per_host else []
-    header.append("all devices")
+    header: list[Any] = ["test"]
+    header += [Styled(label, "num", f"{host_label(h)}: {d}" if show_hosts else d)
+               for label, (h, d) in zip(device_labels(devs, show_hosts), devs, strict=True)]
+    header += [Styled(f"host {host_label(h)}", "num") for h in hosts] if per_host else []
+    header.append(Styled("all devices", "num"))
     rows = []
     for label, r in found:
         m = r.measurement
         assert m is not None
         by_key = {(p.host, p.device): p for p in m.parts}
-        cells: list[str] = [label]
+        cells: list[Any] = [Styled(label, "nowrap")]
         for h, d in devs:
             p = by_key.get((h, d))
             lag = strag.get((label, p.key)) if p is not None and short in ("IOPS", "MB/s") else None
-            cells.append(_cell(p, fn, short, lag))
+            cells.append(Styled(_cell(p, fn, short, lag), "num"))
         if per_host:
-            cells += [formatting.by_unit(fn(hm), short) if (hm := shares(r).get(h)) is not None else "—"
-                      for h in hosts]
-        cells.append(formatting.by_unit(fn(m), short))
+            cells += [Styled(formatting.by_unit(fn(hm), short) if (hm := shares(r).get(h)) is not None else "—",
+                             "num") for h in hosts]
+        cells.append(Styled(formatting.by_unit(fn(m), short), "num"))
         rows.append(cells)
-    return Table(header, rows)
+    return Table(header, rows, cls="data sticky1")
 
 
 def _results(run: Run, found: Sequence[tuple[str, PointResult]]) -> ResultsView:
@@ -337,12 +359,6 @@ def _results(run: Run, found: Sequence[tuple[str, PointResult]]) -> ResultsView:
     return ResultsView(devices=len(devs), hosts=len(hosts), margin=f"{margin(run):g}", tables=tables,
                        charts=_charts(found, devs, hosts, shares), stragglers=listed,
                        more=max(0, len(found_s) - 40))
-
-
-def _short_name(host: str, device: str) -> str:
-    """A chart legend name: the device's last path component, with its host."""
-    base = Path(device).name or device
-    return f"{host}:{base}" if host else base
 
 
 def _cell(p: PartResult | None, fn: Metric, short: str, straggler: aggregate.Straggler | None) -> str:
@@ -385,7 +401,7 @@ def _charts(found: Sequence[tuple[str, PointResult]], devs: list[tuple[str, str]
     if by_host and len(hosts) > MAX_CHART_SERIES:
         return None
     keys: list[Any] = hosts if by_host else devs
-    names = [f"host {host_label(key)}" if by_host else _short_name(key[0], key[1]) for key in keys]
+    names = [f"host {host_label(key)}" for key in hosts] if by_host else device_labels(devs, any(h for h, _ in devs))
     out = []
     for title, unit, fn in (("IOPS per device", "IOPS", aggregate.total_iops),
                             ("Throughput per device", "MB/s (decimal)", aggregate.total_mbps)):

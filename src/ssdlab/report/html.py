@@ -21,7 +21,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ssdlab import metrics
-from ssdlab.report import charts, readable, sections
+from ssdlab.report import cdm, charts, readable, sections
 from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
 from ssdlab.report.templating import page_environment, trusted
@@ -32,7 +32,8 @@ from ssdlab.units import format_bs, format_bytes, format_duration
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
 TABLE_PERCENTILES: tuple[float, ...] = (50.0, 99.0, 99.9, 99.99)
-MAX_CHART_BARS = 64  # bars in one throughput/IOPS chart before the rest is left to the table
+MAX_CHART_BARS = 64  # bars in one throughput/IOPS chart; more tests are charted in further charts
+MAX_BAR_CHUNKS = 16  # pairs of throughput/IOPS charts before the rest is left to the table
 LINES_PER_CHART = 8  # latency-percentile lines in one chart (beyond that, colours repeat and legends grow)
 MAX_LATENCY_LINES = 48  # all latency-percentile charts together
 CHART_WIDTH_IN = 5.8  # two charts side by side on a laptop screen render near 1:1
@@ -136,6 +137,7 @@ class ReportView:
     artefacts: list[ArtefactGroup]
     verdict: RunVerdict
     toc: list[tuple[str, str]] = field(default_factory=list)
+    cdm: Markup = field(default_factory=Markup)  # the CrystalDiskMark-style grid of a corner suite (report/cdm.py)
     percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
     results_open_max: int = RESULTS_OPEN_MAX
 
@@ -427,7 +429,7 @@ class _Charted:
 
 
 # tags that number repetitions of one workload (rounds, samples) or name its direction: not part of its identity
-_REPEAT_TAGS = frozenset({"round", "sample", "iteration", "loop", "pass", "attempt", "direction", "access"})
+_REPEAT_TAGS = frozenset({"round", "sample", "iteration", "loop", "pass", "attempt", "direction", "access", "burst"})
 _ACCESS = {"read": "seq", "write": "seq", "randread": "rand", "randwrite": "rand", "readwrite": "rw"}
 
 
@@ -499,25 +501,60 @@ def _strip_direction(r: PointResult) -> str:
     return label
 
 
+def _bars(c: _Charted) -> int:
+    return max(1, len(c.stats) + len(c.notes))
+
+
+def bar_chunks(rows: Sequence[_Charted]) -> list[list[_Charted]]:
+    """The rows in charts of at most MAX_CHART_BARS bars, in order; a test group starts a chart of its own when it
+    would fit in one but not in what is left of the current chart (a PTS IOPS matrix is not split across two
+    charts when it fits in one)."""
+    group_bars: dict[str, int] = {}
+    for c in rows:
+        group_bars[c.last.point.group] = group_bars.get(c.last.point.group, 0) + _bars(c)
+    out: list[list[_Charted]] = [[]]
+    used = 0
+    for c in rows:
+        group = c.last.point.group
+        starts = bool(out[-1]) and out[-1][-1].last.point.group != group
+        whole = group_bars[group]
+        if out[-1] and (used + _bars(c) > MAX_CHART_BARS or (starts and used + whole > MAX_CHART_BARS >= whole)):
+            out.append([])
+            used = 0
+        out[-1].append(c)
+        used += _bars(c)
+    return [chunk for chunk in out if chunk]
+
+
 def bar_figures(rows: Sequence[_Charted], replaced: int) -> tuple[list[Figure], str]:
-    """Throughput and IOPS charts of charted_points' rows, read vs write per test; unmeasured directions are
-    labelled, not zero."""
+    """Throughput and IOPS charts of charted_points' rows, read vs write per test (unmeasured directions are
+    labelled, not zero): one pair of charts per bar_chunks chunk, so every test is charted."""
     notes = []
     if replaced:
         notes.append(f"{replaced} earlier repetition(s) of a test (rounds, samples) are not charted: each "
                      "test shows its last point")
-    shown, bars = 0, 0
-    for c in rows:
-        bars += max(1, len(c.stats) + len(c.notes))
-        if bars > MAX_CHART_BARS:
-            break
-        shown += 1
-    if shown < len(rows):
-        notes.append(f"the charts show the first {shown} of {len(rows)} tests (limit {MAX_CHART_BARS} bars per "
-                     "chart); every point is in the results table")
-        rows = rows[:shown]
     if not any(c.stats for c in rows):
         return [], "; ".join(notes)
+    chunks = bar_chunks(rows)
+    if len(chunks) > MAX_BAR_CHUNKS:
+        shown = sum(len(chunk) for chunk in chunks[:MAX_BAR_CHUNKS])
+        notes.append(f"the charts show the first {shown} of {len(rows)} tests ({MAX_BAR_CHUNKS} pairs of charts); "
+                     "every point is in the results table")
+        chunks = chunks[:MAX_BAR_CHUNKS]
+    elif len(chunks) > 1:
+        notes.append(f"the {len(rows)} tests are charted in {len(chunks)} pairs of charts, at most "
+                     f"{MAX_CHART_BARS} bars each")
+    figs: list[Figure] = []
+    first = 1
+    for chunk in chunks:
+        part = f", tests {first}-{first + len(chunk) - 1} of {len(rows)}" if len(chunks) > 1 else ""
+        figs += _bar_pair(chunk, part)
+        first += len(chunk)
+    return figs, "; ".join(notes)
+
+
+def _bar_pair(rows: Sequence[_Charted], part: str) -> list[Figure]:
+    """The throughput and the IOPS chart of some rows (`part` says which, when there are several pairs)."""
     directions = [d for d in ("read", "write", "trim") if any(d in c.stats or d in c.notes for c in rows)]
     labels = [c.category for c in rows]
 
@@ -531,12 +568,13 @@ def bar_figures(rows: Sequence[_Charted], replaced: int) -> tuple[list[Figure], 
     missing = {d.capitalize(): [c.notes.get(d) for c in rows] for d in directions}
     colors = [DIRECTION_COLORS[d] for d in directions]
     figs = []
-    for metric, title, unit in (("bw", "Throughput", "MB/s (decimal, 10⁶ bytes/s)"), ("iops", "IOPS", "IOPS")):
+    for metric, name, unit in (("bw", "Throughput", "MB/s (decimal, 10⁶ bytes/s)"), ("iops", "IOPS", "IOPS")):
+        title = name + part
         svg = charts.grouped_hbar_chart(labels, {d.capitalize(): values(d, metric) for d in directions},
                                         title=title, xlabel=unit, colors=colors, width=CHART_WIDTH_IN,
                                         missing=missing)
         figs.append(Figure(title=title, svg=trusted(svg)))
-    return figs, "; ".join(notes)
+    return figs
 
 
 def latency_figures(rows: Sequence[_Charted]) -> tuple[list[Figure], str]:
@@ -670,7 +708,7 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
         events=event_rows(run),
         points=[point_view(r, link) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
-        artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run),
+        artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run), cdm=cdm.grid(run),
     )
     toc = [("summary", "Run")]
     if view.notices or view.events:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
 
 from ssdlab import formatting
 from ssdlab.report import charts
@@ -158,11 +158,11 @@ def binned(dist: Distribution, per_bin: int = BUCKETS_PER_BIN) -> tuple[npt.NDAr
 
 def _us_axis(ax: Any, lo: float, hi: float) -> None:
     """Log x axis in µs from lo to hi for a narrow panel: one label per decade, 1-2-5 steps when the span is
-    little more than a decade."""
+    little more than a decade, denser when that leaves fewer than two (charts.log_locator)."""
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
-    subs = (1.0, 2.0, 5.0) if lo > 0 and hi / lo <= 100 else (1.0,)
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    subs = charts.LOG_STEPS[1] if lo > 0 and hi / lo <= 100 else charts.LOG_STEPS[0]
+    ax.xaxis.set_major_locator(charts.log_locator(lo, hi, subs))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 

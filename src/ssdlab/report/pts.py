@@ -2,8 +2,8 @@
 
 Per test: the header (device, platform, set-up, compliance), the steady-state convergence plots, the
 measurement-window plot and determination table of every tracking variable, the tabular results (window
-averages) and the 2D/3D plots; for WSAT, IOPS against time and against total GB written. The tables are
-also written next to report.html as pts/<test>.csv and pts/summary.json.
+averages) and the 2D/3D plots; WSAT, HIR, XSR and the demand tests in their own modules (pts_wsat.py, ...).
+The tables are also written next to report.html as pts/<test>.csv and pts/summary.json.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from ssdlab import metrics
 from ssdlab.errors import SsdlabError
 from ssdlab.formatting import csv_value
-from ssdlab.report import charts, pts_hir, pts_lat, pts_xsr, sections
+from ssdlab.report import charts, pts_hir, pts_lat, pts_wsat, pts_xsr, sections
 from ssdlab.report.pts_page import Window, chart, header, message, num, setup_section, table, window
 from ssdlab.report.sections import Chart, Section, Table
 from ssdlab.report.templating import fragment
@@ -37,14 +37,13 @@ from ssdlab.suites.pts.common import (
     TestState,
     analyse,
     bs_label,
-    metric_value,
     mix_label,
     per_round,
     settings_from_run,
     window_average,
 )
 from ssdlab.suites.pts.family import tests_for
-from ssdlab.units import format_bytes, format_duration
+from ssdlab.units import format_bytes
 
 
 def applies(run: Run) -> bool:
@@ -53,7 +52,7 @@ def applies(run: Run) -> bool:
 
 
 def _convergence_chart(title: str, rounds: int, lines: Sequence[tuple[str, Sequence[float | None]]],
-                       unit: str, logy: bool = False) -> str:
+                       unit: str, logy: bool | None = None) -> str:
     xs = [float(r) for r in range(1, rounds + 1)]
     return charts.line_chart([charts.Series(n, xs, list(v)) for n, v in lines], title=title, xlabel="Round",
                              ylabel=unit, logy=logy, xticks=xs if rounds <= 30 else None)
@@ -332,62 +331,6 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-# ------------------------------------------------------------------ WSAT
-
-def wsat_sections(run: Run, s: PtsSettings, state: wsat_mod.WsatState, files: dict[str, str]) -> list[Section]:
-    """WSAT: header, IOPS vs time and vs TGBW, summary, from its analysed state."""
-    verdict = state.note if state.finished else f"not finished ({len(state.samples)} samples so far)"
-    out = [setup_section("PTS WSAT: set-up", header(
-        run, s, "Write Saturation (WSAT), RND 4 KiB 0/100", "wsat", wipc="none: WSAT starts fresh-out-of-box",
-        window="not applicable (WSAT is a time series with no steady-state stop)",
-        verdict=f"no steady-state criterion; {verdict}", tq=f"T{s.threads}Q{s.qd} (TOIO {s.toio})"),
-        "pts-wsat-header")]
-    if not state.samples:
-        out.append(message("PTS WSAT: results", "No sample yet."))
-        return out
-    minutes = [(i + 1) * s.runtime_s / 60.0 for i in range(len(state.samples))]
-    iops_v = [metric_value("iops", p) for p in state.samples]
-    art_v = [metric_value("art", p) for p in state.samples]
-    tgbw = [w / 1e9 for w in state.written]
-    fills = [w / s.capacity for w in state.written]
-    csv_buf = io.StringIO()
-    writer = csv.writer(csv_buf, lineterminator="\n")
-    writer.writerow(["sample", "time_min", "iops", "art_us", "tgbw_GB", "drive_fills"])
-    for i in range(len(state.samples)):
-        writer.writerow([i + 1, f"{minutes[i]:.4g}", csv_value(iops_v[i]), csv_value(art_v[i]), f"{tgbw[i]:.6g}",
-                         f"{fills[i]:.6g}"])
-    files["wsat.csv"] = csv_buf.getvalue()
-    scale = "" if s.runtime_s == 60 else f" (scaled: each sample is {s.runtime_s:g} s)"
-    figs = [
-        chart(charts.line_chart([charts.Series("IOPS", minutes, iops_v, "-")], title="WSAT: IOPS vs time",
-                                xlabel=f"Time (min of stimulus){scale}", ylabel="IOPS"),
-              "IOPS of every sample, RND 4 KiB writes from fresh-out-of-box"),
-        chart(charts.line_chart([charts.Series("IOPS", tgbw, iops_v, "-")],
-                                title="WSAT: IOPS vs total GB written (TGBW)", xlabel="TGBW (GB, 10^9 bytes)",
-                                ylabel="IOPS"),
-              "IOPS against total GB written: the write cliff shows where the drive runs out of free blocks"),
-        chart(charts.line_chart([charts.Series("IOPS", fills, iops_v, "-")], title="WSAT: IOPS vs drive fills",
-                                xlabel="Drive fills (TGBW / capacity)", ylabel="IOPS"),
-              "IOPS against normalised capacity written"),
-        chart(charts.line_chart([charts.Series("ART", fills, art_v, "-")], title="WSAT: ART vs drive fills",
-                                xlabel="Drive fills", ylabel="µs"),
-              "Average response time against drive fills (optional WSAT plot)"),
-    ]
-    last = [v for v in iops_v[-5:] if v is not None]
-    summary = [
-        ("Samples", len(state.samples)),
-        ("Total written", f"{format_bytes(state.written[-1])} = {state.written[-1] / 1e9:.3f} GB = "
-                          f"{fills[-1]:.2f} drive fills"),
-        ("Stimulus time", format_duration(len(state.samples) * s.runtime_s)),
-        ("First sample IOPS (FOB)", num(iops_v[0])),
-        ("Average of the last 5 samples", num(sum(last) / len(last)) if last else "n/a"),
-        ("Stop", state.note),
-    ]
-    out.append(Section("PTS WSAT: results", fragment("pts_charts.html.j2", charts=figs, rows=summary),
-                       anchor="pts-wsat-results"))
-    return out
-
-
 # ------------------------------------------------------------------ run record
 
 def run_record_section(run: Run) -> Section | None:
@@ -429,9 +372,7 @@ def register_test_sections(key: str, builder: TestSections) -> None:
 
 
 def _wsat(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:
-    st = wsat_mod.analyse(s, run)
-    return wsat_sections(run, s, st, files), {"samples": len(st.samples), "finished": st.finished, "note": st.note,
-                                              "written_bytes": st.written[-1] if st.written else 0}
+    return pts_wsat.sections(run, s, wsat_mod.analyse(s, run), files)
 
 
 def _hir(run: Run, s: PtsSettings, files: dict[str, str]) -> tuple[list[Section], dict[str, Any]]:

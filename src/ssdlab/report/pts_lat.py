@@ -1,6 +1,7 @@
 """PTS LAT's response-time histogram captures (suites/pts/lathist.py): for each capture, the histogram, CDF and
 exceedance with the 3/4/5 nines, the confidence-level table with the I/O count behind each level, and one
-confidence-level plot of every capture, all from fio's histogram bins (report.latency)."""
+confidence-level plot of every capture, all from fio's histogram bins (report.latency). `capture` and
+`length_text` draw WSAT's capture the same way (report/pts_wsat.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ class CapturesView:
     note: str
 
 
-def _capture(pr: PointResult, name: str) -> tuple[Capture, latency.Distribution | None]:
+def capture(pr: PointResult, name: str, title: str) -> tuple[Capture, latency.Distribution | None]:
+    """One capture's chart (titled `title`) and confidence-level table, and the distribution of all its I/Os
+    (None, with the reason in the Capture, when it has no histogram)."""
     if pr.status != "ok":
         return Capture(name, f"{pr.status}: {pr.reason}"), None
     all_io = latency.point_distribution(pr, None, name)
@@ -46,11 +49,17 @@ def _capture(pr: PointResult, name: str) -> tuple[Capture, latency.Distribution 
     per_dir = latency.direction_distributions(pr, name)
     shown = [all_io, *per_dir] if len(per_dir) > 1 else [all_io]
     header, rows = latency.level_rows(shown)
-    drawn = chart(latency.distribution_chart(shown, title=f"LAT capture {name} T1Q1: response times"),
+    drawn = chart(latency.distribution_chart(shown, title=title),
                   "Response-time histogram, CDF and exceedance (3, 4 and 5 nines marked), from the capture's histogram "
                   "bins")
     return Capture(name, None, drawn, table(header, rows, f"{name}: response time at each confidence level (µs)")), \
         all_io
+
+
+def length_text(minutes: float, s: PtsSettings) -> str:
+    """How long a capture of `minutes` spec minutes lasted ('20 minutes', or scaled: '20 spec minutes = 10 s')."""
+    return f"{minutes:g} minutes" if s.runtime_s == 60 else \
+        f"{minutes:g} spec minutes = {minutes * s.runtime_s:g} s (scaled: one minute lasts {s.runtime_s:g} s)"
 
 
 def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str, Any]]:
@@ -60,15 +69,15 @@ def capture_section(run: Run, s: PtsSettings) -> tuple[Section | None, dict[str,
     if not caps:
         return None, {}
     minutes = lathist.minutes(s)
-    length = f"{minutes:g} minutes" if s.runtime_s == 60 else \
-        f"{minutes:g} spec minutes = {minutes * s.runtime_s:g} s (scaled: one minute lasts {s.runtime_s:g} s)"
+    length = length_text(minutes, s)
     found = []
     dists = []
     summary: dict[str, Any] = {}
     for p in caps:
         read = int(p.tags.read_pct or 0)
-        capture, all_io = _capture(res[p.id], f"RND 4 KiB {mix_label(read)}")
-        found.append(capture)
+        name = f"RND 4 KiB {mix_label(read)}"
+        drawn, all_io = capture(res[p.id], name, f"LAT capture {name} T1Q1: response times")
+        found.append(drawn)
         if all_io is not None:
             dists.append(all_io)
             summary[p.id] = {"read_pct": read, "n": all_io.n, "levels_us": latency.levels_us(all_io)}

@@ -83,7 +83,7 @@ def _time_charts(s: PtsSettings, state: xsr_mod.XsrState, files: dict[str, str])
     marks = _transitions(s, state)
     xlabel = "Time (min of stimulus)" + ("" if s.runtime_s == 60 else f", scaled: each sample is {s.runtime_s:g} s")
     parts = []
-    for metric, title, unit, logy in (("mbps", "throughput", "MB/s", False), ("iops", "IOPS", "IOPS", True),
+    for metric, title, unit, logy in (("mbps", "throughput", "MB/s", None), ("iops", "IOPS", "IOPS", True),
                                       ("art", "average response time (ART)", "µs", True),
                                       ("mrt", "maximum response time (MRT)", "µs", True)):
         parts.append(chart(charts.line_chart(_series(s, state, metric), vlines=marks, logy=logy,

@@ -38,7 +38,7 @@
 #define NDIR 3
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
-#define STATE_MAGIC 0x53534453494d3032ULL /* "SSDSIM02" */
+#define STATE_MAGIC 0x53534453494d3033ULL /* "SSDSIM03" */
 /* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
  * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
  * NX_AHEAD - P2L_AHEAD I/Os ago). On tlc-4k's 4K random writes (benchmarks/sim_ab.py) 16/4 is ~5 % faster
@@ -370,6 +370,7 @@ typedef struct {
     /* die_free: the end of the program/erase (and GC) work booked on each die; reads take priority over it */
     int64_t *op_len;   /* length of the last P/E op booked on the die (the op in progress, as an estimate) */
     int64_t *rd_die;   /* end of the last read on the die (any plane): P/E work waits for it */
+    int64_t *rd_from;  /* start of the die's current read window (reads back to back up to rd_die) */
     int64_t *rd_push;  /* reads up to this time have already delayed the die's P/E work */
     int64_t *susp_op;  /* end of the op the last suspension interrupted (identifies it) */
     int64_t *susp_cnt; /* suspensions of that op */
@@ -391,6 +392,7 @@ typedef struct {
     uint64_t rng;
     int time_based, trim_mode, random;
     int rmix; /* percent reads (0..100) */
+    int rd_only; /* the point issues reads only: a die's back-to-back reads keep its P/E work suspended */
     int64_t range_start, range_len, align;
     /* block sizes: table 0 for every I/O, or for reads when writes have a table of their own (table 1, bssplit_w);
      * a table is entries [bs_first, bs_first + bs_n) with cumulative weights out of bs_total */
@@ -565,14 +567,22 @@ static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) 
 
 /* A NAND read of dur ns on one plane of a die, issued at t. Planes read independently (each waits only for its own
  * earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is delayed by the
- * part of the read not already covered by other reads (and the resume overhead). Returns when the read ends. */
+ * part of the read not already covered by other reads (and the resume overhead). In a point that issues only reads,
+ * a read that starts within the die's current read window (the reads back to back from rd_from to rd_die) finds
+ * the P/E work already suspended and does not wait for it: with no host write needing that work, the firmware has
+ * no reason to resume it (the suspension limit guards writes, not a backlog); only the first read after a gap
+ * does. Returns when the read ends. */
 static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur) {
     int64_t *rp = &d->rd_plane[die * d->planes + plane];
     int64_t s = max64(t, *rp), resume = 0;
-    if (d->die_free[die] > s) s += pe_wait(d, die, s, &resume);
+    int64_t *win = &d->rd_from[die], rd_end = d->rd_die[die];
+    int in_window = d->rd_only && *win < rd_end && *win <= s && s <= rd_end;
+    if (d->die_free[die] > s && !in_window) s += pe_wait(d, die, s, &resume);
     int64_t e = s + dur;
     *rp = e;
-    if (e > d->rd_die[die]) d->rd_die[die] = e;
+    if (s > rd_end) *win = s; /* a new window */
+    else if (s < *win && e >= *win) *win = s; /* joins the window from before its start */
+    if (e > rd_end) d->rd_die[die] = e;
     if (d->die_free[die] > s) {
         int64_t from = max64(s, d->rd_push[die]);
         int64_t push = (e > from ? e - from : 0) + resume;
@@ -1260,8 +1270,8 @@ static void dev_free_all(Dev *d) {
     free(d->l2p); free(d->p2l); free(d->valid); free(d->bstate); free(d->bprev); free(d->bnext);
     free(d->freeq); free(d->fifoq); free(d->ring); free(d->infl_t); free(d->infl_n);
     free(d->die_free); free(d->ch_free); free(d->cal_ch); free(d->cal_host);
-    free(d->op_len); free(d->rd_die); free(d->rd_push); free(d->susp_op); free(d->susp_cnt); free(d->rd_plane);
-    d->op_len = d->rd_die = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
+    free(d->op_len); free(d->rd_die); free(d->rd_from); free(d->rd_push); free(d->susp_op); free(d->susp_cnt); free(d->rd_plane);
+    d->op_len = d->rd_die = d->rd_from = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->hist); free(d->iv); free(d->hl);
@@ -1288,7 +1298,7 @@ static void cal_clear(Dev *d) {
 
 static void reset_time(Dev *d) {
     for (uint32_t i = 0; i < d->n_dies; i++)
-        d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
+        d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_from[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
     d->ctrl_free = d->host_free = d->pw_t = d->pw_gate_t = 0;
@@ -1307,6 +1317,7 @@ static void rebase(Dev *d) {
     for (uint32_t i = 0; i < d->n_dies; i++) {
         d->die_free[i] = shift_down(d->die_free[i], by);
         d->rd_die[i] = shift_down(d->rd_die[i], by);
+        d->rd_from[i] = shift_down(d->rd_from[i], by);
         d->rd_push[i] = shift_down(d->rd_push[i], by);
         d->susp_op[i] = shift_down(d->susp_op[i], by);
     }
@@ -1559,6 +1570,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->die_free = calloc(d->n_dies, sizeof(int64_t));
     d->op_len = calloc(d->n_dies, sizeof(int64_t));
     d->rd_die = calloc(d->n_dies, sizeof(int64_t));
+    d->rd_from = calloc(d->n_dies, sizeof(int64_t));
     d->rd_push = calloc(d->n_dies, sizeof(int64_t));
     d->susp_op = calloc(d->n_dies, sizeof(int64_t));
     d->susp_cnt = calloc(d->n_dies, sizeof(int64_t));
@@ -1571,7 +1583,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
-        !d->op_len || !d->rd_die || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
+        !d->op_len || !d->rd_die || !d->rd_from || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
@@ -1685,7 +1697,7 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
-static size_t state_extra(const Dev *d) { return 5 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5; }
+static size_t state_extra(const Dev *d) { return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5; }
 
 static PyObject *Dev_save(Dev *d, PyObject *unused) {
     if (d->running) {
@@ -1739,6 +1751,7 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     for (uint32_t i = 0; i < d->n_dies; i++) {
         *q++ = d->op_len[i];
         *q++ = shift_down(d->rd_die[i], by);
+        *q++ = shift_down(d->rd_from[i], by);
         *q++ = shift_down(d->rd_push[i], by);
         *q++ = shift_down(d->susp_op[i], by);
         *q++ = d->susp_cnt[i];
@@ -1810,13 +1823,14 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     d->infl_head = 0;
     d->infl_cnt = n_infl;
     for (uint32_t i = 0; i < d->n_dies; i++) {
-        memcpy(q, p, 40);
-        p += 40;
+        memcpy(q, p, 48);
+        p += 48;
         d->op_len[i] = q[0];
         d->rd_die[i] = q[1];
-        d->rd_push[i] = q[2];
-        d->susp_op[i] = q[3];
-        d->susp_cnt[i] = q[4];
+        d->rd_from[i] = q[2];
+        d->rd_push[i] = q[3];
+        d->susp_op[i] = q[4];
+        d->susp_cnt[i] = q[5];
     }
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) { memcpy(q, p, 8); p += 8; d->rd_plane[i] = q[0]; }
     memcpy(q, p, 40);
@@ -2087,6 +2101,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->rmix = (int)get_i(w, "rmix", &err);
     d->random = (int)get_i(w, "random", &err);
     d->trim_mode = (int)get_i(w, "trim", &err);
+    d->rd_only = !d->trim_mode && d->rmix >= 100;
     d->range_start = get_i(w, "range_start", &err);
     d->range_len = get_i(w, "range_len", &err);
     d->align = get_i(w, "align", &err);

@@ -4,7 +4,9 @@
 - on a 4K 70/30 queue-depth sweep, every percentile rises with the queue depth (one histogram bin of slack:
   fio's bins are 1/64 of a power of two wide);
 - in a PTS-LAT-like sequence (rounds of 8K/4K/0.5K at 100/0, 65/35, 0/100, T1Q1, 0.5 s each), no read-only
-  point carries a write point's stall: its longest read is within the preset's worst GC step.
+  point carries a write point's stall: its longest read is within the preset's worst GC step;
+- a preset that is another one re-provisioned (more OP, the same NAND) reads as fast as it after the writes of a
+  PTS IOPS round: a read-only point depends on OP only through what the drive carries (its data's layout).
 """
 
 from __future__ import annotations
@@ -19,10 +21,20 @@ from ssdlab.sim.presets import per_type
 from ssdlab.sim.validate import qd1_read_us
 
 SWEEP_QD = (1, 2, 4, 8, 16, 32, 64)
+# seconds of each sweep point: a p99.99 at QD 1-2 rests on few samples (48 s once fell by chance on p5316), so they
+# run long enough for 1.5-15 million I/Os, QD2 half as long as QD1 (about as many I/Os); 4 s above
+SWEEP_S = {1: 256.0, 2: 128.0}
 SWEEP_PCTS = (50.0, 99.0, 99.9, 99.99)
 BIN_SLACK = 1.0 - 1.0 / 64  # one histogram bin
 LAT_SEQUENCE = ((100, 8192), (100, 4096), (100, 512), (65, 8192), (65, 4096), (65, 512),
                 (0, 8192), (0, 4096), (0, 512))
+# presets that are another preset with more over-provisioning (the same NAND and controller)
+OP_VARIANTS = {"tlc-4k-28": "tlc-4k", "p5430-op": "p5430"}
+# a PTS-IOPS-like round at T4Q32, 0.5 s a point: 100/0 at the sizes compared, then the small random writes that
+# end a PTS IOPS round (they leave the most NAND work behind); the reads of the second round are compared
+OP_READ_SIZES = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024)
+OP_ROUND = (*((100, bs) for bs in OP_READ_SIZES), (0, 4096), (0, 512))
+OP_READ_FLOOR = 0.95
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,7 @@ def sweep_shape(preset: str, d: Drive) -> list[Shape]:
     points: list[Point] = []
     for qd in SWEEP_QD:
         d.idle(0.5)
-        points.append(d.run(rmix=70, qd=qd, runtime_s=256.0 if qd <= 2 else 4.0, ramp_s=0.2))
+        points.append(d.run(rmix=70, qd=qd, runtime_s=SWEEP_S.get(qd, 4.0), ramp_s=0.2))
     out = []
     for q in SWEEP_PCTS:
         values = [p.pct_us(q) for p in points]
@@ -89,9 +101,37 @@ def lat_shape(preset: str, d: Drive) -> list[Shape]:
                   f"<= worst GC step + the read ({bound:,.0f} µs)", worst <= bound)]
 
 
+def round_reads(d: Drive, rounds: int = 2) -> dict[int, float]:
+    """Read IOPS per block size in the last of `rounds` OP_ROUNDs, after a PTS WIPC (2x the capacity of 128K
+    sequential writes) on the laid-out drive."""
+    d.fill()
+    d.run(rmix=0, bs=128 * 1024, qd=32, random=False, io_bytes=2 * d.user)
+    out: dict[int, float] = {}
+    for _ in range(rounds):
+        for rmix, bs in OP_ROUND:
+            p = d.run(rmix=rmix, bs=bs, qd=32, jobs=4, runtime_s=0.5, align=512 if bs < 4096 else 0)
+            if rmix == 100:
+                out[bs] = p.iops
+    return out
+
+
+def op_shape(preset: str, variant: Drive, base: Drive) -> Shape:
+    """Reads of an OP variant against its base preset's after a round's writes: variant / base at every size."""
+    got, ref = round_reads(variant), round_reads(base)
+    ratios = {bs: got[bs] / ref[bs] for bs in OP_READ_SIZES}
+    low = min(ratios, key=lambda bs: ratios[bs])
+    text = f"{min(ratios.values()):.3f} .. {max(ratios.values()):.3f} (lowest at {low // 1024}K)"
+    return Shape(preset, f"16K-1M reads after a PTS IOPS round's writes / {base.preset}'s", text,
+                 f">= {OP_READ_FLOOR}", ratios[low] >= OP_READ_FLOOR)
+
+
 def check(preset: str) -> list[Shape]:
-    """Every shape check of one preset (its drive laid out and brought to 4K random-write steady state)."""
-    out = qd1_shape(preset, Drive(preset).steady())
-    out += sweep_shape(preset, Drive(preset).steady())
-    out += lat_shape(preset, Drive(preset).steady())
+    """Every shape check of one preset, one after the other on its drive laid out and brought to 4K random-write
+    steady state (each keeps it there); an OP variant is also compared with its base preset."""
+    d = Drive(preset).steady()
+    out = qd1_shape(preset, d)
+    out += sweep_shape(preset, d)
+    out += lat_shape(preset, d)
+    if preset in OP_VARIANTS:
+        out.append(op_shape(preset, Drive(preset), Drive(OP_VARIANTS[preset])))
     return out

@@ -157,6 +157,10 @@ class PtsSettings:
         lat_minutes = float(self.option("lat_hist_minutes", 20.0))
         if lat_minutes < 20.0:
             out.append(f"LAT histogram captures last {lat_minutes:g} spec minutes instead of 20 (--lat-hist-minutes)")
+        wsat_minutes = float(self.option("wsat_hist_minutes", 20.0))
+        if wsat_minutes < 20.0:
+            out.append(f"the WSAT histogram capture lasts {wsat_minutes:g} spec minutes instead of 20 "
+                       "(--wsat-hist-minutes)")
         return out
 
 

@@ -16,6 +16,7 @@ Every duration scales with `--runtime / 60` (a scaled run), the counts with `--h
 
 from __future__ import annotations
 
+import bisect
 import functools
 from dataclasses import dataclass, field
 
@@ -23,9 +24,9 @@ from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
 from ssdlab.results.events import HirEvent, VerdictEvent
-from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import FINISHED, PointResult, Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import SuiteOption
+from ssdlab.suites.base import Outlook, PointRuns, SuiteOption
 from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point, window_steady
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
@@ -188,15 +189,22 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known and len(known) == len(values) else None
 
 
-def analyse(s: PtsSettings, run: Run) -> HirState:
-    """What the stored points say: preconditioning progress and its steady state, bursts and baselines."""
+@dataclass(frozen=True)
+class _Preconditioning:
+    """What the finished preconditioning samples say (HirState's first fields)."""
+
+    pc: list[PointResult]
+    rounds: list[float | None]
+    done: bool
+    steady: bool
+    window: list[int]
+    determination: Determination | None
+    note: str
+
+
+def _preconditioning(s: PtsSettings, pc: list[PointResult]) -> _Preconditioning:
+    """The preconditioning's progress and steady state from its finished samples (in order, from the first)."""
     h = hir_settings(s)
-    res = run.finished_by_id()
-    pc: list[PointResult] = []
-    n = 1
-    while f"{TEST}-p{n:04d}" in res:
-        pc.append(res[f"{TEST}-p{n:04d}"])
-        n += 1
     rounds: list[float | None] = []
     done, ok, window, det, note = False, False, [], None, "preconditioning not finished"
     if h.mode == "fixed":
@@ -217,24 +225,181 @@ def analyse(s: PtsSettings, run: Run) -> HirState:
                 note = (f"steady state reached at round {r}" if ok else
                         f"SS NOT ACHIEVED within {r} rounds: rounds {r - 4}-{r} reported as the window")
                 break
+    return _Preconditioning(pc, rounds, done, ok, window, det, note)
+
+
+# ------------------------------------------------------------------ a run's progress, followed as it grows
+#
+# The run loop asks for HIR's outlook after every one of its thousands of points. Scanning every point of the plan
+# each time made the whole test quadratic (~11 CPU-s of `pts --pts-tests all --runtime 0.5`), so which points are
+# finished is followed as the run grows: a run handed in after the last one is the last one with points appended
+# (Run.with_point), and only those are looked at. Anything else (another run, a point replaced) starts over from
+# its first point. The answers are those of a scan of the run: a memo, not state.
+
+@dataclass
+class _Seq:
+    """Which points of one of the plan's sequences are finished: every one of [0, hi) except `gaps`."""
+
+    hi: int = 0
+    gaps: set[int] = field(default_factory=set)
+
+    def mark(self, i: int, finished: bool) -> None:
+        """Point i's latest result is finished or not (as Run.finished_by_id keeps the latest)."""
+        if finished:
+            if i >= self.hi:
+                self.gaps.update(range(self.hi, i))
+                self.hi = i + 1
+            else:
+                self.gaps.discard(i)
+        elif i < self.hi:
+            self.gaps.add(i)
+
+    def prefix(self) -> int:
+        """How many points are finished one after the other from the first."""
+        return min(self.gaps) if self.gaps else self.hi
+
+
+@dataclass
+class _Progress:
+    points: tuple[PointResult, ...] = ()  # the run's points as last seen
+    purged: bool = False
+    pc: _Seq = field(default_factory=_Seq)
+    waits: _Seq = field(default_factory=_Seq)  # the wait states' points, in plan order
+    pc_changes: int = 0  # results of preconditioning samples seen: the memo below holds for one count
+    pc_memo: tuple[int, _Preconditioning] | None = None
+
+
+_PROGRESS: dict[PtsSettings, _Progress] = {}
+_PROGRESS_MAX = 16  # settings followed at once (a run has one)
+
+
+@functools.lru_cache(maxsize=64)
+def _wait_points(s: PtsSettings) -> tuple[TestPoint, ...]:
+    """Every wait state's points in plan order."""
+    return tuple(p for w in hir_settings(s).waits for p in wait_state_points(s, w))
+
+
+@functools.lru_cache(maxsize=64)
+def _where(s: PtsSettings) -> dict[str, tuple[int, int]]:
+    """Point id -> (0 purge, 1 preconditioning, 2 wait states; index in its sequence)."""
+    out = {purge_point(TEST, s).id: (0, 0)}
+    out.update((p.id, (1, i)) for i, p in enumerate(_pc_points(s)))
+    out.update((p.id, (2, i)) for i, p in enumerate(_wait_points(s)))
+    return out
+
+
+def _progress(s: PtsSettings, run: Run) -> _Progress:
+    """Which of HIR's points the run has finished (the memo of this settings' run, brought up to date)."""
+    points = run.points
+    prog = _PROGRESS.get(s)
+    seen = len(prog.points) if prog is not None else 0
+    if prog is None or len(points) < seen or (seen and (points[0] is not prog.points[0]
+                                                         or points[seen - 1] is not prog.points[-1])):
+        if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
+            _PROGRESS.clear()
+        prog = _PROGRESS[s] = _Progress()
+        seen = 0
+    if len(points) > seen:
+        where = _where(s)
+        for pr in points[seen:]:
+            at = where.get(pr.point.id)
+            if at is None:
+                continue
+            kind, i = at
+            finished = pr.status in FINISHED
+            if kind == 0:
+                prog.purged = finished
+            elif kind == 1:
+                prog.pc.mark(i, finished)
+                prog.pc_changes += 1
+            else:
+                prog.waits.mark(i, finished)
+        prog.points = points
+    return prog
+
+
+def _preconditioning_of(s: PtsSettings, run: Run, prog: _Progress) -> _Preconditioning:
+    """The preconditioning of the run's finished samples (worked out again only when a sample's result came)."""
+    if prog.pc_memo is None or prog.pc_memo[0] != prog.pc_changes:
+        res = run.finished_by_id()
+        pc = [res[p.id] for p in _pc_points(s)[:prog.pc.prefix()]]
+        prog.pc_memo = (prog.pc_changes, _preconditioning(s, pc))
+    return prog.pc_memo[1]
+
+
+def analyse(s: PtsSettings, run: Run) -> HirState:
+    """What the stored points say: preconditioning progress and its steady state, bursts and baselines."""
+    h = hir_settings(s)
+    res = run.finished_by_id()
+    pre = _preconditioning_of(s, run, _progress(s, run))
     bursts = {w: [res[p.id] for p in _segment(s, w, "b") if p.id in res] for w in h.waits}
     bases = {w: [res[p.id] for p in _segment(s, w, "c") if p.id in res] for w in h.waits}
-    finished = done and all(len(bursts[w]) == h.bursts and len(bases[w]) == h.bursts for w in h.waits)
-    return HirState(pc, rounds, done, ok, window, det, note, bursts, bases, finished)
+    finished = pre.done and all(len(bursts[w]) == h.bursts and len(bases[w]) == h.bursts for w in h.waits)
+    return HirState(pre.pc, pre.rounds, pre.done, pre.steady, pre.window, pre.determination, pre.note, bursts,
+                    bases, finished)
 
 
 def hir_remaining(s: PtsSettings, run: Run) -> list[TestPoint]:
-    done = run.done_ids()
-    if purge_point(TEST, s).id not in done:
+    prog = _progress(s, run)
+    if not prog.purged:
         return hir_plan(s)
-    state = analyse(s, run)
-    h = hir_settings(s)
-    out: list[TestPoint] = []
-    if not state.pc_done:
-        out = list(_pc_points(s)[len(state.pc):])
-    for w in h.waits:
-        out.extend(p for p in wait_state_points(s, w) if p.id not in done)
+    pre = _preconditioning_of(s, run, prog)
+    out = [] if pre.done else list(_pc_points(s)[len(pre.pc):])
+    waits = _wait_points(s)
+    out += [waits[i] for i in sorted(prog.waits.gaps)]
+    out += waits[prog.waits.hi:]
     return out
+
+
+def _shape_key(p: TestPoint) -> tuple[object, ...]:
+    """What an ETA tells points apart by (run/eta.shape reads no more than this)."""
+    return p.phase, p.workload, len(p.streams), p.idle_before_s
+
+
+def _sequence(s: PtsSettings, which: str) -> tuple[TestPoint, ...]:
+    return _pc_points(s) if which == "pc" else _wait_points(s)
+
+
+@functools.lru_cache(maxsize=128)
+def _groups(s: PtsSettings, which: str) -> tuple[int, ...]:
+    """Where each run of points of one shape starts in the preconditioning ("pc") or the wait states ("waits"),
+    and, last, the end."""
+    points = _sequence(s, which)
+    starts = [i for i, p in enumerate(points) if i == 0 or _shape_key(p) != _shape_key(points[i - 1])]
+    return (*starts, len(points))
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs_after(s: PtsSettings, which: str, group: int) -> PointRuns:
+    """The runs of the groups from `group` on, each as its first point and its length."""
+    points, g = _sequence(s, which), _groups(s, which)
+    return tuple((points[a], b - a) for a, b in zip(g[group:-1], g[group + 1:], strict=True))
+
+
+def _runs_from(s: PtsSettings, which: str, k: int) -> PointRuns:
+    """The sequence from point k as runs of one shape: point k alone first (the next to run), then the rest of
+    its group, then the groups after it."""
+    points, g = _sequence(s, which), _groups(s, which)
+    if k >= len(points):
+        return ()
+    j = bisect.bisect_right(g, k) - 1  # the group holding k
+    head: PointRuns = ((points[k], 1),)
+    if g[j + 1] - k > 1:
+        head += ((points[k + 1], g[j + 1] - k - 1),)
+    return head + _runs_after(s, which, j + 1)
+
+
+def hir_outlook(s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
+    """What `hir_remaining` lists, as runs of points of one shape: its cost does not grow with the run."""
+    prog = _progress(s, run)
+    if not prog.purged:
+        return Outlook(worst=((purge_point(TEST, s), 1), *_runs_from(s, "pc", 0), *_runs_from(s, "waits", 0)))
+    pre = _preconditioning_of(s, run, prog)
+    runs: list[tuple[TestPoint, int]] = [] if pre.done else list(_runs_from(s, "pc", len(pre.pc)))
+    waits = _wait_points(s)
+    runs += [(waits[i], 1) for i in sorted(prog.waits.gaps)]
+    runs += _runs_from(s, "waits", prog.waits.hi)
+    return Outlook(worst=tuple(runs))
 
 
 # ------------------------------------------------------------------ metrics (the report and the tests use them)
@@ -328,6 +493,6 @@ HIR_OPTIONS = (
 )
 
 register_test(PtsTest(key=TEST, title="HIR", plan=hir_plan, remaining=hir_remaining, conclude=hir_conclude,
-                      notes=hir_notes, options=HIR_OPTIONS, validate=validate, in_default=False))
+                      notes=hir_notes, options=HIR_OPTIONS, validate=validate, in_default=False, outlook=hir_outlook))
 register_suite("pts-hir", "SNIA PTS 2.0 HIR: RND 4 KiB writes to steady state, then 5-s bursts with host idle "
                "waits of 5/10/15/25/50 s, each followed by a return to baseline", (TEST,))
