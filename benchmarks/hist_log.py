@@ -7,7 +7,12 @@ order for --rounds rounds: fiologparser_hist.py in its default (weighted) mode, 
 `ssdlab hist-log --mode weighted` (the same semantics). It checks that every output row agrees within one
 fio bucket and prints the median and spread of both, their ratio (target >= 100x) and both peak RSS figures.
 
-    python benchmarks/hist_log.py [--seconds 60] [--rounds 3] [--baseline PATH] [--baseline-python PY]
+    python benchmarks/hist_log.py [--seconds 60] [--rounds 3] [--baseline PATH] [--baseline-python PY] [--real]
+
+--real records the input from a loaded block device instead (as fio users record theirs): a loop device over a
+file in --workdir (root and losetup needed; detached at the end), a background fio writer on its second half
+(128 KiB sequential writes, QD4, psync) for the whole time, and the same job as above with io_uring on its
+first half. Real logs differ from generated ones: latencies spread over many more buckets per line.
 
 The baseline needs numpy and pandas; pass --baseline-python for an interpreter that has them. It is
 looked for at --baseline, then under /tmp, then in Debian's /usr/share/doc/fio/fiologparser_hist.py.gz.
@@ -18,11 +23,15 @@ that K-times longer input, to show that memory does not grow with the length of 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from timing import alternate, check, load, run, spread, ssdlab
@@ -32,26 +41,82 @@ from ssdlab.results import hist
 DEBIAN_COPY = Path("/usr/share/doc/fio/fiologparser_hist.py.gz")
 
 
-def generate(workdir: Path, seconds: int, file_size: str) -> list[Path]:
-    """Run fio to produce h_clat_hist.{1..4}.log in workdir (reused when already there for these settings)."""
-    stamp = workdir / f"generated-{seconds}s"
+def kept_logs(workdir: Path, stamp: Path) -> list[Path] | None:
+    """The four logs made before for these settings (`stamp` written after them), or None (any others removed)."""
     logs = sorted(workdir.glob("h_clat_hist.*.log"))
     if stamp.exists() and len(logs) == 4:
         return logs
     for old in logs:
         old.unlink()
+    return None
+
+
+def job_text(filename: str, size: str, seconds: int) -> str:
+    """fio.md §8's reference job: 4 jobs of io_uring randrw 70/30, 4 KiB, QD8, 100-ms histogram logs."""
+    return (f"[h]\nfilename={filename}\nsize={size}\nioengine=io_uring\ndirect=1\nrw=randrw\nrwmixread=70\n"
+            f"bs=4k\niodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\nwrite_hist_log=h\nlog_hist_msec=100\n")
+
+
+def generate(workdir: Path, seconds: int, file_size: str) -> list[Path]:
+    """Run fio to produce h_clat_hist.{1..4}.log in workdir (reused when already there for these settings)."""
+    stamp = workdir / f"generated-{seconds}s"
+    logs = kept_logs(workdir, stamp)
+    if logs is not None:
+        return logs
     job = workdir / "gen.fio"
-    job.write_text(
-        "[h]\n"
-        f"filename={workdir / 'data.bin'}\nsize={file_size}\nioengine=io_uring\ndirect=1\nrw=randrw\n"
-        f"rwmixread=70\nbs=4k\niodepth=8\nnumjobs=4\nruntime={seconds}\ntime_based=1\n"
-        "write_hist_log=h\nlog_hist_msec=100\n"
-    )
+    job.write_text(job_text(str(workdir / "data.bin"), file_size, seconds))
     print(f"generating the reference input with fio ({seconds} s, 4 jobs, 100 ms histogram logs) ...", flush=True)
     subprocess.run(["fio", "--output", str(workdir / "fio.out"), str(job)], cwd=workdir, check=True)
     (workdir / "data.bin").unlink(missing_ok=True)
     stamp.write_text("ok\n")
     return sorted(workdir.glob("h_clat_hist.*.log"))
+
+
+@contextlib.contextmanager
+def loop_device(backing: Path, size: int) -> Iterator[str]:
+    """A loop device over a `size`-byte file (made if missing), detached afterwards."""
+    if not backing.exists() or backing.stat().st_size != size:
+        with backing.open("wb") as fh:
+            fh.truncate(size)
+    dev = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True, check=False)
+
+
+def generate_real(workdir: Path, seconds: int) -> list[Path]:
+    """h_clat_hist.{1..4}.log from io_uring on a loop device under a background writer (reused when there)."""
+    real = workdir / "real"
+    real.mkdir(parents=True, exist_ok=True)
+    stamp = real / f"recorded-{seconds}s"
+    logs = kept_logs(real, stamp)
+    if logs is not None:
+        return logs
+    size = 2 << 30
+    with loop_device(workdir / "loop.img", size) as dev:
+        writer = subprocess.Popen(["fio", "--name=bg", f"--filename={dev}", "--rw=write", "--bs=128k", "--iodepth=4",
+                                   "--ioengine=psync", f"--offset={size // 2}", f"--size={size // 2}",
+                                   "--time_based=1", f"--runtime={seconds + 30}", "--output=/dev/null"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            job = real / "gen.fio"
+            job.write_text(job_text(dev, str(size // 2), seconds))
+            print(f"recording real logs: io_uring on {dev} under a background writer ({seconds} s) ...", flush=True)
+            subprocess.run(["fio", "--output", str(real / "fio.out"), str(job)], cwd=real, check=True)
+        finally:  # the writer's whole process group, then the writer itself, waited for before the detach
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(writer.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                writer.kill()
+            try:
+                writer.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                print(f"the background writer (pid {writer.pid}) did not stop: stop it before detaching {dev}")
+    (workdir / "loop.img").unlink(missing_ok=True)
+    stamp.write_text("ok\n")
+    return sorted(real.glob("h_clat_hist.*.log"))
 
 
 def find_baseline(given: str | None, workdir: Path) -> Path | None:
@@ -73,7 +138,7 @@ def find_baseline(given: str | None, workdir: Path) -> Path | None:
 
 def python_with_pandas(given: str | None) -> str | None:
     """An interpreter that can import numpy and pandas (the baseline's dependencies)."""
-    candidates = [given] if given else [sys.executable, shutil.which("python3") or ""]
+    candidates = [given] if given else [sys.executable, shutil.which("python3") or "", "/usr/bin/python3"]
     for exe in candidates:
         if exe and subprocess.run([exe, "-c", "import numpy, pandas"], capture_output=True).returncode == 0:
             return exe
@@ -139,12 +204,15 @@ def main() -> int:
     ap.add_argument("--baseline-python", help="interpreter with numpy + pandas for the baseline")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds of both commands (default 3)")
     ap.add_argument("--scale", type=int, default=0, help="also measure ssdlab on a K-times longer copy")
+    ap.add_argument("--real", action="store_true", help="record the input on a loop device under a writer")
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
-    logs = generate(args.workdir, args.seconds, args.file_size)
+    logs = generate_real(args.workdir, args.seconds) if args.real else generate(args.workdir, args.seconds,
+                                                                                    args.file_size)
     size_mb = sum(p.stat().st_size for p in logs) / 1e6
     lines = sum(p.read_bytes().count(b"\n") for p in logs)
-    print(f"input: {len(logs)} files, {lines} lines, {size_mb:.1f} MB")
+    print(f"input ({'real: loop device under a writer' if args.real else 'generated'}): {len(logs)} files, "
+          f"{lines} lines, {size_mb:.1f} MB")
     ours_argv = [str(ssdlab()), "hist-log", *map(str, logs), "--interval", "0.1", "--mode", "weighted",
                  "--percentiles", "90,95,99"]
     script = find_baseline(args.baseline, args.workdir)

@@ -1,8 +1,8 @@
-"""How far one controller drives a host group: many fio servers on loopback, one `ssdlab run --hosts` each.
+"""How far one controller drives a host group: many agents on loopback, one `ssdlab run --hosts` each.
 
-For every group size N it starts N `fio --server` processes on 127.0.0.(40+i) (free ports; each in its own
-process group, killed by group id at exit), writes each one's probe file (what `ssdlab agent` keeps; the
-devices are the null engine, so nothing is inspected), and times the command users run:
+For every group size N it starts N `ssdlab agent --insecure-tcp` processes on 127.0.0.(40+i) (free ports; each
+agent's fio server killed by process group at exit; the devices are the null engine, so nothing is inspected),
+and times the command users run:
 
     ssdlab run bench.toml --hosts inventory-N.toml --runtime R --no-report -q
 
@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -41,8 +42,7 @@ from pathlib import Path
 
 from timing import check, load, run, ssdlab
 
-from ssdlab.fio import client
-from ssdlab.fio.runner import fio_binary, fio_version
+from ssdlab.fio.runner import fio_version
 
 SUITE = """
 name = "scale-bench"
@@ -74,34 +74,43 @@ class Server:
 
 @contextlib.contextmanager
 def servers(n: int, base: Path) -> Iterator[list[Server]]:
-    """N fio servers with their probe files; always stopped by process group."""
-    binary, version = fio_binary(), fio_version()
+    """N `ssdlab agent`s on loopback TCP (each answers the controller's challenged probe, as on a lab host);
+    always stopped: Ctrl-C, then their fio servers' process groups (by the pid each agent logs)."""
     started: list[Server] = []
+    logs: list[Path] = []
     try:
         for i in range(n):
             address = f"127.0.0.{40 + i}"
             port = free_port(address)
             wd = base / f"srv-{i}"
             wd.mkdir(parents=True, exist_ok=True)
-            host = {"written": time.time(), "hostname": f"bench-{i}", "fio_version": version, "numa_nodes": {}}
-            (wd / client.PROBE_FILE).write_text(client.probe_job(host, []).render())
-            proc = subprocess.Popen(client.server_argv(binary, address, port), cwd=wd, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL, start_new_session=True)
+            log = wd / "agent.log"
+            with log.open("wb") as fh:
+                proc = subprocess.Popen([str(ssdlab()), "agent", "--insecure-tcp", "--bind", address, "--port",
+                                         str(port), "--interval", "2"], cwd=wd, stdout=fh, stderr=subprocess.STDOUT,
+                                        start_new_session=True)
             started.append(Server(address, port, proc, wd))
+            logs.append(log)
         deadline = time.monotonic() + 60
-        for s in started:
-            while time.monotonic() < deadline:
-                with socket.socket() as sock:
-                    if sock.connect_ex((s.address, s.port)) == 0:
-                        break
+        for s, log in zip(started, logs, strict=True):
+            while not re.search(r"\(pid (\d+)\)", log.read_text()):
+                if s.proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"an agent did not start: {log.read_text().strip()}")
                 time.sleep(0.05)
         yield started
     finally:
-        for s in started:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(s.proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                s.proc.wait(timeout=10)
+        for s, log in zip(started, logs, strict=True):
+            if s.proc.poll() is None:
+                s.proc.send_signal(signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    s.proc.wait(timeout=20)
+            if s.proc.poll() is None:
+                s.proc.kill()
+                s.proc.wait()
+            m = re.search(r"\(pid (\d+)\)", log.read_text())
+            if m:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(int(m.group(1)), signal.SIGKILL)
 
 
 def write_inventory(path: Path, endpoints: list[tuple[str, int]]) -> None:

@@ -60,3 +60,29 @@ def test_a_full_disk_is_a_results_dir_error(tmp_path: Path, monkeypatch: pytest.
 def test_a_vanished_file_is_a_results_dir_error(tmp_path: Path) -> None:
     with pytest.raises(ResultsDirError, match=r"cannot write .*gone"):
         atomic.make_durable([tmp_path / "gone"])
+
+
+def test_background_flushes_keep_their_order_and_end_when_idle(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    files = [tmp_path / "p" / name for name in ("job.fio", "fio.json", "points.jsonl")]
+    for f in files:
+        atomic.write_text(f, f.name, durable=False)
+    seen = fsynced(monkeypatch)
+    before = threading.active_count()
+    atomic.flush_later([files[0], files[1], tmp_path / "p"])  # a point's artefacts and their directory
+    atomic.flush_later([files[2]])  # then its record
+    atomic.flush_later([files[0]])  # a path handed again moves to its latest place
+    atomic.wait_flushed()
+    assert set(seen) == {*files, tmp_path / "p"}
+    assert seen.index(files[1]) < seen.index(tmp_path / "p") < seen.index(files[2])
+    assert seen.count(files[1]) == 1
+    assert threading.active_count() == before  # no thread left behind (the report's chart workers fork)
+
+
+def test_a_background_flush_error_is_raised_by_the_wait(tmp_path: Path) -> None:
+    atomic.flush_later([tmp_path / "gone"])
+    with pytest.raises(ResultsDirError, match=r"cannot write .*gone"):
+        atomic.wait_flushed()
+    atomic.wait_flushed()  # raised once

@@ -18,6 +18,7 @@ from pts_points import pts_context, pts_result
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import build_job, workload_options
 from ssdlab.results import atomic, hist
+from ssdlab.results.bins import Bins
 from ssdlab.results.model import LatencyStats, PointResult, Run, TestPoint, Workload, to_dict
 from ssdlab.run.eta import Estimator
 from ssdlab.suites import get_suite
@@ -220,23 +221,37 @@ def test_sparse_pairs_add_up_whatever_their_form() -> None:
     assert all(type(i) is int and type(n) is int for i, n in hist.sparse(expected))
 
 
-def test_latency_bins_read_once_give_what_fresh_bins_give() -> None:
+def test_percentiles_read_from_stored_pairs_equal_the_dense_histograms() -> None:
     from ssdlab.sim.executor import _latency
 
     counts = np.zeros(hist.PLAT_NR, dtype=np.int64)
     counts[[150, 200, 900]] = [10, 80, 1]
-    primed = _latency("clat", 91, 91 * 5000.0, 91 * 5000.0**2 * 2, 100, 5_000_000, counts)
-    plain = LatencyStats(**{f.name: getattr(primed, f.name) for f in dataclasses.fields(primed)})
-    assert "_counts" in primed.__dict__
-    assert "_counts" not in plain.__dict__
-    ps = [1, 50, 99, 99.9, 100]
-    assert primed.percentiles(ps) == plain.percentiles(ps)
-    assert plain.percentiles(ps) == plain.percentiles(ps)  # expanded once, read again
-    assert primed == plain
-    assert to_dict(primed) == to_dict(plain)
-    assert to_dict(primed)["bins"] == [[150, 10], [200, 80], [900, 1]]
-    odd = dataclasses.replace(plain, bins=((1, 2), [3, 4], (5, 6.5)))  # type: ignore[arg-type]
-    assert to_dict(odd)["bins"] == [[1, 2], [3, 4], [5, 6.5]]
+    stats = _latency("clat", 91, 91 * 5000.0, 91 * 5000.0**2 * 2, 100, 5_000_000, counts)
+    ps = [0, 1, 50, 99, 99.9, 100]
+    dense = hist.percentiles(counts, ps, total=91)
+    assert hist.bins_percentiles(stats.bins, ps, total=91) == dense
+    assert hist.bins_percentiles(stats.bins, ps, total=92) == hist.percentiles(counts, ps, total=92)  # N = sum + 1
+    assert stats.percentiles(ps) == {p: stats.clamp(float(v)) for p, v in dense.items()}
+    plain = LatencyStats(**{f.name: getattr(stats, f.name) for f in dataclasses.fields(stats)})
+    assert plain == stats
+    assert to_dict(plain) == to_dict(stats)
+    assert to_dict(stats)["bins"] == [[150, 10], [200, 80], [900, 1]]
+    rng = np.random.default_rng(7)
+    for _ in range(50):  # random sparse histograms, given in order or not, an index twice
+        idx = rng.choice(hist.PLAT_NR, size=int(rng.integers(1, 40)), replace=False)
+        cnt = rng.integers(0, 1000, size=idx.size)
+        pairs = list(zip(idx.tolist(), cnt.tolist(), strict=True))
+        if cnt.sum() == 0:
+            continue
+        for form in (sorted(pairs), pairs, pairs + pairs[:1]):
+            want = hist.percentiles(hist.counts_from_sparse(form), ps)
+            assert hist.bins_percentiles(Bins.of(form), ps) == want
+    odd = dataclasses.replace(plain, bins=((1, 2), [3, 4], (5, 6)))  # a list among tuples: held alike
+    assert to_dict(odd)["bins"] == [[1, 2], [3, 4], [5, 6]]
+    assert odd.bins == ((1, 2), (3, 4), (5, 6))
+    assert odd.bins == [[1, 2], [3, 4], [5, 6]]
+    with pytest.raises(ValueError):
+        Bins.of([(1, 2, 3)])
 
 
 # ---------------------------------------------------------------- files

@@ -181,7 +181,7 @@ def test_points_are_appended_to_the_log_and_folded_into_run_json(tmp_path: Path)
     store.save_run(tmp_path, run.with_status("complete"))
     assert not (tmp_path / store.LOG_FILE).exists()
     data = json.loads((tmp_path / store.RUN_FILE).read_text(encoding="utf-8"))
-    assert data["schema_version"] == SCHEMA_VERSION == 2
+    assert data["schema_version"] == SCHEMA_VERSION == 3
     assert [p["point"]["id"] for p in data["points"]] == ["p1", "p2", "p3"]
     assert store.load_run(tmp_path) == run.with_status("complete")
     assert leftovers(tmp_path) == []
@@ -245,5 +245,5 @@ def test_a_schema_1_run_json_loads_and_is_rewritten_as_the_current_schema(tmp_pa
     assert loaded.schema_version == 1
     assert loaded.points == run.points
     store.save_run(tmp_path, loaded)
-    assert json.loads((tmp_path / store.RUN_FILE).read_text(encoding="utf-8"))["schema_version"] == 2
+    assert json.loads((tmp_path / store.RUN_FILE).read_text(encoding="utf-8"))["schema_version"] == SCHEMA_VERSION
     assert store.load_run(tmp_path).points == run.points

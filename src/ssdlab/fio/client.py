@@ -203,7 +203,7 @@ def run_clients(assignments: Sequence[tuple[Endpoint, FioJob]], point_dir: Path,
         if content.strip():  # fio.json: '' or a whole document
             kept.append(point_dir / name)
             atomic.write_text(kept[-1], content, durable=False)
-    atomic.make_durable(kept)
+    atomic.flush_later([*kept, point_dir])  # in the background, before the point's record (runner.run_job)
     mismatch = version_mismatch(out + err, local_version)
     if mismatch:
         raise FioFailedError(mismatch, cmd=argv, returncode=code, stderr=err)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ssdlab.errors import FioFailedError
 from ssdlab.results import hist
+from ssdlab.results.bins import EMPTY
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 _DECODER = json.JSONDecoder()
@@ -84,7 +85,7 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
     pcts = _merged_percentiles(blocks, counts, n, binned)
     return LatencyStats(
         kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=float(np.sqrt(var)),
-        percentiles_ns=pcts, bins=tuple(hist.sparse(counts)) if counts is not None else (),
+        percentiles_ns=pcts, bins=hist.sparse_bins(counts) if counts is not None else EMPTY,
     )
 
 

@@ -199,7 +199,7 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     gate.check_job(job)
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
-    atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output, once fio ends
+    atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output after fio ends
     argv = _argv(binary or fio_binary(), job_path, status_interval, readonly=readonly)
     cmd_path = point_dir / "cmd.txt"
     atomic.write_text(cmd_path, shlex.join(argv) + "\n", durable=False)
@@ -219,7 +219,9 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
         kept.append(point_dir / "fio.json")
     if stderr_path.exists():
         kept.append(stderr_path)
-    atomic.make_durable(kept)
+    # on disk in the background, before the point's record (atomic.flush_later keeps their order), so the next
+    # point does not wait for the disk
+    atomic.flush_later([*kept, point_dir])
     if (returncode != 0 and not (early and final)) or not final:  # fio may exit non-zero when stopped early
         lines = [ln for ln in stderr.splitlines() if ln.strip()]
         first = next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else "")

@@ -20,6 +20,7 @@ from typing import Any
 
 from ssdlab.fio.parse import io_runtime_ms, measurement_from_document
 from ssdlab.results import hist
+from ssdlab.results.bins import EMPTY, Bins
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
 STATUS_FILE = "status.json"
@@ -43,13 +44,13 @@ def _latency_delta(prev: LatencyStats | None, cur: LatencyStats | None) -> Laten
     squares = cur.n * (cur.stddev_ns ** 2 + cur.mean_ns ** 2) - prev.n * (prev.stddev_ns ** 2 + prev.mean_ns ** 2)
     mean = total / n
     std = math.sqrt(max(0.0, squares / n - mean * mean))
-    bins: tuple[tuple[int, int], ...] = ()
+    bins: Bins = EMPTY
     pcts: dict[str, float] = {}
     lo, hi = cur.min_ns, cur.max_ns
     if cur.bins and prev.bins:
         counts = hist.counts_from_sparse(cur.bins) - hist.counts_from_sparse(prev.bins)
         counts[counts < 0] = 0
-        bins = tuple(hist.sparse(counts))
+        bins = hist.sparse_bins(counts)
         if bins:
             pcts = {percentile_key(p): float(v) for p, v in
                     hist.percentiles(counts, [float(k) for k in cur.percentiles_ns] or [50.0]).items()}

@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ssdlab.results.bins import EMPTY, Bins
 from ssdlab.results.model import DIRECTIONS, DirectionStats, LatencyStats, Measurement, PartResult, percentile_key
 
 DEFAULT_STRAGGLER_MARGIN_PCT = 10.0
@@ -35,11 +36,11 @@ def merge_latency(stats: Sequence[LatencyStats | None]) -> LatencyStats | None:
     n = sum(s.n for s in parts)
     mean = sum(s.mean_ns * s.n for s in parts) / n
     var = sum(s.n * (s.stddev_ns ** 2 + (s.mean_ns - mean) ** 2) for s in parts) / n
-    bins: tuple[tuple[int, int], ...] = ()
+    bins: Bins = EMPTY
     pcts: dict[str, float] = {}
     if all(s.bins for s in parts):
         counts = hist.merge(*(hist.counts_from_sparse(s.bins) for s in parts))
-        bins = tuple(hist.sparse(counts))
+        bins = hist.sparse_bins(counts)
         wanted = sorted({float(k) for s in parts for k in s.percentiles_ns})
         if wanted:
             # fio's rule ranks against the sample count; each part's n may exceed its bins' sum by one

@@ -1,7 +1,12 @@
 """Atomic file writes: write a temp file in the same directory, fsync it, rename it over the destination,
 then fsync the directory so the rename itself survives a power cut. `durable=False` skips the flushes, for
 files that can be made again from what is stored durably (a simulated point's artefacts): still complete or
-absent after a crash of ssdlab, though not necessarily after a power cut."""
+absent after a crash of ssdlab, though not necessarily after a power cut.
+
+Flushes that nothing has to wait for (a point's fio artefacts, the points log after each record) go to one
+background thread (`flush_later`), in order and a batch at a time, so the next point starts while the disk
+catches up; `wait_flushed` blocks until everything handed over is on stable storage and raises the first error.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import contextlib
 import errno
 import os
 import tempfile
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from ssdlab.errors import ResultsDirError
@@ -72,14 +79,118 @@ def make_durable(paths: list[Path]) -> None:
     their directories once. For artefacts written before a long step whose outcome decides whether they are
     kept (a point's job file, before fio runs), so the step does not wait for the disk."""
     for path in [*paths, *dict.fromkeys(p.parent for p in paths)]:
+        _fsync(path)
+
+
+def _fsync(path: Path) -> None:
+    """fsync one file or directory by name (ResultsDirError when that fails)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
         try:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            raise _results_error(path, exc) from exc
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise _results_error(path, exc) from exc
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> None:
+    """write_bytes of content given piece by piece (a run.json of many points is never one string in memory):
+    temp file, fsync, rename, fsync of the directory."""
+    fd, tmp = _temp_file(path)
+    try:
+        try:
+            with os.fdopen(fd, "wb", buffering=1 << 20, closefd=True) as fh:
+                for chunk in chunks:
+                    fh.write(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        fsync_dir(path.parent)
+    except OSError as exc:
+        raise _results_error(path, exc) from exc
+
+
+class _Flusher:
+    """One background thread that fsyncs files handed to it, in the order given (a path handed again moves to
+    its latest place), a batch at a time: a points log fsynced once covers every record appended before."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._pending: list[Path] = []
+        self._queued = 0  # hand-overs so far
+        self._done = 0  # hand-overs on stable storage
+        self._error: ResultsDirError | None = None
+        self._thread: threading.Thread | None = None
+        self._ended: threading.Thread | None = None  # the last thread, joined by wait()
+
+    def add(self, paths: Iterable[Path]) -> None:
+        with self._cond:
+            self._pending.extend(paths)
+            self._queued += 1
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="ssdlab-flush", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def _loop(self) -> None:
+        """Flush until nothing is pending, then end (a thread left running would keep, e.g., the report's chart
+        workers from forking)."""
+        while True:
+            with self._cond:
+                if not self._pending:
+                    self._ended, self._thread = self._thread, None
+                    self._cond.notify_all()
+                    return
+                batch, self._pending, upto = self._pending, [], self._queued
+            order: list[Path] = []  # each path once, at its last place
+            seen: set[Path] = set()
+            for path in reversed(batch):
+                if path not in seen:
+                    seen.add(path)
+                    order.append(path)
+            order.reverse()
+            error = None
+            for path in order:
+                try:
+                    _fsync(path)
+                except ResultsDirError as exc:
+                    error = error or exc
+            with self._cond:
+                self._done = upto
+                if error is not None and self._error is None:
+                    self._error = error
+                self._cond.notify_all()
+
+    def wait(self) -> None:
+        """Block until every hand-over is on stable storage and the thread has ended; raise the first error."""
+        with self._cond:
+            while self._done < self._queued or self._thread is not None:
+                self._cond.wait()
+            error, self._error = self._error, None
+            ended, self._ended = self._ended, None
+        if ended is not None and ended is not threading.current_thread():
+            ended.join()
+        if error is not None:
+            raise error
+
+
+_FLUSHER = _Flusher()
+
+
+def flush_later(paths: Iterable[Path]) -> None:
+    """Make files written with `durable=False` (and their directories' entries: name the directory after the
+    file) durable in the background, in this order and after everything handed over before."""
+    _FLUSHER.add(list(paths))
+
+
+def wait_flushed() -> None:
+    """Block until everything handed to flush_later is on stable storage; raise the first error among them."""
+    _FLUSHER.wait()
 
 
 def fsync_dir(directory: Path) -> None:

@@ -10,10 +10,11 @@ aggregate are computed from the summed counts, never by averaging per-job percen
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
+
+from ssdlab.results.bins import Bins
 
 PLAT_BITS = 6
 PLAT_VAL = 1 << PLAT_BITS
@@ -78,9 +79,13 @@ def counts_from_bins(bins: Mapping[str, int] | Mapping[int, int]) -> Counts:
     return out
 
 
-def counts_from_sparse(pairs: Iterable[Sequence[int]]) -> Counts:
+def counts_from_sparse(pairs: Iterable[Sequence[int]] | Bins) -> Counts:
     """Dense array from stored (index, count) pairs (an index given twice adds up)."""
     out = np.zeros(PLAT_NR, dtype=np.int64)
+    if type(pairs) is Bins:  # the model's compact form: its buffer as it is
+        flat = _flat(pairs)
+        np.add.at(out, flat[:, 0], flat[:, 1])
+        return out
     items = pairs if isinstance(pairs, (tuple, list)) else tuple(pairs)
     if not items:
         return out
@@ -95,10 +100,21 @@ def counts_from_sparse(pairs: Iterable[Sequence[int]]) -> Counts:
     return out
 
 
+def _flat(bins: Bins) -> npt.NDArray[np.int64]:
+    """The (n, 2) index/count view of compact bins (no copy)."""
+    return np.frombuffer(bins.flat(), dtype=np.int64).reshape(-1, 2)
+
+
 def sparse(counts: Counts) -> list[tuple[int, int]]:
     """(index, count) pairs of the non-empty buckets, for compact storage."""
     nz = np.flatnonzero(counts)
     return list(zip(nz.tolist(), counts[nz].tolist(), strict=True))
+
+
+def sparse_bins(counts: Counts) -> Bins:
+    """The non-empty buckets of a dense histogram as the model's compact Bins."""
+    nz = np.flatnonzero(counts)
+    return Bins.from_bytes(np.column_stack((nz, counts[nz])).astype(np.int64).tobytes())
 
 
 def merge(*arrays: Counts) -> Counts:
@@ -120,16 +136,47 @@ def percentiles(counts: Counts, ps: Sequence[float], total: int | None = None) -
         return {}
     cum = np.cumsum(counts)
     ps = tuple(ps)
-    thresholds = []
+    found = np.searchsorted(cum, _thresholds(ps, n), side="left").tolist() if ps else []
+    return {p: _VALUE_LIST[min(idx, PLAT_NR - 1)] for p, idx in zip(ps, found, strict=True)}
+
+
+def _thresholds(ps: Sequence[float], n: int) -> list[int]:
+    """ceil(p/100 x n) for each p, exactly (p is a float or an int: its exact ratio): cumulative counts are whole
+    numbers, so the first bucket with cum >= p/100 x n is the first with cum >= this."""
+    out = []
     for p in ps:
         if not 0.0 <= p <= 100.0:
             raise ValueError(f"percentile {p} outside 0..100")
-        # p/100 x n exactly (p is a float or an int: its exact ratio); cum is integer, so the first index with
-        # cum >= p/100 x n is the first with cum >= ceil(p/100 x n)
-        num, den = p.as_integer_ratio() if type(p) in (float, int) else Fraction(p).as_integer_ratio()
-        thresholds.append(-((-num * n) // (100 * den)))
-    found = np.searchsorted(cum, thresholds, side="left").tolist() if thresholds else []
-    return {p: _VALUE_LIST[min(idx, PLAT_NR - 1)] for p, idx in zip(ps, found, strict=True)}
+        if type(p) in (float, int):
+            num, den = p.as_integer_ratio()
+        else:  # a Fraction, Decimal, numpy number ...: its exact ratio
+            from fractions import Fraction
+
+            num, den = Fraction(p).as_integer_ratio()
+        out.append(-((-num * n) // (100 * den)))
+    return out
+
+
+def bins_percentiles(bins: Bins, ps: Sequence[float], total: int | None = None) -> dict[float, int]:
+    """percentiles() of stored bins, read from the pairs themselves (no dense array): the same values, since the
+    dense cumulative count only rises at a stored bucket. Bins that are not ascending distinct buckets with
+    counts >= 0 are expanded first, as counts_from_sparse adds them."""
+    flat = _flat(bins)
+    idx, cnt = flat[:, 0], flat[:, 1]
+    if idx.size and not (idx[0] >= 0 and idx[-1] < PLAT_NR and (idx.size == 1 or bool((idx[1:] > idx[:-1]).all()))
+                         and cnt.min() >= 0):
+        return percentiles(counts_from_sparse(bins), ps, total)
+    n = int(cnt.sum()) if total is None else int(total)
+    if n <= 0:
+        return {}
+    ps = tuple(ps)
+    if not idx.size:
+        return {p: _VALUE_LIST[0 if t <= 0 else PLAT_NR - 1] for p, t in zip(ps, _thresholds(ps, n), strict=True)}
+    limits = _thresholds(ps, n)
+    found = np.searchsorted(np.cumsum(cnt), limits, side="left").tolist()
+    index = idx.tolist()
+    return {p: _VALUE_LIST[0 if t <= 0 else (index[k] if k < len(index) else PLAT_NR - 1)]
+            for p, t, k in zip(ps, limits, found, strict=True)}
 
 
 def mean_ns(counts: Counts) -> float:

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, KeysView, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from pathlib import Path
+from typing import Any, Literal, TypeVar, overload
 
 from ssdlab.errors import StoredResultsError
 from ssdlab.results import shape
+from ssdlab.results.bins import EMPTY, Bins
 from ssdlab.results.events import EVENT_CLASSES, RunEvent, event_from_dict
 from ssdlab.results.extra import MeasurementExtra
 from ssdlab.results.record import Record, RecordField
@@ -43,8 +46,8 @@ from ssdlab.results.tags import PointTags
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)  # schema versions run_from_dict loads
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # schema versions run_from_dict loads
 
 RunStatus = Literal["running", "complete", "interrupted", "failed"]
 PointStatus = Literal["ok", "failed", "skipped", "invalid"]  # invalid: finished, measured too little (verdict.py)
@@ -67,27 +70,27 @@ class LatencyStats:
     mean_ns: float
     stddev_ns: float
     percentiles_ns: Mapping[str, float]  # fio's own reported percentiles, key "99.99"
-    bins: tuple[tuple[int, int], ...] = ()  # sparse (bucket index, count); empty without json+
+    bins: Bins = EMPTY  # sparse (bucket index, count) pairs, held compactly (bins.py); empty without json+
+
+    def __post_init__(self) -> None:
+        bins: object = self.bins
+        if type(bins) is not Bins:  # given as pairs (a tuple or list of them): held compactly
+            object.__setattr__(self, "bins", Bins.of(bins))  # type: ignore[arg-type]
 
     def percentile(self, p: float) -> float | None:
         """Percentile from bins (fio's rule) when present, else fio's reported value when listed."""
         return self.percentiles([p])[p]
 
     def percentiles(self, ps: Sequence[float]) -> dict[float, float | None]:
-        """Several percentiles at once (the bins are expanded once): the one way to read them from bins.
+        """Several percentiles at once: the one way to read them from bins.
 
         A bin's value is its midpoint, which can lie above the largest (or below the smallest) latency that
         fell into it; values are clamped to the observed [min, max], so p99.99 never exceeds the maximum."""
         if self.bins:
             from ssdlab.results import hist
 
-            counts = self.__dict__.get("_counts")  # the bins expanded once per object (a memo, not state)
-            if counts is None:
-                counts = hist.counts_from_sparse(self.bins)
-                counts.flags.writeable = False
-                object.__setattr__(self, "_counts", counts)
             # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
-            found = hist.percentiles(counts, ps, total=self.n or None)
+            found = hist.bins_percentiles(self.bins, ps, total=self.n or None)
             return {p: self.clamp(float(found.get(p, 0))) for p in ps}
         return {p: None if (v := self.percentiles_ns.get(percentile_key(p))) is None else self.clamp(v) for p in ps}
 
@@ -131,7 +134,8 @@ class Measurement:
     extra: RecordField[MeasurementExtra] = RecordField(MeasurementExtra)  # noqa: RUF009 (a descriptor: no call per instance)
     # a point on several devices (one host or a host group): each device's own result; the fields above are
     # then their exact aggregate (IOPS and bandwidth summed, latency histogram bins added)
-    parts: tuple[PartResult, ...] = ()
+    # (schema 3: stored in the point's directory and read from there when iterated; StoredParts)
+    parts: Sequence[PartResult] = ()
 
     def get(self, direction: str) -> DirectionStats | None:
         return self.directions.get(direction)
@@ -162,6 +166,97 @@ class PartResult:
     def key(self) -> str:
         """'host:device', or the device alone on the local host: unique within a run."""
         return f"{self.host}:{self.device}" if self.host else self.device
+
+
+PARTS_FILE = "parts.json"  # schema 3: a multi-device point's per-device results, in the point's directory
+_PARTS_CACHE_SIZE = 8  # points whose parts stay read (a report walks one point's devices several times)
+
+
+class StoredParts(Sequence[PartResult]):
+    """A point's per-device results kept in its directory (schema 3): what every device is (host, device, status,
+    reason: `heads`, small, shared between points with the same devices) stays in memory; the devices'
+    measurements are read from `path` when the parts are iterated or indexed, and the last few points' parts
+    stay read. So a run's memory does not grow with its devices."""
+
+    __slots__ = ("heads", "path")
+
+    def __init__(self, path: Path | None, heads: tuple[PartResult, ...]) -> None:
+        self.path = path  # None: not stored where this run was read from (iterating raises StoredResultsError)
+        self.heads = heads
+
+    def load(self) -> tuple[PartResult, ...]:
+        """Every device's result, measurement included (read from the point's directory)."""
+        if self.path is None:
+            raise StoredResultsError("this point's per-device results are not available (no run directory)")
+        try:
+            st = self.path.stat()
+        except OSError as exc:
+            raise StoredResultsError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        return _read_parts(str(self.path), st.st_mtime_ns, st.st_size)
+
+    def __len__(self) -> int:
+        return len(self.heads)
+
+    def __bool__(self) -> bool:
+        return bool(self.heads)
+
+    @overload
+    def __getitem__(self, i: int) -> PartResult: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[PartResult]: ...
+
+    def __getitem__(self, i: int | slice) -> PartResult | Sequence[PartResult]:
+        return self.load()[i]
+
+    def __iter__(self) -> Iterator[PartResult]:
+        return iter(self.load())
+
+    def shape_view(self) -> tuple[PartResult, ...]:
+        """What shape.check sees of these parts while loading a run: the heads (the file is checked when read)."""
+        return self.heads
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredParts):
+            return self.path == other.path and self.heads == other.heads
+        if isinstance(other, tuple):
+            return self.load() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.heads))
+
+    def __repr__(self) -> str:
+        return f"StoredParts({str(self.path)!r}, {len(self.heads)} devices)"
+
+
+@functools.lru_cache(maxsize=_PARTS_CACHE_SIZE)
+def _read_parts(path: str, mtime_ns: int, size: int) -> tuple[PartResult, ...]:
+    """The parts file of one point (its modification time and size in the key: a rewritten file is read again),
+    checked against the model's shape as run.json is."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise StoredResultsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise shape.malformed(Path(path), "", f"not JSON ({exc})") from exc
+    try:
+        parts = shape.items(data, "", part_from_dict)
+        for i, part in enumerate(parts):
+            shape.check(part, f"[{i}]")
+    except shape.ShapeError as exc:
+        raise shape.malformed(Path(path), exc.field, exc.problem) from exc
+    return parts
+
+
+def part_heads(parts: Sequence[PartResult]) -> tuple[PartResult, ...]:
+    """Host, device, status and reason of each device of a point, without reading their measurements (which may
+    be absent: heads only)."""
+    if isinstance(parts, StoredParts):
+        return parts.heads
+    return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -379,7 +474,7 @@ def to_dict(obj: Any) -> Any:
     names = _FIELD_NAMES.get(kind)
     if names is not None:  # a dataclass of the model
         if kind is LatencyStats:  # its bins are hundreds of (index, count) pairs per point
-            return {name: _pairs(obj.bins) if name == "bins" else to_dict(getattr(obj, name)) for name in names}
+            return {name: obj.bins.to_json() if name == "bins" else to_dict(getattr(obj, name)) for name in names}
         return {name: to_dict(getattr(obj, name)) for name in names}
     return _other_to_dict(obj, kind)
 
@@ -389,6 +484,10 @@ def _other_to_dict(obj: Any, kind: type) -> Any:
     extra: the stored object), a dataclass met for the first time, any other mapping or sequence."""
     if kind is RunRequest:
         return obj.to_dict()
+    if kind is Bins:
+        return obj.to_json()
+    if kind is StoredParts:  # the run itself: every device's result, as schema 1 and 2 held them inline
+        return [to_dict(p) for p in obj]
     if isinstance(obj, Record):
         return {k: v if type(v) in _PLAIN else to_dict(v) for k, v in obj._data.items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -401,27 +500,27 @@ def _other_to_dict(obj: Any, kind: type) -> Any:
     return obj
 
 
-def _pairs(items: Sequence[Any]) -> list[Any]:
-    """to_dict of a sequence of (int, int) pairs, with less work per pair (anything else: to_dict)."""
-    return [[a, b] if type(p) is tuple and len(p) == 2 and type(a := p[0]) is int and type(b := p[1]) is int
-            else to_dict(p) for p in items]
-
-
 def _latency(d: Mapping[str, Any] | None) -> LatencyStats | None:
     if d is None:
         return None
     d = shape.mapping(d, "")
     return LatencyStats(
         kind=d["kind"], n=_int(d, "n"), min_ns=d["min_ns"], max_ns=d["max_ns"], mean_ns=d["mean_ns"],
-        stddev_ns=d["stddev_ns"], percentiles_ns=dict(shape.mapping(d.get("percentiles_ns"), "percentiles_ns")),
+        stddev_ns=d["stddev_ns"], percentiles_ns=_interned(shape.mapping(d.get("percentiles_ns"), "percentiles_ns")),
         bins=_part("bins", _bins, d.get("bins") or []),
     )
 
 
-def _bins(pairs: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+def _interned(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `d` whose keys are the one copy of each text ("99.99" ...): every latency of a run has the same
+    dozen keys, which JSON decoding makes anew for each point (~9 MB of a 6,000-point run)."""
+    return {sys.intern(k) if type(k) is str else k: v for k, v in d.items()}
+
+
+def _bins(pairs: Sequence[Any]) -> Bins:
     if not isinstance(pairs, list | tuple):
         raise shape.ShapeError("", "expected a list of [bucket, count] pairs")
-    return tuple((int(i), int(c)) for i, c in pairs)
+    return Bins.of(pairs)
 
 
 def _int(d: Mapping[str, Any], key: str) -> int:
@@ -441,7 +540,12 @@ def _direction(d: Mapping[str, Any]) -> DirectionStats:
     )
 
 
-def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
+def measurement_from_dict(d: Mapping[str, Any], where: Path | tuple[Path, str] | None = None) -> Measurement:
+    """A stored measurement; `where` is its point's directory, where schema 3 keeps the per-device results (or
+    the run's directory and the point's id)."""
+    parts = d.get("parts", ())
+    if isinstance(parts, Mapping) and isinstance(where, tuple):
+        where = where[0] / "points" / where[1]
     return Measurement(
         engine=d["engine"], engine_version=d["engine_version"],
         directions={k: _part(f"directions.{k}", _direction, v)
@@ -450,7 +554,9 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
         runtime_ms=d.get("runtime_ms", 0), errors=d.get("errors", 0),
         series={k: list(v) for k, v in shape.mapping(d.get("series"), "series").items()},
         extra=shape.mapping(d.get("extra"), "extra") or None,
-        parts=shape.items(d.get("parts"), "parts", part_from_dict),
+        parts=_part("parts", lambda ref: stored_parts(ref, where), parts)
+        if isinstance(parts, Mapping) and not isinstance(where, tuple)
+        else shape.items(parts, "parts", part_from_dict),
     )
 
 
@@ -458,6 +564,36 @@ def part_from_dict(d: Mapping[str, Any]) -> PartResult:
     m = d.get("measurement")
     return PartResult(host=str(d.get("host", "")), device=str(d["device"]), status=d.get("status", "ok"),
                       measurement=measurement_from_dict(m) if m else None, reason=str(d.get("reason", "")))
+
+
+_HEADS: dict[tuple[tuple[str, str, str, str], ...], tuple[PartResult, ...]] = {}  # one object per device list
+_HEADS_MAX = 256
+
+
+def stored_parts(ref: Mapping[str, Any], where: Path | None) -> StoredParts:
+    """A schema-3 reference to a point's per-device results: {"file": "parts.json", "devices": [{"host", "device",
+    "status", "reason"}, ...]} (status "ok" and an empty reason may be left out). Points with the same devices
+    share one tuple of heads, so a run holds its device list once, not once per point."""
+    name = str(ref["file"])
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        raise ValueError(f"parts file {name!r} is not a file name in the point's directory")
+    key = tuple((str(h.get("host", "")), str(h["device"]), str(h.get("status", "ok")), str(h.get("reason", "")))
+                for h in ref["devices"])
+    heads = _HEADS.get(key)
+    if heads is None:
+        if len(_HEADS) >= _HEADS_MAX:
+            _HEADS.clear()
+        heads = _HEADS[key] = tuple(PartResult(host=h, device=dev, status=st, reason=why)  # type: ignore[arg-type]
+                                    for h, dev, st, why in key)
+    return StoredParts(where / name if where is not None else None, heads)
+
+
+def parts_ref(parts: StoredParts) -> dict[str, Any]:
+    """The stored form of a StoredParts (stored_parts reads it back)."""
+    return {"file": parts.path.name if parts.path is not None else PARTS_FILE,
+            "devices": [{"host": h.host, "device": h.device, "status": h.status, **({"reason": h.reason}
+                                                                                   if h.reason else {})}
+                        for h in parts.heads]}
 
 
 def workload_from_dict(d: Mapping[str, Any]) -> Workload:
@@ -476,12 +612,17 @@ def point_from_dict(d: Mapping[str, Any]) -> TestPoint:
                      idle_before_s=float(d.get("idle_before_s", 0.0)), continuous=str(d.get("continuous", "")))
 
 
-def point_result_from_dict(d: Mapping[str, Any]) -> PointResult:
+def point_result_from_dict(d: Mapping[str, Any], run_dir: Path | None = None) -> PointResult:
+    """A stored point result; `run_dir` is the run's directory (schema 3 keeps per-device results there)."""
     m = d.get("measurement")
+    point = _part("point", point_from_dict, shape.mapping(d["point"], "point"))
+    # the point's directory, unless its id is not a plain name there (then its parts, if any, cannot be read)
+    plain = type(point.id) is str and point.id not in ("", ".", "..") and "/" not in point.id and "\\" not in point.id
+    where = (run_dir, point.id) if run_dir is not None and plain else None
     return PointResult(
-        point=_part("point", point_from_dict, shape.mapping(d["point"], "point")), status=d["status"],
-        started=d["started"], finished=d["finished"],
-        measurement=_part("measurement", measurement_from_dict, shape.mapping(m, "measurement")) if m else None,
+        point=point, status=d["status"], started=d["started"], finished=d["finished"],
+        measurement=_part("measurement", lambda v: measurement_from_dict(v, where), shape.mapping(m, "measurement"))
+        if m else None,
         reason=d.get("reason", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
         attempt=d.get("attempt", 1),
     )
@@ -500,7 +641,8 @@ def _part(field: str, build: Callable[[Any], T], value: Any) -> T:
         raise shape.ShapeError(f"{field}.{inner}" if inner else field, problem) from exc
 
 
-def run_from_dict(d: Mapping[str, Any]) -> Run:
+def run_from_dict(d: Mapping[str, Any], run_dir: Path | None = None) -> Run:
+    """The stored run (`d`: run.json's object; its "points" may be any iterable of point objects, read once)."""
     version = d.get("schema_version")
     if type(version) is not int or version not in READABLE_VERSIONS:
         raise StoredResultsError(
@@ -513,7 +655,7 @@ def run_from_dict(d: Mapping[str, Any]) -> Run:
             status=d["status"], created=d["created"],
             options=_part("options", RunRequest.from_dict, shape.mapping(d.get("options"), "options")),
             target=dict(shape.mapping(d.get("target"), "target")), host=dict(shape.mapping(d.get("host"), "host")),
-            points=shape.items(d.get("points"), "points", point_result_from_dict),
+            points=shape.items(d.get("points"), "points", lambda p: point_result_from_dict(p, run_dir)),
             finished=d.get("finished", ""), warnings=shape.items(d.get("warnings"), "warnings", _same),
             events=shape.items(d.get("events"), "events", lambda e: event_from_dict(shape.mapping(e, ""))),
             health=dict(shape.mapping(d.get("health"), "health")),

@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ssdlab.errors import StoredResultsError
@@ -53,12 +54,19 @@ def describe(exc: BaseException) -> tuple[str, str]:
     return "", f"not the expected kind of value ({type(exc).__name__}: {exc})"
 
 
+def malformed(path: Path, field: str, problem: str) -> StoredResultsError:
+    """The one line for a stored file that does not have the model's shape (exit 8)."""
+    return StoredResultsError(f"{path}: {field or 'the document'}: {problem}: the file was changed or damaged after "
+                              "ssdlab wrote it; restore it from a copy, or run the test again")
+
+
 def items(values: Any, field: str, build: Callable[[Any], T]) -> tuple[T, ...]:
-    """Each element of the stored list `values` (the document's `field`) built with `build`; a failure names
-    the element (field[3].key)."""
+    """Each element of the stored list `values` (the document's `field`; or an iterator over its elements,
+    read once: run.json's points as they are read) built with `build`; a failure names the element
+    (field[3].key)."""
     if values is None:
         return ()
-    if not isinstance(values, list | tuple):
+    if not isinstance(values, list | tuple | Iterator):
         raise ShapeError(field, f"expected a list, found {_kind(values)}")
     out = []
     for i, v in enumerate(values):
@@ -153,6 +161,9 @@ def _sequence(element: Any) -> Checker:
     sub = _compile(element)
 
     def check_sequence(value: Any) -> None:
+        view = getattr(value, "shape_view", None)  # a sequence read from another file when iterated
+        if view is not None:  # (model.StoredParts): what it holds in memory; the file is checked as it is read
+            value = view()
         if not isinstance(value, list | tuple):
             raise ShapeError("", f"expected a list, found {_kind(value)}")
         if numbers and all(type(v) in _NUMBER for v in value):  # series: thousands of numbers

@@ -80,8 +80,7 @@ def check(run_dir: Path, run: Run, point: TestPoint, target: Target, progress: P
     except SsdlabError as exc:  # the check informs; it never stops the run
         result = PointResult(point=point, status="skipped", started=started, finished=store.now_iso(),
                              reason=f"host ceiling not measured: {exc}")
-    run = run.with_point(result)
-    store.save_run(run_dir, run)
+    run = store.save_run(run_dir, run.with_point(result))
     progress.point_end(result)
     return run, time.monotonic() - t0
 

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import time
 from pathlib import Path
+from typing import Protocol
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
@@ -280,19 +281,18 @@ class RunLoop:
         """A point fio failed on: recorded; the run stops, or (--on-error continue) goes on without it."""
         failed = PointResult(point=point, status="failed", started=store.now_iso(), finished=store.now_iso(),
                              reason=str(exc), attempt=attempt, measurement=partial)
-        self.run = self.run.with_point(failed)
         if self.policy != "continue":
+            self.run = self.run.with_point(failed)  # saved with the run as it stops
             raise exc
         self.given_up.add(point.id)
         if failed.measurement is not None:  # several devices: later points go on without the failed
             _drop_failed(self.target, failed.measurement)
-        store.append_point(self.run_dir, failed)
+        append(self, failed)
         self.estimator.observe(failed, time.monotonic() - t0)
         self.progress.point_end(failed)
 
     def _record(self, result: PointResult, t0: float) -> None:
-        self.run = self.run.with_point(result)  # temperature samples join the run in session.finish
-        store.append_point(self.run_dir, result)
+        append(self, result)  # temperature samples join the run in session.finish
         self.estimator.observe(result, time.monotonic() - t0)
         self.progress.point_end(result)
 
@@ -368,8 +368,7 @@ class Series:
         if problem:  # a sample of a running stimulus cannot be run again for longer: it is invalid
             result = dataclasses.replace(result, status="invalid", reason=f"invalid: {problem} (a sample of a "
                                                                           "continuous stimulus is not extended)")
-        self.run = self.run.with_point(result)
-        store.append_point(self.run_dir, result)
+        append(self, result)
         now = time.monotonic()
         self.estimator.observe(result, now - self.t0)
         self.t0 = now
@@ -386,6 +385,23 @@ class Series:
         here = store.point_dir(self.run_dir, nxt.id)
         here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
         return here
+
+
+class _Holder(Protocol):
+    run_dir: Path
+    run: Run
+
+
+def append(holder: _Holder, result: PointResult) -> None:
+    """Record `result` in the holder's run: appended to the points log and held as stored (a point on several
+    devices keeps their results in its directory, not in memory). When storing fails the result is held as it
+    is, so that the run's stop can still save it whole."""
+    try:
+        stored = store.append_point(holder.run_dir, result)
+    except BaseException:
+        holder.run = holder.run.with_point(result)
+        raise
+    holder.run = holder.run.with_point(stored)
 
 
 def _stop(run_dir: Path, run: Run, status: str, text: str) -> Run:

@@ -25,6 +25,7 @@ from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
 from ssdlab.results import atomic, hist
+from ssdlab.results.bins import EMPTY
 from ssdlab.results.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.results.model import (
     DirectionStats,
@@ -238,11 +239,8 @@ def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int,
     # bin midpoints clamped to the observed range (as LatencyStats.percentiles reads them)
     pcts = {percentile_key(p): float(min(max(v, lo), hi))
             for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
-    stats = LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
-                         stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=tuple(hist.sparse(counts)))
-    counts.flags.writeable = False
-    object.__setattr__(stats, "_counts", counts)  # the bins expanded (LatencyStats.percentiles' memo)
-    return stats
+    return LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
+                        stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=hist.sparse_bins(counts))
 
 
 def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, extra: dict[str, Any]) -> Measurement:
@@ -256,7 +254,7 @@ def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, ext
         counts = np.frombuffer(hbytes, dtype=np.int64).copy()
         clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, counts)
         # like fio's json+ lat_ns: summary statistics only (submission latency is zero in the model)
-        lat = dataclasses.replace(clat, kind="lat", percentiles_ns={}, bins=())
+        lat = dataclasses.replace(clat, kind="lat", percentiles_ns={}, bins=EMPTY)
         directions[name] = DirectionStats(iops=n / secs, bw_bytes=nbytes / secs, io_bytes=int(nbytes),
                                           total_ios=int(n), runtime_ms=round(runtime_ns / 1e6),
                                           clat=clat, lat=lat)
