@@ -4,14 +4,18 @@ rule on fixture values."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections import Counter
 from typing import Any
 
 import pytest
+from tests.unit.test_pts_rounds import measurement, new_run
 
 from ssdlab.errors import UsageError
 from ssdlab.fio.job import build_job
-from ssdlab.results.model import TestPoint
+from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.run.eta import shape
 from ssdlab.suites.base import PlanContext
 from ssdlab.suites.pts import common, demand
 from ssdlab.suites.pts.demand import CBW, DIRTH, Selection, SweepValue, select_points
@@ -194,3 +198,72 @@ def test_one_capture_per_distinct_point() -> None:
     assert sel.distinct() == [("max", (4, 4), ("max", "mid")), ("min", (1, 1), ("min",))]
     assert sel.capture_role("mid") == "max"
     assert sel.capture_role("min") == "min"
+
+
+def _agree(t: demand.DemandTest, s: common.PtsSettings, run: Run) -> None:
+    """The analysis of the followed progress is that of a scan of the run, and the outlook lists what `remaining`
+    lists: the same next point and as many points of each shape, in runs rather than a point each."""
+    assert demand.analyse(t, s, run) == demand._analyse(t, s, run)
+    want = demand.remaining(t, s, run)
+    got = demand.outlook(t, s, run, [])
+    assert got.next_point == (want[0] if want else None)
+    counts: Counter[tuple[object, ...]] = Counter()
+    for p, n in got.worst:
+        counts[shape(p)] += n
+    assert counts == Counter(shape(p) for p in want)
+    assert len(got.worst) <= 2 * 5 + 8  # runs of one shape (a round has 5 points here), not a point each
+
+
+@pytest.mark.parametrize(("t", "options"), [(CBW, {}), (DIRTH, {"di_pc": "2"})])
+def test_outlook_and_analysis_follow_the_run_as_a_scan_would(t: demand.DemandTest, options: dict[str, Any]) -> None:
+    s = settings(runtime_s=0.5, di_tc="2,1", di_qd="2,1", di_pc_round_minutes=2.0, di_prewrite_minutes=1.0,
+                 di_hist_minutes=1.0, di_hist_prewrite_minutes=1.0, max_rounds=8, **options)
+    failing, invalid = f"{t.key}-r03-t01q02", f"{t.key}-h-max"
+
+    def result(p: TestPoint, status: str = "ok") -> PointResult:
+        slow = 0.6 if p.tags.get("round") in (1, 2) else 1.0  # steady from round 3 on (PC and sweep rounds)
+        m = None if p.phase == "purge" else measurement(p, 10_000.0 * slow * p.workload.numjobs)
+        return PointResult(point=p, status=status, started="", finished="", measurement=m)
+
+    run = new_run("pts-cbw")
+    _agree(t, s, run)
+    given_up: set[str] = set()  # as the run loop does under --on-error continue
+    steps = failed_at = stopped = 0
+    while (pending := [q for q in demand.remaining(t, s, run) if q.id not in given_up]) and steps < 300:
+        p = pending[0]
+        steps += 1
+        if steps % 9 == 0 or p.id.endswith("t01q01"):  # on a branch, a point that measured too little: once its
+            branch = run.with_point(result(p, "invalid"))  # round is complete, the test stops there, incomplete
+            _agree(t, s, branch)
+            stopped += demand.analyse(t, s, branch).invalid != ()
+        status = "failed" if p.id == failing and not failed_at else "invalid" if p.id == invalid else "ok"
+        if status == "failed":
+            given_up.add(p.id)  # a gap the later points run past, until it is tried again
+            failed_at = steps
+        elif failed_at and steps == failed_at + 3:
+            given_up.clear()
+        run = run.with_point(result(p, status))
+        _agree(t, s, run)
+    state = demand.analyse(t, s, run)
+    assert state.finished
+    assert state.steady
+    assert state.selection is not None
+    assert demand.remaining(t, s, run) == []
+    assert failed_at > 0  # the failed point was given up, run past and tried again
+    assert stopped > 0  # some branch ended the test on its invalid point
+    assert any(r.point.id == invalid and r.status == "invalid" for r in run.points)
+    # a point of a complete round runs again: it fails (the round is no longer complete), then measures too little
+    top = next(p for p in demand.plan(t, s) if p.id == f"{t.key}-r04-t02q02")
+    for status in ("failed", "invalid"):
+        run = run.with_point(result(top, status))
+        _agree(t, s, run)
+    assert demand.analyse(t, s, run).invalid == (top.id,)
+    # a run handed in out of turn (an earlier one, a loaded copy, one with a point replaced in the middle and as
+    # many points as the last) is scanned anew
+    middle = next(i for i, r in enumerate(run.points) if r.point.id == f"{t.key}-r02-t01q01")
+    replaced = dataclasses.replace(run.points[middle], status="invalid", reason="invalid: it completed 3 I/Os")
+    for r in (dataclasses.replace(run, points=run.points[:12]), dataclasses.replace(run, points=run.points[:40]),
+              dataclasses.replace(run, points=tuple(dataclasses.replace(p) for p in run.points)), run,
+              dataclasses.replace(run, points=(*run.points[:middle], replaced, *run.points[middle + 1:]))):
+        _agree(t, s, r)
+    assert demand.analyse(t, s, r).invalid == (replaced.point.id,)

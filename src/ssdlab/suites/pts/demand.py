@@ -19,15 +19,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ssdlab.analysis import steady
 from ssdlab.analysis.steady import Determination
 from ssdlab.errors import UsageError
 from ssdlab.results.events import SteadyStateEvent, VerdictEvent
-from ssdlab.results.model import PointResult, Run, TestPoint, Workload
+from ssdlab.results.model import FINISHED, PointResult, Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import SuiteOption
+from ssdlab.suites.base import Outlook, PointRuns, SuiteOption
 from ssdlab.suites.pts.common import (
     KiB,
     PtsSettings,
@@ -511,7 +511,17 @@ def _average(points: list[PointResult], expected: int, f: Callable[[PointResult]
 
 def analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
     """Preconditioning, complete rounds, the steady-state decision and the chosen points, from the stored
-    points. An invalid point (verdict.py: it measured too little) ends the test there, incomplete."""
+    points. An invalid point (verdict.py: it measured too little) ends the test there, incomplete. Worked out
+    again only when a result came that can change it (see _progress); otherwise the last answer stands."""
+    prog = _progress(t, s, run)
+    key = (prog.purged, prog.pc_changes, prog.round_changes)
+    if prog.memo is None or prog.memo[0] != key:
+        prog.memo = (key, _analyse(t, s, run))
+    return prog.memo[1]
+
+
+def _analyse(t: DemandTest, s: PtsSettings, run: Run) -> DemandState:
+    """analyse() by a scan of the test's stored points."""
     ds = demand_settings(s)
     res = run.finished_by_id()
     purged = purge_point(t.key, s).id in res
@@ -580,6 +590,83 @@ def _rounds(t: DemandTest, s: PtsSettings, ds: DemandSettings, res: Mapping[str,
                 return rounds, []
 
 
+# --------------------------------------------------------------------------- a run's progress, followed as it grows
+#
+# The run loop asks for the test's outlook after every point. Scanning the test's rounds and working out the
+# window averages and the selection again each time made CBW and DIRTH quadratic, so which of the test's points
+# are finished is followed as the run grows: a run handed in after the last one is the last one with points
+# appended (Run.with_point), and only those are looked at; anything else (another run, a point replaced anywhere)
+# starts over from its first point. Telling the two apart compares the runs' point tuples, which are the same
+# objects when points were appended: a comparison of pointers in C, some microseconds for thousands of points.
+# analyse() is worked out again only when a result came that can change it: the purge's, a preconditioning
+# round's, or one that completes a sweep round or changes a complete one (the analysis reads no other round).
+# The answers are those of a scan of the run: a memo, not state.
+
+@dataclass
+class _Progress:
+    """Which of one demand test's points a run has finished, and the analysis they give."""
+
+    purge_id: str
+    points: tuple[PointResult, ...] = ()  # the run's points as last seen
+    purged: bool = False
+    pc_changes: int = 0  # results of preconditioning rounds seen
+    rounds: dict[int, set[str]] = field(default_factory=dict)  # round -> ids of its finished points
+    round_changes: int = 0  # results seen that complete a round or change a complete one
+    memo: tuple[tuple[bool, int, int], DemandState] | None = None  # analyse() for (purged, the two counts)
+
+
+_PROGRESS: dict[tuple[DemandTest, PtsSettings], _Progress] = {}
+_PROGRESS_MAX = 16  # (test, settings) followed at once (a run has one per demand test)
+
+
+@functools.lru_cache(maxsize=4096)
+def _round_ids(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> frozenset[str]:
+    return frozenset(p.id for p in _round_points(t, s, ds, r))
+
+
+def _round_of(t: DemandTest, s: PtsSettings, ds: DemandSettings, pid: str) -> tuple[int, int] | None:
+    """(round, how many points it has) of a pre-write or sweep point's id; None for any other id."""
+    digits, sep, _ = pid[len(t.key) + 2:].partition("-")
+    if not sep or not digits.isdigit():
+        return None
+    ids = _round_ids(t, s, ds, int(digits))
+    return (int(digits), len(ids)) if pid in ids else None
+
+
+def _progress(t: DemandTest, s: PtsSettings, run: Run) -> _Progress:
+    """Which of the test's points the run has finished (the memo of this test's run, brought up to date)."""
+    points = run.points
+    prog = _PROGRESS.get((t, s))
+    seen = len(prog.points) if prog is not None else 0
+    if prog is None or len(points) < seen or points[:seen] != prog.points:  # (the same objects: pointers compared)
+        if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
+            _PROGRESS.clear()
+        prog = _PROGRESS[(t, s)] = _Progress(purge_id=purge_point(t.key, s).id)
+        seen = 0
+    if len(points) > seen:
+        ds = demand_settings(s)
+        pc_prefix, round_prefix = f"{t.key}-pc", f"{t.key}-r"
+        for pr in points[seen:]:
+            pid = pr.point.id
+            finished = pr.status in FINISHED  # as Run.finished_by_id keeps the latest result of an id
+            if pid == prog.purge_id:
+                prog.purged = finished
+            elif pid.startswith(pc_prefix):
+                prog.pc_changes += 1
+            elif pid.startswith(round_prefix) and (at := _round_of(t, s, ds, pid)) is not None:
+                r, n = at
+                done = prog.rounds.setdefault(r, set())
+                was_complete = len(done) == n
+                if finished:
+                    done.add(pid)
+                else:
+                    done.discard(pid)
+                if was_complete or len(done) == n:
+                    prog.round_changes += 1
+        prog.points = points
+    return prog
+
+
 def capture_points(t: DemandTest, s: PtsSettings, state: DemandState) -> list[TestPoint]:
     """The captures the selection asks for: one pre-write + capture per distinct chosen point."""
     if state.selection is None:
@@ -610,6 +697,46 @@ def remaining(t: DemandTest, s: PtsSettings, run: Run) -> list[TestPoint]:
             out.extend(round_points(t, s, ds, later))
         return out + _worst_hist(t, s, ds)
     return [p for p in capture_points(t, s, state) if p.id not in done]
+
+
+@functools.lru_cache(maxsize=1024)
+def _pc_point(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int) -> TestPoint:
+    return pc_point(t, s, ds, r)
+
+
+def _rounds_runs(t: DemandTest, s: PtsSettings, ds: DemandSettings, r: int, count: int) -> PointRuns:
+    """`count` rounds from round r as runs: each of round r's points standing for its shape in every round."""
+    return tuple((p, count) for p in _round_points(t, s, ds, r)) if count > 0 else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _worst_hist_runs(t: DemandTest, s: PtsSettings, ds: DemandSettings) -> PointRuns:
+    return tuple((p, 1) for p in _worst_hist(t, s, ds))
+
+
+def outlook(t: DemandTest, s: PtsSettings, run: Run, finished: list[int]) -> Outlook:
+    """What `remaining` lists, as runs of points of one shape (its first point the next to run): its cost does
+    not grow with the run."""
+    ds = demand_settings(s)
+    done = run.done_ids()
+    hist = _worst_hist_runs(t, s, ds)
+    if purge_point(t.key, s).id not in done:
+        n = _pc_rounds(s, ds)
+        pc = ((_pc_point(t, s, ds, 1), 1), *(((_pc_point(t, s, ds, 2), n - 1),) if n > 1 else ()))
+        return Outlook(worst=((purge_point(t.key, s), 1), *pc, *_rounds_runs(t, s, ds, 1, s.max_rounds), *hist))
+    state = analyse(t, s, run)
+    if not state.pc_finished:
+        first = len(state.pc_values) + 1
+        left = max(1, _pc_rounds(s, ds) - len(state.pc_values))  # --until-steady past the maximum: one more
+        pc = ((_pc_point(t, s, ds, first), 1), *(((_pc_point(t, s, ds, first + 1), left - 1),) if left > 1 else ()))
+        return Outlook(worst=(*pc, *_rounds_runs(t, s, ds, 1, s.max_rounds), *hist))
+    if state.invalid:
+        return Outlook()
+    if not state.finished:
+        r = state.rounds_done + 1
+        current = tuple((p, 1) for p in _round_points(t, s, ds, r) if p.id not in done)
+        return Outlook(worst=(*current, *_rounds_runs(t, s, ds, r + 1, s.max_rounds - r), *hist))
+    return Outlook.of([p for p in capture_points(t, s, state) if p.id not in done])
 
 
 def conclude(t: DemandTest, s: PtsSettings, run: Run) -> Run:
@@ -708,7 +835,7 @@ def family_test(t: DemandTest, options: tuple[SuiteOption, ...]) -> PtsTest:
     return PtsTest(key=t.key, title=t.title, plan=functools.partial(plan, t),
                    remaining=functools.partial(remaining, t), conclude=functools.partial(conclude, t),
                    notes=functools.partial(notes, t), options=(*demand_options(), *options),
-                   validate=functools.partial(validate, t), in_default=False)
+                   validate=functools.partial(validate, t), in_default=False, outlook=functools.partial(outlook, t))
 
 
 register_test(family_test(CBW, CBW_OPTIONS))
