@@ -209,6 +209,11 @@ def test_outlook_and_remaining_follow_the_run_as_a_scan_would() -> None:
     agree(dataclasses.replace(run, points=run.points[:40]))
     agree(dataclasses.replace(run, points=tuple(dataclasses.replace(p) for p in run.points)))
     agree(run)
+    # the same length, first and last point, but one in the middle replaced: scanned anew too
+    middle = len(run.points) // 2
+    swapped = dataclasses.replace(run.points[middle], status="invalid")
+    agree(dataclasses.replace(run, points=(*run.points[:middle], swapped, *run.points[middle + 1:])))
+    agree(run)
     # the failed burst runs again and finishes: nothing left
     redo = next(p for p in hir.hir_plan(s) if p.id == "hir-w05-b002")
     run = run.with_point(PointResult(point=redo, status="ok", started="", finished="",

@@ -293,8 +293,7 @@ def _progress(s: PtsSettings, run: Run) -> _Progress:
     points = run.points
     prog = _PROGRESS.get(s)
     seen = len(prog.points) if prog is not None else 0
-    if prog is None or len(points) < seen or (seen and (points[0] is not prog.points[0]
-                                                         or points[seen - 1] is not prog.points[-1])):
+    if prog is None or len(points) < seen or points[:seen] != prog.points:  # (the same objects: pointers compared)
         if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
             _PROGRESS.clear()
         prog = _PROGRESS[s] = _Progress()
