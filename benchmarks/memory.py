@@ -28,19 +28,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from timing import check, load, run, ssdlab
+from timing import check, load, run, ssdlab, stop_agent, wait_for_agents
 
 DEVICES_PER_HOST = 8
 RUN_GOAL_MB, REPORT_GOAL_MB = 250.0, 300.0  # the PTS family on the simulator (issue 27)
@@ -74,26 +70,11 @@ def agents(count: int, base: Path) -> Iterator[list[Path]]:
                                         stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
             started.append((proc, log))
             sockets.append(where / "agent.sock")
-        deadline = time.monotonic() + 60
-        for proc, log in started:
-            while not re.search(r"\(pid (\d+)\)", log.read_text()):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"an agent did not start: {log.read_text().strip()}")
-                time.sleep(0.1)
+        wait_for_agents(started)
         yield sockets
     finally:
         for proc, log in started:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=20)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            m = re.search(r"\(pid (\d+)\)", log.read_text())
-            if m:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(int(m.group(1)), signal.SIGKILL)
+            stop_agent(proc, log)
 
 
 def inventory(sockets: Sequence[Path], devices: int) -> str:

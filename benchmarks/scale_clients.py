@@ -25,10 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
-import re
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -40,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from timing import check, load, run, ssdlab
+from timing import check, load, run, ssdlab, stop_agent, wait_for_agents
 
 from ssdlab.fio.runner import fio_version
 
@@ -91,26 +88,11 @@ def servers(n: int, base: Path) -> Iterator[list[Server]]:
                                         start_new_session=True)
             started.append(Server(address, port, proc, wd))
             logs.append(log)
-        deadline = time.monotonic() + 60
-        for s, log in zip(started, logs, strict=True):
-            while not re.search(r"\(pid (\d+)\)", log.read_text()):
-                if s.proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit(f"an agent did not start: {log.read_text().strip()}")
-                time.sleep(0.05)
+        wait_for_agents([(s.proc, log) for s, log in zip(started, logs, strict=True)])
         yield started
     finally:
         for s, log in zip(started, logs, strict=True):
-            if s.proc.poll() is None:
-                s.proc.send_signal(signal.SIGINT)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    s.proc.wait(timeout=20)
-            if s.proc.poll() is None:
-                s.proc.kill()
-                s.proc.wait()
-            m = re.search(r"\(pid (\d+)\)", log.read_text())
-            if m:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(int(m.group(1)), signal.SIGKILL)
+            stop_agent(s.proc, log)
 
 
 def write_inventory(path: Path, endpoints: list[tuple[str, int]]) -> None:

@@ -8,7 +8,10 @@ Rounds alternate which side goes first, so slow drift on a shared host hits both
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -99,3 +102,31 @@ def ssdlab() -> Path:
     if not exe.exists():
         raise SystemExit(f"{exe} not found: install ssdlab into this interpreter's environment first")
     return exe
+
+
+AGENT_PID = re.compile(r"\(pid (\d+)\)")  # how an agent's log names its fio server's process group
+
+
+def wait_for_agents(started: Sequence[tuple[subprocess.Popen[bytes], Path]], timeout: float = 60) -> None:
+    """Until every `ssdlab agent` has logged its fio server's pid; an agent that exits first ends the benchmark."""
+    deadline = time.monotonic() + timeout
+    for proc, log in started:
+        while not AGENT_PID.search(log.read_text()):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"an agent did not start: {log.read_text().strip()}")
+            time.sleep(0.05)
+
+
+def stop_agent(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Stop an agent as its user would (Ctrl-C), then make sure its fio server's process group is gone."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=20)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    m = AGENT_PID.search(log.read_text())
+    if m:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(int(m.group(1)), signal.SIGKILL)
