@@ -226,3 +226,21 @@ def test_weighted_direction_split_equals_filtering_the_rows(tmp_path: Path) -> N
         [(iv.end_ms, iv.samples, iv.min_ns, iv.max_ns) for iv in alone]
     for a, b in zip(split, alone, strict=True):
         assert np.allclose(a.counts, b.counts)
+
+
+def test_numpy_loads_with_one_blas_thread_and_the_environment_is_restored(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import sys
+
+    from ssdlab.commands import histlog as command
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delitem(sys.modules, "numpy")  # as in a fresh `ssdlab hist-log` process
+    with command._one_blas_thread():
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # the user's own setting wins
+    with command._one_blas_thread():
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
