@@ -215,6 +215,18 @@ def test_fast_and_general_parsers_agree(tmp_path: Path) -> None:
     assert np.array_equal(fast.dense(1856), np.stack([c for _, _, c in rows]))
 
 
+def test_fast_parser_places_rows_by_their_newlines(tmp_path: Path) -> None:
+    """A column moved from one row to the next keeps every byte canonical and the block's length: refused."""
+    rows = random_rows([100, 200, 300])
+    lines = write_log(tmp_path / "a.log", rows).read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b", 0, 0,", b", 0, 0, 0,", 1)  # one column long: the next row's tokens
+    lines[2] = lines[2].replace(b", 0, 0,", b", 0,", 1)  # (one short) would all look one column further
+    data = b"\n".join(lines)
+    assert histlog._parse_canonical(np.frombuffer(data, np.uint8), 1859) is None
+    with pytest.raises(histlog.HistLogError, match="1860 columns where the log's first row has 1859"):
+        histlog.parse_block(data, 1859)
+
+
 def test_weighted_direction_split_equals_filtering_the_rows(tmp_path: Path) -> None:
     rows = random_rows([103, 201, 301, 401, 503])
     both = write_log(tmp_path / "both.log", rows)
