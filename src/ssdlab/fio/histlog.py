@@ -777,17 +777,21 @@ class _WeightedAggregator(_Aggregator):
                 te, a_e = t[b], a0 + j[ahead_idx] * interval
                 k = np.searchsorted(self.values, (te - limit - a_e) * 1e6, side="right")
                 np.minimum.at(lo, jj[ahead_idx], np.maximum(k, cj[ahead_idx] - 1))
-            for kk in np.flatnonzero(samples > 0):
-                p = self.pending.setdefault(j0 + int(kk), _Pending())
-                if d in p.counts:
-                    p.counts[d] = p.counts[d] + dense[kk]
-                    p.lo[d] = min(p.lo[d], int(lo[kk]))
-                    p.hi[d] = max(p.hi[d], int(hi[kk]))
+            lo_k, hi_k, samples_k = lo.tolist(), hi.tolist(), samples.tolist()  # Python numbers per interval
+            for kk in np.flatnonzero(samples > 0).tolist():
+                p = self.pending.get(j0 + kk)
+                if p is None:
+                    p = self.pending[j0 + kk] = _Pending()
+                counts = p.counts.get(d)
+                if counts is not None:
+                    np.add(counts, dense[kk], out=counts)  # the interval's own copy, made below
+                    p.lo[d] = min(p.lo[d], lo_k[kk])
+                    p.hi[d] = max(p.hi[d], hi_k[kk])
                 else:
                     p.counts[d] = dense[kk].copy()
-                    p.lo[d] = int(lo[kk])
-                    p.hi[d] = int(hi[kk])
-                p.samples[d] = p.samples.get(d, 0) + round(samples[kk])
+                    p.lo[d] = lo_k[kk]
+                    p.hi[d] = hi_k[kk]
+                p.samples[d] = p.samples.get(d, 0) + round(samples_k[kk])
 
 
 def total_histogram(paths: Iterable[Path | str], direction: str = ALL) -> tuple[I64, int]:
