@@ -215,6 +215,18 @@ def test_fast_and_general_parsers_agree(tmp_path: Path) -> None:
     assert np.array_equal(fast.dense(1856), np.stack([c for _, _, c in rows]))
 
 
+def test_fast_parser_places_rows_by_their_newlines(tmp_path: Path) -> None:
+    """A column moved from one row to the next keeps every byte canonical and the block's length: refused."""
+    rows = random_rows([100, 200, 300])
+    lines = write_log(tmp_path / "a.log", rows).read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b", 0, 0,", b", 0, 0, 0,", 1)  # one column long: the next row's tokens
+    lines[2] = lines[2].replace(b", 0, 0,", b", 0,", 1)  # (one short) would all look one column further
+    data = b"\n".join(lines)
+    assert histlog._parse_canonical(np.frombuffer(data, np.uint8), 1859) is None
+    with pytest.raises(histlog.HistLogError, match="1860 columns where the log's first row has 1859"):
+        histlog.parse_block(data, 1859)
+
+
 def test_weighted_direction_split_equals_filtering_the_rows(tmp_path: Path) -> None:
     rows = random_rows([103, 201, 301, 401, 503])
     both = write_log(tmp_path / "both.log", rows)
@@ -226,3 +238,21 @@ def test_weighted_direction_split_equals_filtering_the_rows(tmp_path: Path) -> N
         [(iv.end_ms, iv.samples, iv.min_ns, iv.max_ns) for iv in alone]
     for a, b in zip(split, alone, strict=True):
         assert np.allclose(a.counts, b.counts)
+
+
+def test_numpy_loads_with_one_blas_thread_and_the_environment_is_restored(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import sys
+
+    from ssdlab.commands import histlog as command
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    monkeypatch.delitem(sys.modules, "numpy")  # as in a fresh `ssdlab hist-log` process
+    with command._one_blas_thread():
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")  # the user's own setting wins
+    with command._one_blas_thread():
+        assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"

@@ -152,35 +152,30 @@ class Chunk:
         return out
 
 
-def _decode_tokens(a: npt.NDArray[np.uint8], starts: I64) -> I64:
-    """Values of the decimal tokens beginning at `starts` (they begin with 1-9 and end at a non-digit)."""
-    return _decode_with_lengths(a, starts)[0]
-
-
-def _decode_with_lengths(a: npt.NDArray[np.uint8], starts: I64) -> tuple[I64, I64]:
-    """(values, digit counts) of the tokens at `starts`; loops once per digit position, not per token."""
-    values = np.zeros(starts.size, dtype=np.int64)
-    active = np.arange(starts.size)
-    pos = starts.copy()
-    n = a.size
-    while active.size:
-        p = pos[active]
-        inside = p < n
-        d = np.full(p.size, 255, dtype=np.uint8)
-        d[inside] = a[p[inside]] - np.uint8(48)
-        digit = d < 10
-        active = active[digit]
-        values[active] = values[active] * 10 + d[digit]
-        pos[active] += 1
-    return values, pos - starts
+def _decode(a: npt.NDArray[np.uint8], starts: I64) -> tuple[I64, I64]:
+    """(values, extra digits) of the decimal tokens at `starts` (each begins with 1-9 and is followed by a
+    non-digit inside `a`); loops once per digit position, over the tokens that still have digits."""
+    values = a[starts].astype(np.int64) - 48
+    extra = np.zeros(starts.size, dtype=np.int64)
+    tok = np.arange(starts.size)
+    pos = starts + 1
+    while tok.size:
+        d = a[pos] - np.uint8(48)
+        more = d < 10
+        tok, pos, d = tok[more], pos[more] + 1, d[more]
+        values[tok] = values[tok] * 10 + d
+        extra[tok] += 1
+    return values, extra
 
 
 def _chunk_from_tokens(nrows: int, row: I64, col: I64, values: I64) -> Chunk:
     times = np.zeros(nrows, dtype=np.int64)
     ddirs = np.zeros(nrows, dtype=np.int64)
+    head = np.flatnonzero(col < HEADER_COLS)  # a few per row: the masks below stay small
+    head_row, head_col, head_val = row[head], col[head], values[head]
     for c, target in ((0, times), (1, ddirs)):
-        m = col == c
-        target[row[m]] = values[m]
+        m = head_col == c
+        target[head_row[m]] = head_val[m]
     body = col >= HEADER_COLS
     return Chunk(times, ddirs, row[body], col[body] - HEADER_COLS, values[body])
 
@@ -188,33 +183,32 @@ def _chunk_from_tokens(nrows: int, row: I64, col: I64, values: I64) -> Chunk:
 def _parse_canonical(a: npt.NDArray[np.uint8], ncols: int) -> Chunk | None:
     """Fast path for fio's own formatting ('%llu, ' between values, '\\n' line ends, no blank lines).
 
-    Every zero is the 3 bytes "0, ", so a token's column follows from its byte offset and the extra
-    digits of the non-zero tokens before it on its line; nothing but the non-zero tokens is touched.
+    Every zero is the 3 bytes "0, ", so once the extra digits of the non-zero tokens before it are taken
+    out, a token lies at (row x (3 ncols - 1) + 3 x column) and each row's newline at the end of its
+    3 ncols - 1 bytes: rows and columns follow from the byte offsets of the non-zero tokens alone.
     Returns None when the block is not in that form (the general path then parses it or explains why not).
     """
     if a[-1] != 10 or a.max() > 57:
         return None
-    nl = np.flatnonzero(a == 10)
-    if np.count_nonzero(a < 48) != nl.size + np.count_nonzero(a == 32) + np.count_nonzero(a == 44):
+    nlines = int(np.count_nonzero(a == 10))
+    if np.count_nonzero(a < 48) != nlines + np.count_nonzero(a == 32) + np.count_nonzero(a == 44):
         return None  # some byte other than digits, ',', ' ' and newline
-    cand = np.flatnonzero((a - np.uint8(49)) < 9)  # digits 1-9
-    prev = a[np.maximum(cand - 1, 0)]
-    starts = cand[((prev - np.uint8(48)) >= 10) | (cand == 0)]
-    values, lengths = _decode_with_lengths(a, starts)
-    nlines = nl.size
-    line_start = np.concatenate(([0], nl[:-1] + 1))
-    line_of = np.searchsorted(nl, starts)
-    extra = lengths - 1
-    cum = np.concatenate(([0], np.cumsum(extra)))  # extra digits before token k: cum[k]
-    first_tok = np.searchsorted(line_of, np.arange(nlines + 1))
-    line_base = cum[first_tok]  # extra digits before each line's first token
-    offset = starts - line_start[line_of] - (cum[:-1] - line_base[line_of])
-    if np.any(offset % 3):
+    cand = np.flatnonzero(a > 48)  # digits 1-9 (nothing above '9' is left)
+    starts = cand[a[cand - 1] < 48]  # after a separator (before the first byte: a[-1], a newline)
+    values, extra = _decode(a, starts)
+    width = 3 * ncols - 1
+    cum = np.cumsum(extra)
+    row, offset = np.divmod(starts - (cum - extra), width)
+    col, misplaced = np.divmod(offset, 3)
+    if misplaced.any():
         return None
-    extra_in_line = line_base[1:] - line_base[:-1]
-    if np.any(nl - line_start != 3 * ncols - 2 + extra_in_line):
-        return None  # a line with another column count (or a blank line): the general path reports it
-    return _chunk_from_tokens(nlines, line_of, offset // 3, values)
+    # each row's newline where its width and its tokens' extra digits put it, and no newline elsewhere
+    # (a line with another column count, or a blank line: the general path reports it)
+    tokens_upto = np.searchsorted(row, np.arange(nlines), side="right")
+    ends = np.arange(width - 1, width * nlines, width) + np.concatenate(([0], cum))[tokens_upto]
+    if ends[-1] != a.size - 1 or not (a[ends] == 10).all():
+        return None
+    return _chunk_from_tokens(nlines, row, col, values)
 
 
 def parse_block(data: bytes, ncols: int, *, where: str = "", first_line: int = 1) -> Chunk:
@@ -250,7 +244,7 @@ def parse_block(data: bytes, ncols: int, *, where: str = "", first_line: int = 1
     kept = np.flatnonzero(~blank)
     prev_digit = np.concatenate(([False], digit[:-1]))
     starts = np.flatnonzero(digit & ~prev_digit & (a != 48))
-    values = _decode_tokens(a, starts)
+    values = _decode(a if not digit[-1] else np.append(a, np.uint8(10)), starts)[0]
     line_of = np.searchsorted(newlines, starts)  # line index of each token
     col = np.searchsorted(commas, starts) - np.searchsorted(commas, line_start[line_of])
     # renumber lines to rows (blank lines removed)
@@ -783,17 +777,21 @@ class _WeightedAggregator(_Aggregator):
                 te, a_e = t[b], a0 + j[ahead_idx] * interval
                 k = np.searchsorted(self.values, (te - limit - a_e) * 1e6, side="right")
                 np.minimum.at(lo, jj[ahead_idx], np.maximum(k, cj[ahead_idx] - 1))
-            for kk in np.flatnonzero(samples > 0):
-                p = self.pending.setdefault(j0 + int(kk), _Pending())
-                if d in p.counts:
-                    p.counts[d] = p.counts[d] + dense[kk]
-                    p.lo[d] = min(p.lo[d], int(lo[kk]))
-                    p.hi[d] = max(p.hi[d], int(hi[kk]))
+            lo_k, hi_k, samples_k = lo.tolist(), hi.tolist(), samples.tolist()  # Python numbers per interval
+            for kk in np.flatnonzero(samples > 0).tolist():
+                p = self.pending.get(j0 + kk)
+                if p is None:
+                    p = self.pending[j0 + kk] = _Pending()
+                counts = p.counts.get(d)
+                if counts is not None:
+                    np.add(counts, dense[kk], out=counts)  # the interval's own copy, made below
+                    p.lo[d] = min(p.lo[d], lo_k[kk])
+                    p.hi[d] = max(p.hi[d], hi_k[kk])
                 else:
                     p.counts[d] = dense[kk].copy()
-                    p.lo[d] = int(lo[kk])
-                    p.hi[d] = int(hi[kk])
-                p.samples[d] = p.samples.get(d, 0) + round(samples[kk])
+                    p.lo[d] = lo_k[kk]
+                    p.hi[d] = hi_k[kk]
+                p.samples[d] = p.samples.get(d, 0) + round(samples_k[kk])
 
 
 def total_histogram(paths: Iterable[Path | str], direction: str = ALL) -> tuple[I64, int]:
