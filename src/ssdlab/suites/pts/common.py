@@ -13,7 +13,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 from ssdlab import metrics
 from ssdlab.analysis import steady
@@ -856,3 +856,48 @@ def settings_from_run(run: Run) -> PtsSettings:
     ctx = PlanContext(capacity=capacity, logical_block_size=lbs, target_kind=str(t.get("kind") or "file"),
                       runtime_s=o.runtime_s, ramp_s=o.ramp_s, options=dict(o.suite_options))
     return settings(ctx)
+
+
+# ------------------------------------------------------------------ a run's progress, followed as it grows
+#
+# The run loop asks a test for its outlook after every one of a run's thousands of points; scanning the run each
+# time makes a test quadratic. A test that keeps what it learned from a run follows it as it grows instead: a run
+# handed in after the last one is the last one with points appended (Run.with_point), and only those are read;
+# anything else (another run, a point replaced anywhere) starts over from its first point. Telling the two apart
+# compares the runs' point tuples, the same objects when points were appended: pointers compared in C, some
+# microseconds for thousands of points. What a test keeps is a memo of a scan of the run, not state.
+
+class Followed(Protocol):
+    """What a test keeps of a run it follows: at least the run's points as last seen."""
+
+    points: tuple[PointResult, ...]
+
+
+_K = TypeVar("_K")
+_P = TypeVar("_P", bound=Followed)
+
+
+class RunFollower(Generic[_K, _P]):
+    """A test's memo of the runs it follows, one per key (its settings), a few at once (a run has one)."""
+
+    def __init__(self, fresh: Callable[[_K], _P], feed: Callable[[_K, _P, Sequence[PointResult]], None],
+                 limit: int = 16) -> None:
+        self._fresh = fresh  # what the test keeps of an empty run
+        self._feed = feed  # takes in points appended to the run
+        self._limit = limit
+        self._memo: dict[_K, _P] = {}
+
+    def follow(self, key: _K, run: Run) -> _P:
+        """What the test keeps of `run`, brought up to date."""
+        points = run.points
+        kept = self._memo.get(key)
+        seen = len(kept.points) if kept is not None else 0
+        if kept is None or len(points) < seen or points[:seen] != kept.points:
+            if kept is None and len(self._memo) >= self._limit:
+                self._memo.clear()
+            kept = self._memo[key] = self._fresh(key)
+            seen = 0
+        if len(points) > seen:
+            self._feed(key, kept, points[seen:])
+            kept.points = points
+        return kept

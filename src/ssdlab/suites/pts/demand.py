@@ -31,6 +31,7 @@ from ssdlab.suites.base import Outlook, PointRuns, SuiteOption
 from ssdlab.suites.pts.common import (
     KiB,
     PtsSettings,
+    RunFollower,
     bs_label,
     det_record,
     invalid_note,
@@ -592,15 +593,9 @@ def _rounds(t: DemandTest, s: PtsSettings, ds: DemandSettings, res: Mapping[str,
 
 # --------------------------------------------------------------------------- a run's progress, followed as it grows
 #
-# The run loop asks for the test's outlook after every point. Scanning the test's rounds and working out the
-# window averages and the selection again each time made CBW and DIRTH quadratic, so which of the test's points
-# are finished is followed as the run grows: a run handed in after the last one is the last one with points
-# appended (Run.with_point), and only those are looked at; anything else (another run, a point replaced anywhere)
-# starts over from its first point. Telling the two apart compares the runs' point tuples, which are the same
-# objects when points were appended: a comparison of pointers in C, some microseconds for thousands of points.
-# analyse() is worked out again only when a result came that can change it: the purge's, a preconditioning
-# round's, or one that completes a sweep round or changes a complete one (the analysis reads no other round).
-# The answers are those of a scan of the run: a memo, not state.
+# Which of the test's points are finished is followed as the run grows (common.RunFollower). analyse() is worked
+# out again only when a result came that can change it: the purge's, a preconditioning round's, or one that
+# completes a sweep round or changes a complete one (the analysis reads no other round).
 
 @dataclass
 class _Progress:
@@ -613,10 +608,6 @@ class _Progress:
     rounds: dict[int, set[str]] = field(default_factory=dict)  # round -> ids of its finished points
     round_changes: int = 0  # results seen that complete a round or change a complete one
     memo: tuple[tuple[bool, int, int], DemandState] | None = None  # analyse() for (purged, the two counts)
-
-
-_PROGRESS: dict[tuple[DemandTest, PtsSettings], _Progress] = {}
-_PROGRESS_MAX = 16  # (test, settings) followed at once (a run has one per demand test)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -633,38 +624,37 @@ def _round_of(t: DemandTest, s: PtsSettings, ds: DemandSettings, pid: str) -> tu
     return (int(digits), len(ids)) if pid in ids else None
 
 
+def _take_in(key: tuple[DemandTest, PtsSettings], prog: _Progress, points: Sequence[PointResult]) -> None:
+    """Points appended to the run: which of the test's they finish (or not, as Run.finished_by_id keeps the
+    latest result of an id), and whether they can change the analysis."""
+    t, s = key
+    ds = demand_settings(s)
+    pc_prefix, round_prefix = f"{t.key}-pc", f"{t.key}-r"
+    for pr in points:
+        pid = pr.point.id
+        finished = pr.status in FINISHED
+        if pid == prog.purge_id:
+            prog.purged = finished
+        elif pid.startswith(pc_prefix):
+            prog.pc_changes += 1
+        elif pid.startswith(round_prefix) and (at := _round_of(t, s, ds, pid)) is not None:
+            r, n = at
+            done = prog.rounds.setdefault(r, set())
+            was_complete = len(done) == n
+            if finished:
+                done.add(pid)
+            else:
+                done.discard(pid)
+            if was_complete or len(done) == n:
+                prog.round_changes += 1
+
+
+_FOLLOWER = RunFollower(lambda key: _Progress(purge_id=purge_point(key[0].key, key[1]).id), _take_in)
+
+
 def _progress(t: DemandTest, s: PtsSettings, run: Run) -> _Progress:
     """Which of the test's points the run has finished (the memo of this test's run, brought up to date)."""
-    points = run.points
-    prog = _PROGRESS.get((t, s))
-    seen = len(prog.points) if prog is not None else 0
-    if prog is None or len(points) < seen or points[:seen] != prog.points:  # (the same objects: pointers compared)
-        if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
-            _PROGRESS.clear()
-        prog = _PROGRESS[(t, s)] = _Progress(purge_id=purge_point(t.key, s).id)
-        seen = 0
-    if len(points) > seen:
-        ds = demand_settings(s)
-        pc_prefix, round_prefix = f"{t.key}-pc", f"{t.key}-r"
-        for pr in points[seen:]:
-            pid = pr.point.id
-            finished = pr.status in FINISHED  # as Run.finished_by_id keeps the latest result of an id
-            if pid == prog.purge_id:
-                prog.purged = finished
-            elif pid.startswith(pc_prefix):
-                prog.pc_changes += 1
-            elif pid.startswith(round_prefix) and (at := _round_of(t, s, ds, pid)) is not None:
-                r, n = at
-                done = prog.rounds.setdefault(r, set())
-                was_complete = len(done) == n
-                if finished:
-                    done.add(pid)
-                else:
-                    done.discard(pid)
-                if was_complete or len(done) == n:
-                    prog.round_changes += 1
-        prog.points = points
-    return prog
+    return _FOLLOWER.follow((t, s), run)
 
 
 def capture_points(t: DemandTest, s: PtsSettings, state: DemandState) -> list[TestPoint]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ssdlab.analysis import steady
@@ -27,7 +28,15 @@ from ssdlab.results.events import HirEvent, VerdictEvent
 from ssdlab.results.model import FINISHED, PointResult, Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import Outlook, PointRuns, SuiteOption
-from ssdlab.suites.pts.common import SPEC_RUNTIME_S, KiB, PtsSettings, metric_value, purge_point, window_steady
+from ssdlab.suites.pts.common import (
+    SPEC_RUNTIME_S,
+    KiB,
+    PtsSettings,
+    RunFollower,
+    metric_value,
+    purge_point,
+    window_steady,
+)
 from ssdlab.suites.pts.family import PtsTest, register_suite, register_test
 from ssdlab.units import format_duration
 
@@ -229,12 +238,7 @@ def _preconditioning(s: PtsSettings, pc: list[PointResult]) -> _Preconditioning:
 
 
 # ------------------------------------------------------------------ a run's progress, followed as it grows
-#
-# The run loop asks for HIR's outlook after every one of its thousands of points. Scanning every point of the plan
-# each time made the whole test quadratic (~11 CPU-s of `pts --pts-tests all --runtime 0.5`), so which points are
-# finished is followed as the run grows: a run handed in after the last one is the last one with points appended
-# (Run.with_point), and only those are looked at. Anything else (another run, a point replaced) starts over from
-# its first point. The answers are those of a scan of the run: a memo, not state.
+# (common.RunFollower: only the points appended since the last call are read)
 
 @dataclass
 class _Seq:
@@ -269,10 +273,6 @@ class _Progress:
     pc_memo: tuple[int, _Preconditioning] | None = None
 
 
-_PROGRESS: dict[PtsSettings, _Progress] = {}
-_PROGRESS_MAX = 16  # settings followed at once (a run has one)
-
-
 @functools.lru_cache(maxsize=64)
 def _wait_points(s: PtsSettings) -> tuple[TestPoint, ...]:
     """Every wait state's points in plan order."""
@@ -288,33 +288,30 @@ def _where(s: PtsSettings) -> dict[str, tuple[int, int]]:
     return out
 
 
+def _take_in(s: PtsSettings, prog: _Progress, points: Sequence[PointResult]) -> None:
+    """Points appended to the run: which of HIR's they finish (or not, as Run.finished_by_id keeps the latest)."""
+    where = _where(s)
+    for pr in points:
+        at = where.get(pr.point.id)
+        if at is None:
+            continue
+        kind, i = at
+        finished = pr.status in FINISHED
+        if kind == 0:
+            prog.purged = finished
+        elif kind == 1:
+            prog.pc.mark(i, finished)
+            prog.pc_changes += 1
+        else:
+            prog.waits.mark(i, finished)
+
+
+_FOLLOWER = RunFollower(lambda s: _Progress(), _take_in)
+
+
 def _progress(s: PtsSettings, run: Run) -> _Progress:
     """Which of HIR's points the run has finished (the memo of this settings' run, brought up to date)."""
-    points = run.points
-    prog = _PROGRESS.get(s)
-    seen = len(prog.points) if prog is not None else 0
-    if prog is None or len(points) < seen or points[:seen] != prog.points:  # (the same objects: pointers compared)
-        if prog is None and len(_PROGRESS) >= _PROGRESS_MAX:
-            _PROGRESS.clear()
-        prog = _PROGRESS[s] = _Progress()
-        seen = 0
-    if len(points) > seen:
-        where = _where(s)
-        for pr in points[seen:]:
-            at = where.get(pr.point.id)
-            if at is None:
-                continue
-            kind, i = at
-            finished = pr.status in FINISHED
-            if kind == 0:
-                prog.purged = finished
-            elif kind == 1:
-                prog.pc.mark(i, finished)
-                prog.pc_changes += 1
-            else:
-                prog.waits.mark(i, finished)
-        prog.points = points
-    return prog
+    return _FOLLOWER.follow(s, run)
 
 
 def _preconditioning_of(s: PtsSettings, run: Run, prog: _Progress) -> _Preconditioning:
