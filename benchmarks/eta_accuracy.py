@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -30,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from timing import check, load, run, ssdlab
+from timing import check, load, run, ssdlab, stop_agent, wait_for_agents
 
 GOAL = 0.25  # within 25 % of the actual duration from 10 % of the run on
 
@@ -95,36 +93,27 @@ def agents(scratch: Path) -> Iterator[Path]:
     exe = ssdlab()
     socks = scratch / "sockets"
     socks.mkdir(mode=0o700)
-    procs = []
+    started: list[tuple[subprocess.Popen[bytes], Path]] = []
     hosts = []
     try:
         for name in ("a", "b"):
             work = scratch / f"agent-{name}"
             work.mkdir()
             sock = socks / f"{name}.sock"
-            procs.append(subprocess.Popen([str(exe), "agent", "--socket", str(sock), "--dir", str(work)],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                          start_new_session=True))
+            log = scratch / f"agent-{name}.log"
+            with log.open("wb") as fh:
+                started.append((subprocess.Popen([str(exe), "agent", "--socket", str(sock), "--dir", str(work)],
+                                                 stdout=fh, stderr=subprocess.STDOUT, start_new_session=True), log))
             hosts.append(f'[[host]]\nname = "{name}"\nsocket = "{sock}"\n'
                          f'targets = ["file:{work}/t.dat?size=64MiB"]\n')
-        deadline = time.monotonic() + 30
-        while not all((socks / f"{n}.sock").exists() for n in ("a", "b")):
-            if time.monotonic() > deadline:
-                raise SystemExit("the agents did not start within 30 s")
-            time.sleep(0.2)
+        wait_for_agents(started)
         time.sleep(3)  # their first device report
         inv = scratch / "lab.toml"
         inv.write_text("\n".join(hosts), encoding="utf-8")
         yield inv
     finally:
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+        for proc, log in started:
+            stop_agent(proc, log)
 
 
 def run_case(case: Case, scratch: Path, inv: Path | None, n: int) -> Reading:
