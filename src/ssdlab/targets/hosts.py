@@ -601,7 +601,7 @@ class HostGroupTarget(Target):
                                     [h.spec.endpoint for h, _ in pairs])
         if problem:
             raise TargetError(f"purge of the host group failed: {problem}")
-        done = [f"{d.host}:{d.path} " + ("trimmed (discard)" if d.kind == "block" else "rewritten with random data")
+        done = [f"{d.key} " + ("trimmed (discard)" if d.kind == "block" else "rewritten with random data")
                 for d in self.active_devices()]
         return f"fio purge on {len(pairs)} host(s): " + ", ".join(done)
 
