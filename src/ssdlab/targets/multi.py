@@ -33,13 +33,13 @@ class MultiTarget(Target):
         members = list(targets)
         if len(members) < 2:
             raise UsageError("a multi-device run needs at least two --target options")
+        same = same_device(members)
+        if same:
+            raise UsageError(f"{same}: two writers on one device would each count its work; give it once")
         names = [t.name for t in members]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise UsageError(f"--target {dup[0]} is given more than once: each device may appear once")
-        same = same_device(members)
-        if same:
-            raise UsageError(f"{same}: two writers on one device would each count its work; give it once")
         if not all(t.fio_here for t in members):
             raise UsageError("several --target options work only with fio targets (files, block devices, null), "
                              "not with simulated ones")
@@ -177,7 +177,9 @@ def same_device(members: Sequence[Target]) -> str:
         for key in t.identity_keys():
             first = seen.get(key)
             if first is not None:
-                return f"--target {first.spec} and --target {t.spec} are the same {_what(key)}"
+                a, b = _given(first), _given(t)
+                return (f"--target {a} is given more than once" if a == b else
+                        f"--target {a} and --target {b} are the same {_what(key)}")
             seen[key] = t
     disks = {str(d): t for t in members for d in _sysdirs(t)}
     for t in members:
@@ -186,6 +188,12 @@ def same_device(members: Sequence[Target]) -> str:
             if whole is not None and whole is not t:
                 return f"--target {t.spec} is a partition of --target {whole.spec}"
     return ""
+
+
+def _given(t: Target) -> str:
+    """The target as the user named it."""
+    ids = t.identities()
+    return ids[0].given if len(ids) == 1 else t.spec
 
 
 def _what(key: tuple[object, ...]) -> str:
