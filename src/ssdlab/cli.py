@@ -485,7 +485,9 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
 
         if not args.junit.parent.is_dir():
             raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
-        outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        replacing = outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        if replacing:
+            env.err(replacing)
         junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
     env.out(str(render_report(run, run_dir).resolve()))
     return run_verdicts(run).exit_code

@@ -202,3 +202,20 @@ def test_an_nbd_export_of_a_signed_device_needs_destructive(nbd_over: tuple[Loop
     assert plan.code == ExitCode.UNSAFE
     assert "ext4 signature (needs --destructive)" in plan.out
     assert dev.digest() == before
+
+
+# --- --force never turns a device node into a regular file -----------------------------------------------------
+
+def test_force_does_not_replace_a_device_node(loops: LoopFactory, tmp_path: Path) -> None:
+    from stored_runs import SCHEMA1
+
+    dev = loops.create("junit", 8 * MiB)
+    before = dev.digest()
+    node = tmp_path / "loopnode"  # a node of the test's loop device (as `report --junit /dev/loopN --force`)
+    os.mknod(node, stat.S_IFBLK | 0o600, Path(dev.dev).stat().st_rdev)
+    run_dir = Path(shutil.copytree(SCHEMA1 / "quick-file", tmp_path / "run"))
+    for path in (node, Path(dev.dev)):
+        res = run_cli("report", run_dir, "--junit", path, "--force", traceback=False)
+        one_error(res, ExitCode.USAGE, f"--junit {path} is a block device: ssdlab replaces only regular files")
+        assert stat.S_ISBLK(path.lstat().st_mode)
+    assert dev.digest() == before
