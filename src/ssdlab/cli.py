@@ -97,7 +97,9 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
                         "(repeat for suites that drive several devices; default: " + DEFAULT_TARGET + ")")
     p.add_argument("--size", type=parse_size, help="size of a file target to create (default 1GiB)")
     p.add_argument("--capacity", type=parse_size, help="use only this many bytes of the target")
-    p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
+    from ssdlab.results.request import IOENGINES
+
+    p.add_argument("--ioengine", default="libaio", choices=list(IOENGINES),
                    help="fio I/O engine for file and block targets (default libaio)")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="run on every device of every agent host listed in this TOML inventory at once "
@@ -459,7 +461,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Run) -> Run:
     from ssdlab.run.setup import setup_run
     from ssdlab.run.target import executor_for
 
-    setup = setup_run(run.options, resume=run)
+    setup = setup_run(run.options, resume=run, source=str(args.dir / "run.json"))
     setup.check_device_settings()
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
     grant = _authorize(setup.target, setup.decision(), setup.request.device_settings, args, env)
