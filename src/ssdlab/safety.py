@@ -141,6 +141,10 @@ class WriteGrant:
         if not self.writes:
             raise UnsafeTargetError(f"refusing to {what}: this run was not authorized to write to "
                                     f"{self.target.name}")
+        for ident in self.target.identities():  # a purge or layout writes by the same path fio opens
+            why = ident.mismatch(ident.path)
+            if why:
+                raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {why}")
         self._still_safe(what)
 
     def check_job(self, job: FioJob) -> None:

@@ -127,3 +127,13 @@ def test_a_malformed_nbd_uri_is_one_line(cli: CliRunner, uri: str) -> None:
     assert res.code == ExitCode.USAGE, res.err
     assert res.err_lines == [res.err_lines[0]]
     assert res.err_lines[0].startswith(f"ssdlab: error: {uri}: not a valid URI")
+
+
+def test_purge_and_layout_are_refused_on_a_file_replaced_after_consent(tmp_path: Path) -> None:
+    path = scratch(tmp_path)
+    target = parse_target(f"file:{path}")
+    grant = safety.WriteGrant(target, writes=True)
+    grant.require("purge")  # as set up: allowed
+    scratch(tmp_path, "other.dat").replace(path)
+    with pytest.raises(UnsafeTargetError, match=r"refusing to purge on .*: .* is now inode"):
+        grant.require("purge")
