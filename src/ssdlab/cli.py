@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
-from ssdlab.termtext import printable
+from ssdlab.termtext import encodable, printable
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
@@ -502,7 +502,8 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
     dirs = [resolve(d) for d in args.dirs]
     runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
-    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
+    text = export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs])
+    env.stdout.write(encodable(text))  # data as stored, but never a lone surrogate (bytes that were not UTF-8)
     return 0
 
 

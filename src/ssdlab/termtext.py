@@ -18,3 +18,9 @@ _TABLE_LINES = {k: v for k, v in _TABLE.items() if k != 0x0A}
 def printable(text: str, *, newlines: bool = False) -> str:
     """`text` with every control character shown escaped (newlines kept when `newlines`)."""
     return text.translate(_TABLE_LINES if newlines else _TABLE)
+
+
+def encodable(text: str) -> str:
+    """`text` as valid Unicode: each lone surrogate (from bytes that were not UTF-8) as its backslash escape, the
+    rest unchanged. For data written as it is (an export), which must neither fail to encode nor carry raw bytes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -120,3 +120,19 @@ def test_implausible_stored_measurements_make_the_point_invalid(cli: CliRunner, 
     assert why in verdict.tests[0].reason
     res = cli("report", run_dir)
     assert res.code == ExitCode.NEGATIVE, res.err
+
+
+def test_stored_text_of_raw_bytes_renders_escaped(cli: CliRunner, run_dir: Path) -> None:
+    """A run.json whose text holds lone surrogates (JSON escapes of bytes that were not UTF-8) renders: the report
+    page and the export show it escaped, never as a raw byte."""
+    path = run_dir / "run.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["target"]["name"] = "dev\udc9b31m"
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    res = cli("report", run_dir)
+    assert res.code == 0, res.err
+    assert "dev\\udc9b31m" in (run_dir / "report.html").read_text(encoding="utf-8")
+    res = cli("export", run_dir)
+    assert res.code == 0, res.err
+    assert "dev\\udc9b31m" in res.out
+    assert not any(0xD800 <= ord(c) < 0xE000 or 0x80 <= ord(c) < 0xA0 for c in res.out)
