@@ -173,8 +173,19 @@ def _planted(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to another user")
-def test_agent_dir_owned_by_another_user_is_refused_before_anything_is_written(cli: CliRunner,
-                                                                             tmp_path: Path) -> None:
+def _never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent these tests start must be refused before it serves (a served one would run until stopped)."""
+    import ssdlab.commands.agent as agent
+
+    def serve(*args: object, **kwargs: object) -> int:
+        raise AssertionError("the agent started serving from a directory it should have refused")
+
+    monkeypatch.setattr(agent, "_serve", serve)
+
+
+def test_agent_dir_owned_by_another_user_is_refused_before_anything_is_written(cli: CliRunner, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _never_serve(monkeypatch)
     d, victim = _planted(tmp_path)
     res = cli("agent", "--socket", tmp_path / "run" / "agent.sock", "--dir", d, traceback=False)
     assert res.code == 2, res.err
@@ -185,7 +196,9 @@ def test_agent_dir_owned_by_another_user_is_refused_before_anything_is_written(c
     assert not (tmp_path / "run" / "agent.sock").exists()
 
 
-def test_agent_dir_open_to_others_a_link_or_in_a_shared_parent_is_refused(cli: CliRunner, tmp_path: Path) -> None:
+def test_agent_dir_open_to_others_a_link_or_in_a_shared_parent_is_refused(cli: CliRunner, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _never_serve(monkeypatch)
     open_dir = tmp_path / "open"
     open_dir.mkdir()
     open_dir.chmod(0o755)
