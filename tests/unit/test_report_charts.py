@@ -358,7 +358,8 @@ def test_a_log_axis_always_has_two_labels_or_more(lo: float, hi: float) -> None:
 def test_log_ticks_bracket_the_data_with_one_between(lo: float, hi: float, expected: list[float]) -> None:
     ticks = charts.log_ticks(lo, hi)
     assert ticks == pytest.approx(expected)
-    assert ticks[0] <= lo and ticks[-1] >= hi
+    assert ticks[0] <= lo
+    assert ticks[-1] >= hi
     assert any(lo < t < hi for t in ticks) or len(ticks) >= 3
 
 
@@ -367,7 +368,8 @@ def test_log_ticks_always_bracket(lo: float, ratio: float) -> None:
     hi = lo * ratio
     ticks = charts.log_ticks(lo, hi)
     assert len(ticks) >= 3
-    assert ticks[0] <= lo * (1 + 1e-9) and ticks[-1] >= hi * (1 - 1e-9)
+    assert ticks[0] <= lo * (1 + 1e-9)
+    assert ticks[-1] >= hi * (1 - 1e-9)
     assert ticks == sorted(ticks)
 
 
@@ -377,7 +379,8 @@ def test_the_lat_confidence_chart_labels_bracket_its_data() -> None:
     assert _log_labels(svg, "log-y-0") == ["50", "100", "200"]
     svg = charts.percentile_chart([("r", {99.9: 157.0, 99.99: 165.0, 99.999: 171.0})])
     labels = [float(t) for t in _log_labels(svg, "log-y-0")]
-    assert labels[0] <= 157 and labels[-1] >= 171
+    assert labels[0] <= 157
+    assert labels[-1] >= 171
 
 
 @pytest.mark.parametrize(("values", "log", "expected"), [
@@ -397,20 +400,24 @@ def test_one_tick_style_per_axis(values: list[float], log: bool, expected: list[
 def test_a_chart_log_axis_never_mixes_label_styles() -> None:
     svg = charts.line_chart([charts.Series("a", [1, 2, 3], [40_000.0, 90_000.0, 210_000.0])], logy=True)
     labels = _log_labels(svg, "log-y-0")
-    assert labels and all(t.endswith("k") for t in labels), labels
+    assert labels
+    assert all(t.endswith("k") for t in labels), labels
 
 
 def test_queue_depths_and_block_sizes_get_log2_axes() -> None:
     fig = charts.line_figure([charts.Series("a", [1, 2, 4, 8, 16, 32, 64], [1.0] * 7)], log2x=True)
     ax = fig.axes[0]
-    assert ax.xaxis.get_scale() == "log" and ax.xaxis.get_transform().base == 2
+    assert ax.xaxis.get_scale() == "log"
+    assert ax.xaxis.get_transform().base == 2
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "8", "16", "32", "64"]
     fig = charts.line_figure([charts.Series("a", [512, 4096, 131072, 1 << 20], [1.0] * 4)], log2x=True,
                              xticks=[512, 4096, 131072, 1 << 20], xfmt=charts.bs_tick)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["512", "4K", "128K", "1M"]
     assert charts.log2_ticks(1, 1024) == [2.0 ** k for k in range(11)]
     many = charts.log2_ticks(1, 2 ** 30)  # every third power: still from 1 to at least 2^30
-    assert len(many) <= charts.MAX_LOG2_TICKS and many[0] == 1 and many[-1] >= 2 ** 30
+    assert len(many) <= charts.MAX_LOG2_TICKS
+    assert many[0] == 1
+    assert many[-1] >= 2 ** 30
 
 
 def test_linear_axes_end_at_ticks() -> None:
@@ -419,7 +426,8 @@ def test_linear_axes_end_at_ticks() -> None:
     assert ax.get_xlim() == (0.0, 12.0)  # from the data's first tick (no "-2" on a time axis from 0) to 12
     ylo, yhi = ax.get_ylim()
     ticks = [t for t in ax.get_yticks() if ylo <= t <= yhi]
-    assert ticks[0] <= 3.0 and ticks[-1] >= 171.0
+    assert ticks[0] <= 3.0
+    assert ticks[-1] >= 171.0
 
 
 def test_bars_stand_on_a_linear_axis_unless_asked() -> None:
@@ -428,7 +436,8 @@ def test_bars_stand_on_a_linear_axis_unless_asked() -> None:
     assert "log-x-0" not in svg
     assert "log-y-0" not in charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs")
     asked = charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs", log=True)
-    assert 'id="log-y-0"' in asked and "µs (log scale)" in asked
+    assert 'id="log-y-0"' in asked
+    assert "µs (log scale)" in asked
 
 
 def test_the_palette_is_distinct() -> None:
