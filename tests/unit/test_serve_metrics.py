@@ -107,10 +107,12 @@ def test_the_point_in_progress_counts_from_its_samples_and_a_counter_never_goes_
     r.take_stored((), r.stored, lab.Totals({("all", "read"): lab.Tally(2990, 2990 * 4096)}, ids=frozenset({"p1"})))
     assert r.in_progress() == {}
     assert _value(metrics.render([r]), "ssdlab_io_total", direction="read") == 3000
-    # the next point: its samples (a new fio run, its clock from 0) add to the stored count
+    # the next point: its samples (a new fio run, its clock from 0) add to the stored count; where a sample says
+    # the time its rates cover (`dt`: fio's last status document of a point counts a whole second in `e`), that
     r._take({"k": "point", "t": now - 1, "id": "p2", "index": 2})
     r._take(_sample(now, 1.0, 500.0))
-    assert _value(metrics.render([r]), "ssdlab_io_total", direction="read") == 2990 + 500
+    r._take({**_sample(now, 2.0, 400.0), "dt": 0.1})
+    assert _value(metrics.render([r]), "ssdlab_io_total", direction="read") == 2990 + 500 + 40
 
 
 def test_a_run_has_series_only_while_it_lives() -> None:

@@ -158,13 +158,16 @@ class LiveRun:
         """The I/Os and bytes a sample adds (its rates over its interval: fio's status interval, the simulator's
         step), kept until the stored points cover them (in_progress)."""
         try:
-            e = float(rec.get("e") or 0.0)
+            e, t = float(rec.get("e") or 0.0), float(rec.get("t") or 0.0)
         except (TypeError, ValueError):
             return
-        dt, self.last_e = (e - self.last_e if e >= self.last_e else e), e  # (a new engine run starts from 0)
+        dt = e - self.last_e if e >= self.last_e else e  # (a new engine run, the next point, counts from 0)
+        if isinstance(rec.get("dt"), (int, float)):  # the time its rates cover, where the record says
+            dt = float(rec["dt"])
+        self.last_e = e
         if dt <= 0:
             return
-        self.recent.append((float(rec.get("t") or 0.0), sample_adds(rec, self.meta.get("devices") or [], dt)))
+        self.recent.append((t, sample_adds(rec, self.meta.get("devices") or [], dt)))
         if len(self.recent) > MAX_SAMPLES:  # a point of hours: its oldest half as one entry
             half = self.recent[:MAX_SAMPLES // 2]
             self.recent[:MAX_SAMPLES // 2] = [(half[-1][0], summed(a for _, a in half))]
