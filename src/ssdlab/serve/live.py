@@ -151,8 +151,9 @@ class LiveRun:
             self.notes = [*self.notes[-MAX_NOTES + 1:], rec]
         elif kind == "run":
             self.meta = rec
-        elif kind == "done":
+        elif kind == "done":  # the run ended: how, before its run.json is read again
             self.point = None
+            self.status = str(rec.get("status") or self.status)
 
     def _count(self, rec: dict[str, Any]) -> None:
         """The I/Os and bytes a sample adds (its rates over its interval: fio's status interval, the simulator's
@@ -346,6 +347,8 @@ class Watcher:
             records = run.read_new()
             if records:
                 run.last_change = now
+                if any(r.get("k") == "done" for r in records):
+                    run.next_load = 0.0  # the run ended: its last points and verdict now, not at the next turn
             changed = await self._load(run)
             if records or changed:
                 self._snapshots.pop(key, None)
