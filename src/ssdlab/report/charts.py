@@ -321,7 +321,8 @@ def check_figure_path(out: Path, *, force: bool = False) -> None:
 
 def write_figure(fig: Any, out: Path) -> None:
     """Render a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first); either
-    carries ssdlab's mark (results/outputs.py), so a later run may replace it."""
+    carries ssdlab's mark (results/outputs.py), so a later run may replace it. The file gets the mode the user's
+    umask gives (0644 under 022), as a report does: the atomic write's temporary file is private (0600)."""
     from ssdlab.results import outputs
 
     if out.suffix.lower() == ".png":
@@ -330,6 +331,7 @@ def write_figure(fig: Any, out: Path) -> None:
         svg = fig_to_svg(fig)
         head = svg.index(">") + 1  # the mark goes inside the <svg> element: the file still starts with it
         atomic.write_text(out, svg[:head] + outputs.SVG_MARK + svg[head:] + "\n")
+    atomic.make_shareable(out)
 
 
 def new_figure(size: tuple[float, float]) -> Any:
