@@ -423,7 +423,9 @@ def test_queue_depths_and_block_sizes_get_log2_axes() -> None:
 def test_linear_axes_end_at_ticks() -> None:
     fig = charts.line_figure([charts.Series("a", [0, 11], [3.0, 171.0])])
     ax = fig.axes[0]
-    assert ax.get_xlim() == (0.0, 12.0)  # from the data's first tick (no "-2" on a time axis from 0) to 12
+    lo, hi = ax.get_xlim()  # from the data's first tick (no "-2" on a time axis from 0) to just past 12
+    assert lo == 0.0
+    assert hi == pytest.approx(12.0 * (1 + charts.EDGE))
     ylo, yhi = ax.get_ylim()
     ticks = [t for t in ax.get_yticks() if ylo <= t <= yhi]
     assert ticks[0] <= 3.0

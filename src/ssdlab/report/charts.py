@@ -718,7 +718,7 @@ def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "",
     fig, ax = _axes(title)
     ax.hist(list(values), bins=bins, color=PALETTE[0])
     linear_axis(ax, "x")
-    linear_axis(ax, "y")
+    linear_axis(ax, "y", integer=True)  # (a count)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     return fig_to_svg(fig)
@@ -885,11 +885,14 @@ class AxisTicks(Formatter):
         return self._text(x)
 
 
-def linear_axis(ax: Any, which: str = "y", *, limits: bool = True) -> None:
+def linear_axis(ax: Any, which: str = "y", *, limits: bool = True, integer: bool = False) -> None:
     """One tick style on a linear axis (tick_style); call after plotting. With `limits` the axis runs from the
     tick at or below its data to the tick at or above, so its labels bracket the data (matplotlib's margins
-    would end it between ticks, or at -2 on a time axis that starts at 0)."""
+    would end it between ticks, or at -2 on a time axis that starts at 0). `integer`: ticks at whole numbers
+    only (counts: no 0.25 of a second)."""
     axis = ax.yaxis if which == "y" else ax.xaxis
+    locator = MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True) if integer else AutoLocator()
+    axis.set_major_locator(locator)
     axis.set_major_formatter(AxisTicks(log=False))
     box = ax.dataLim
     lo, hi = (box.y0, box.y1) if which == "y" else (box.x0, box.x1)
@@ -897,7 +900,7 @@ def linear_axis(ax: Any, which: str = "y", *, limits: bool = True) -> None:
         return
     if hi == lo:
         lo, hi = (lo - 1, hi + 1) if lo == 0 else (lo - abs(lo) / 10, hi + abs(hi) / 10)
-    ticks = [float(t) for t in AutoLocator().tick_values(lo, hi)]
+    ticks = [float(t) for t in locator.tick_values(lo, hi)]
     below, above = bracket(ticks, lo, hi)
     _set_limits(ax, which, below, above, lo, hi, log=False)
 
@@ -906,23 +909,23 @@ MAX_LOG_TICKS = 12
 FILL = 0.4  # the least share of a narrow log axis (its log span) the data fill before denser ticks are tried
 
 
-def _decade_ticks(lo: float, hi: float, steps: tuple[float, ...]) -> list[float]:
+def _decade_ticks(lo: float, hi: float, steps: tuple[float, ...], most: int = MAX_LOG_TICKS) -> list[float]:
     """`steps` of every decade from the one below lo to the one above hi (every second, third ... decade when
-    one label per decade would make more than MAX_LOG_TICKS)."""
+    one label per decade would make more than `most`)."""
     k0, k1 = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
-    stride = max(1, math.ceil((k1 - k0 + 1) / MAX_LOG_TICKS)) if steps == LOG_STEPS[0] else 1
+    stride = max(1, math.ceil((k1 - k0 + 1) / most)) if steps == LOG_STEPS[0] else 1
     return [m * 10.0 ** k for k in range(k0 - stride, k1 + 2 * stride, stride) for m in steps]
 
 
-def log_ticks(lo: float, hi: float, *, decades: float = 3.0) -> list[float]:
+def log_ticks(lo: float, hi: float, *, decades: float = 3.0, most: int = MAX_LOG_TICKS) -> list[float]:
     """The labelled ticks of a log axis showing lo..hi: from the tick at or below lo to the one at or above hi,
     at least three of them, so the labels bracket the data and one lies between. One per decade beyond
-    `decades` decades (a narrow panel: fewer), else 1-2-5 steps, denser steps (1..9) when those leave no tick
-    between or the data would fill less than FILL of the axis, and for a range too narrow even for that (157 to
-    171) a few evenly spaced ones (156, 160, 164, 168, 172)."""
+    `decades` decades (every second ... decade beyond `most` labels; a narrow panel takes fewer of both), else
+    1-2-5 steps, denser steps (1..9) when those leave no tick between or the data would fill less than FILL of
+    the axis, and for a range too narrow even for that (157 to 171) a few evenly spaced ones (156, 160 ... 172)."""
     first = LOG_STEPS[0] if math.log10(hi / lo) > decades else LOG_STEPS[1]
     for steps in LOG_STEPS[LOG_STEPS.index(first):]:
-        ticks = _decade_ticks(lo, hi, steps)
+        ticks = _decade_ticks(lo, hi, steps, most)
         below, above = bracket(ticks, lo, hi)
         kept = [t for t in ticks if below * (1 - 1e-9) <= t <= above * (1 + 1e-9)]
         if len(kept) >= 3 and math.log(hi / lo) >= FILL * math.log(above / below):
@@ -936,17 +939,16 @@ EDGE = 0.02  # share of an axis left beyond a bracketing tick the data reach (a 
 
 
 def _set_limits(ax: Any, which: str, below: float, above: float, lo: float, hi: float, *, log: bool) -> None:
-    """Axis limits at the ticks `below` and `above` bracketing the data lo..hi, a little beyond a tick the data
-    reach (not below a zero where linear data start: bars stand on it)."""
+    """Axis limits a little beyond the ticks `below` and `above` that bracket the data lo..hi (a marker at or near
+    a tick stays whole), but not below a zero where linear data start (bars stand on it)."""
     def pos(v: float) -> float:
         return math.log(v) if log else v
 
     a, b = pos(below), pos(above)
     span = (b - a) or 1.0
-    if pos(lo) - a <= 1e-9 * span and (log or below != 0):
+    if log or below != 0 or lo > 0:
         a -= EDGE * span
-    if b - pos(hi) <= 1e-9 * span:
-        b += EDGE * span
+    b += EDGE * span
     (ax.set_ylim if which == "y" else ax.set_xlim)(*((math.exp(a), math.exp(b)) if log else (a, b)))
 
 

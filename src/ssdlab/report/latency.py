@@ -160,7 +160,7 @@ def _us_axis(ax: Any, lo: float, hi: float) -> None:
     """Log x axis in µs over lo..hi, from the tick below to the tick above (charts.log_ticks), labelled in one
     style (charts.tick_style)."""
     ax.set_xscale("log")
-    ticks = charts.log_ticks(lo, hi, decades=2.0)
+    ticks = charts.log_ticks(lo, hi, decades=2.0, most=6)  # (a panel a third of the page wide)
     ax.set_xlim(ticks[0], ticks[-1])
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(charts.AxisTicks(log=True))
