@@ -71,7 +71,7 @@ class StatusRates:
             whole.sample(dt, max(now["elapsed_s"], now["runtime_s"]), now["read_bytes"] + now["write_bytes"]),
             read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt, read_mbps=d["read_bytes"] / dt / 1e6,
             write_mbps=d["write_bytes"] / dt / 1e6,
-            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0, parts=parts)
+            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0, parts=parts, interval_s=dt)
 
 
 _DIRECTIONS = ("read", "write")

@@ -401,7 +401,7 @@ def _temperature_charts(entry: Mapping[str, Any], before: Mapping[str, Any] | No
         first = throttle[0][1]
         out.append(Chart(charts.line_chart(
             [charts.Series("TMT1+TMT2 transitions", [t / scale for t, _ in throttle], [v - first for _, v in throttle],
-                           style="-o", color="#d62728")],
+                           style="-o", color="#D55E00")],
             title="Thermal throttling transitions since the start", xlabel=xlabel, ylabel="transitions"),
             "the drive's thermal management counters (NVMe SMART log): each step is a throttling event"))
         return out, False

@@ -41,7 +41,7 @@ CHART_WIDTH_IN = 5.8  # two charts side by side on a laptop screen render near 1
 MAX_ARTEFACT_CHARS = 20_000  # per cmd.txt/job.fio/stderr.txt shown in the report
 GROUP_ARTEFACTS_OVER = 40  # more points than this: commands are grouped per test group
 RESULTS_OPEN_MAX = 60  # more measured points than this: the results table starts collapsed
-READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#1f77b4", "#d62728", "#2ca02c"
+READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#0072B2", "#D55E00", "#009E73"
 DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR}
 # the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
 # its sections with report.sections when imported

@@ -240,7 +240,7 @@ class Catalog:
 
     def _connect(self) -> sqlite3.Connection:
         if not self.root.is_dir():
-            raise UsageError(f"results root {self.root} does not exist: pass --root DIR (or set {ROOT_ENV})")
+            raise UsageError(f"results root {self.root} does not exist: pass --results DIR (or set {ROOT_ENV})")
         if not os.access(self.root, os.W_OK):  # a read-only results root: an index in memory, for this command
             conn = sqlite3.connect(":memory:")
             conn.executescript(_SCHEMA)
@@ -409,7 +409,7 @@ def resolve(ref: str | Path, root: Path | None = None) -> Path:
     base = root or default_root()
     if not base.is_dir():
         raise UsageError(f"{ref}: no such run directory (and no results root {base} to look it up as a catalog "
-                         f"id; pass --root DIR or set {ROOT_ENV})")
+                         f"id; pass --results DIR or set {ROOT_ENV})")
     with Catalog(base) as cat:
         cat.refresh()
         found = cat.find(str(ref))
