@@ -68,7 +68,7 @@ def test_skipped_and_run_end_lines() -> None:
     run = Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="interrupted", created="",
               options={}, target={}, host={})
     p.run_end(run)
-    assert out.getvalue().splitlines() == ["    -> skipped: bs too small", "run interrupted: 0 points measured"]
+    assert out.getvalue().splitlines() == ["    -> skipped: bs too small", "run interrupted: 0 measured points"]
 
 
 def test_rich_progress_runs_on_a_fake_terminal() -> None:

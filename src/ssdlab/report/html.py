@@ -26,6 +26,7 @@ from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
 from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
+from ssdlab.results.counts import point_counts
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.results.naming import run_title, target_name
 from ssdlab.results.verdict import RunVerdict, run_verdicts
@@ -141,6 +142,7 @@ class ReportView:
     cdm: Markup = field(default_factory=Markup)  # the CrystalDiskMark-style grid of a corner suite (report/cdm.py)
     percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
     results_open_max: int = RESULTS_OPEN_MAX
+    count: str = ""  # the results table's points as every page counts them (results/counts.py)
 
 
 # ---------------------------------------------------------------- formatting
@@ -383,12 +385,8 @@ def option_facts(run: Run) -> Facts:
 
 
 def _points_summary(run: Run) -> str:
-    counts: dict[str, int] = {}
-    for r in run.points:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    if not counts:
-        return "none recorded"
-    return ", ".join(f"{n} {status}" for status, n in counts.items())
+    """The run's points as every page counts them (results/counts.py)."""
+    return point_counts(run).text() if run.points else "none recorded"
 
 
 def notices(run: Run) -> list[Notice]:
@@ -727,6 +725,7 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
         points=[point_view(r, link) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
         artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run), cdm=cdm.grid(run),
+        count=point_counts(run).table_text(),
     )
     toc = [("summary", "Run")]
     if view.notices or view.events:

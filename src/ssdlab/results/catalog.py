@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from ssdlab.errors import ResultsDirError, StoredResultsError, UsageError
 from ssdlab.results import atomic
+from ssdlab.results.counts import point_counts
 from ssdlab.results.model import Run
 from ssdlab.results.naming import target_name
 from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
@@ -33,7 +34,7 @@ CATALOG_FILE = ".ssdlab-catalog.sqlite"
 TAGS_FILE = "tags.json"
 ROOT_ENV = "SSDLAB_RESULTS"
 MAX_DEPTH = 4  # run directories up to ROOT/a/b/c/run.json
-_FORMAT = 1  # the index's own layout (PRAGMA user_version); a different one is rebuilt
+_FORMAT = 2  # the index's own layout (PRAGMA user_version); a different one is rebuilt (2: points = measured points)
 
 
 def default_root() -> Path:
@@ -131,7 +132,7 @@ class Entry:
     serial: str
     firmware: str
     capacity: int
-    points: int
+    points: int  # measured points, as every page counts them (results/counts.py)
     schema: int
     tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -151,7 +152,7 @@ def entry_for(run: Run, run_dir: Path, tags: Mapping[str, str]) -> Entry:
         verdict=run_verdict(run), created=run.created, target=target_name(t),
         kind=str(t.get("kind") or ""), model=str(ident.get("model") or ""), serial=str(ident.get("serial") or ""),
         firmware=str(ident.get("firmware") or ""), capacity=int(t.get("capacity_bytes") or 0),
-        points=len(run.points), schema=run.schema_version, tags=dict(tags))
+        points=point_counts(run).measured, schema=run.schema_version, tags=dict(tags))
 
 
 _COLUMNS = ("id", "path", "run_id", "suite", "status", "verdict", "created", "target", "kind", "model", "serial",

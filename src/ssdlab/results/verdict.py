@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import ExitCode
+from ssdlab.results.counts import point_counts
 from ssdlab.results.events import VERDICT_KINDS, SteadyStateEvent, StopEvent, VerdictEvent, VerdictKind
 from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
@@ -296,9 +297,8 @@ def _failed_text(points: Sequence[PointResult]) -> str:
 
 def _complete(run: Run) -> TestVerdict:
     """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
-    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-    skipped = sum(1 for r in run.points if r.status == "skipped")
-    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    counts = point_counts(run)
+    reason = counts.measured_text() + (f", {counts.skipped} skipped (see their reasons)" if counts.skipped else "")
     return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import IO, Protocol
 
+from ssdlab.results.counts import point_counts
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.run.eta import Eta
@@ -63,14 +64,10 @@ def position(index: int, eta: Eta) -> str:
     return f"{index}/{'~' if eta.adaptive else ''}{total}"
 
 
-def measured_points(run: Run) -> int:
-    """The run's measured points, a multi-device run's host-ceiling check aside (it is not one of the suite's)."""
-    return sum(1 for r in run.ok_points() if r.point.phase != "ceiling")
-
-
 def run_end_text(run: Run) -> str:
-    """'run complete: 8 points measured' (the last progress line)."""
-    return f"run {run.status}: {measured_points(run)} points measured"
+    """'run complete: 8 measured points; 1 step (purge)' (the last progress line; results/counts.py: the count
+    every page shows)."""
+    return f"run {run.status}: {point_counts(run).text()}"
 
 
 def fraction_done(point: TestPoint, sample: LiveSample) -> float | None:
