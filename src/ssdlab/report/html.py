@@ -26,10 +26,11 @@ from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
 from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
-from ssdlab.results.counts import point_counts
+from ssdlab.results.counts import is_measured, point_counts
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.results.naming import run_title, target_name
 from ssdlab.results.verdict import RunVerdict, run_verdicts
+from ssdlab.run import hostload
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
@@ -226,7 +227,9 @@ def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None
 
 
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
-    out = list(r.warnings)
+    # the host-CPU flag is marked in the CPU cell and explained once, in the notices (runs stored before that
+    # carry it as a warning paragraph per point)
+    out = [w for w in r.warnings if not w.startswith("host CPU limit:")]
     m = r.measurement
     if m is not None and m.errors and not any("error" in w.lower() for w in (*out, r.reason)):
         out.append(f"fio reported {m.errors:,} I/O error(s) for this point")
@@ -389,6 +392,17 @@ def _points_summary(run: Run) -> str:
     return point_counts(run).text() if run.points else "none recorded"
 
 
+def _host_cpu_notice(run: Run) -> Notice | None:
+    """The host-CPU flag's one paragraph: how many measured points fio's threads saturated, how to lift it."""
+    measured = [r.measurement for r in run.points if r.measurement is not None and is_measured(r)]
+    flagged = [m for m in measured if drive_health.host_limited(m)]
+    if not flagged:
+        return None
+    advice = hostload.stored_advice(m.extra.get("host_limit") or {} for m in flagged)
+    return Notice("warn", "Host CPU limit", hostload.advice_text(len(flagged), len(measured), advice)
+                  + " (marked ⚠ host-limited in the CPU column).")
+
+
 def notices(run: Run) -> list[Notice]:
     """What a reader must know before reading numbers: model results, null ceilings, stops, warnings."""
     out: list[Notice] = []
@@ -415,6 +429,9 @@ def notices(run: Run) -> list[Notice]:
                           "run.json says the run is still running: this report shows the points saved so far."))
     for w in run.warnings:
         out.append(Notice("warn", "Warning", w))
+    cpu = _host_cpu_notice(run)
+    if cpu is not None:
+        out.append(cpu)
     bad = [r for r in run.points if r.status != "ok"]
     if bad:
         out.append(Notice("warn", f"{len(bad)} point(s) not measured or invalid",

@@ -16,6 +16,7 @@ from ssdlab.results.counts import MEASURE, last_results, point_counts
 from ssdlab.results.model import Run
 from ssdlab.results.naming import run_title
 from ssdlab.results.verdict import RunVerdict, run_verdicts
+from ssdlab.run import hostload
 from ssdlab.targets import link as drive_link
 from ssdlab.termtext import printable
 
@@ -105,11 +106,12 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     else:
         console.print(_safe(run_title(run.suite, run.target)) + f": {counts.text()}; every one is in "
                       "report.html and `ssdlab export`")
-    flagged = sum(1 for r in run.points if r.measurement is not None and drive_health.host_limited(r.measurement))
+    flagged = [r.measurement for r in run.points if r.measurement is not None
+               and drive_health.host_limited(r.measurement)]
     if flagged:
-        console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
-                      "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
-                      "warnings)")
+        advice = hostload.stored_advice(m.extra.get("host_limit") or {} for m in flagged)
+        console.print("[yellow]host CPU limit:[/] " + _safe(hostload.advice_text(len(flagged), counts.measured,
+                                                                                 advice)) + " (! in the CPU column)")
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {_safe(w)}")
     console.print(verdict_table(verdicts or run_verdicts(run)))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -74,11 +75,10 @@ def _bssplit_sizes(bssplit: str) -> list[int]:
     return sizes
 
 
-def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> list[str]:
+def measurement_warnings(m: Measurement) -> list[str]:
+    """A point's own warnings (the host-CPU flag is not one: it is marked on the point, its advice said once per
+    run, HostAdvice)."""
     out = []
-    limit = host_limit(point, m, target_kind, ioengine)
-    if limit.saturated:
-        out.append(hostload.warning_text(limit))
     if m.errors:
         out.append(f"fio reported errors in {m.errors} job(s)")
     out.extend(anomalies.latency_warnings(m))
@@ -125,6 +125,24 @@ def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str
         m.usr_cpu + m.sys_cpu if m.directions else None, cpu.submitting_busy_pct, numjobs=w.numjobs,
         submitting_count=cpu.submitting_count, online_cpus=cpu.online_cpus, ioengine=ioengine,
         options=w.options, null_target=target_kind == "null")
+
+
+class HostAdvice:
+    """The host-CPU advice, said once per run: at the first point whose fio threads were saturated."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self.note = note
+        self.said = False
+
+    def seen(self, result: PointResult) -> None:
+        m = result.measurement
+        if self.said or m is None or not hostload.saturated(m):
+            return
+        self.said = True
+        limit = m.extra.get("host_limit") or {}
+        self.note("host CPU limit: fio's submitting threads were saturated on this point (marked on each such "
+                  "point; the report lists them): the result may be the host's limit, not the device's. To lift "
+                  "it: " + "; ".join(str(a) for a in limit.get("advice") or ()))
 
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
@@ -186,6 +204,7 @@ class RunLoop:
                                      on_sample=progress.health if isinstance(progress, LiveRecorder) else None)
         self.t0 = time.monotonic()
         self.ceiling: TestPoint | None = None  # the host-ceiling check to run first (several devices)
+        self.advice = HostAdvice(progress.note)
 
     def save(self, run: Run) -> None:
         store.save_run(self.run_dir, run)
@@ -263,7 +282,7 @@ class RunLoop:
     def _run_series(self, points: list[TestPoint], t0: float) -> None:
         """The samples of one continuous stimulus as one engine run; each sample is stored as it ends."""
         series = Series(self.run_dir, self.run, self.suite, self.ctx, points, self.progress, self.target,
-                        self.estimator)
+                        self.estimator, self.advice)
         try:
             self.executor.run_series(series.points, self.target, store.point_dir(self.run_dir, points[0].id),
                                      self.progress.live, series.on_sample)
@@ -295,6 +314,7 @@ class RunLoop:
         append(self, result)  # temperature samples join the run in session.finish
         self.estimator.observe(result, time.monotonic() - t0)
         self.progress.point_end(result)
+        self.advice.seen(result)
 
     def stop(self, status: str, text: str) -> None:
         """The run stopped (interrupted, failed): recorded and saved."""
@@ -347,9 +367,10 @@ class Series:
     (a stop rule, e.g. WSAT's capacity written, ends it early)."""
 
     def __init__(self, run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, points: list[TestPoint],
-                 progress: Progress, target: Target, estimator: Estimator) -> None:
+                 progress: Progress, target: Target, estimator: Estimator, advice: HostAdvice | None = None) -> None:
         self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
         self.points, self.progress, self.target, self.estimator = points, progress, target, estimator
+        self.advice = advice or HostAdvice(progress.note)
         self.index = 0
         self.started = store.now_iso()
         self.t0 = time.monotonic()
@@ -362,7 +383,7 @@ class Series:
         point = self.current
         finished = store.now_iso()
         result = PointResult(point=point, status="ok", started=self.started, finished=finished, measurement=m,
-                             warnings=tuple(measurement_warnings(point, m, self.target.kind)),
+                             warnings=tuple(measurement_warnings(m)),
                              attempt=_attempt(self.run, point))
         problem = verdict.point_problem(point, m)
         if problem:  # a sample of a running stimulus cannot be run again for longer: it is invalid
@@ -373,6 +394,7 @@ class Series:
         self.estimator.observe(result, now - self.t0)
         self.t0 = now
         self.progress.point_end(result)
+        self.advice.seen(result)
         self.index += 1
         if self.index >= len(self.points) or runner.stop_requested():
             return None
@@ -480,7 +502,7 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
     if limit.saturated:
         m = dataclasses.replace(m, extra=extra.replace(host_limit=limit.as_dict()))
     return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
-                       warnings=tuple(measurement_warnings(point, m, target.kind, target.options.ioengine)),
+                       warnings=tuple(measurement_warnings(m)),
                        attempt=attempt)
 
 

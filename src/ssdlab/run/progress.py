@@ -15,6 +15,7 @@ from typing import IO, Protocol
 from ssdlab.results.counts import point_counts
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
+from ssdlab.run import hostload
 from ssdlab.run.eta import Eta
 from ssdlab.termtext import printable
 from ssdlab.units import format_duration
@@ -46,7 +47,8 @@ def _summary(result: PointResult) -> str:
     for name, d in m.directions.items():
         lat = f", {d.clat.mean_ns / 1000:.1f} µs" if d.clat else ""
         parts.append(f"{name} {d.iops:,.0f} IOPS {d.bw_mbps:,.1f} MB/s{lat}")
-    return "; ".join(parts) or "no I/O"
+    flag = f" [host CPU limit: fio {m.usr_cpu + m.sys_cpu:.0f} % per job]" if hostload.saturated(m) else ""
+    return ("; ".join(parts) or "no I/O") + flag
 
 
 def run_text(title: str, eta: Eta) -> str:
