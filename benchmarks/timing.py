@@ -41,8 +41,11 @@ def user_env() -> dict[str, str]:
 
 
 def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | None = None,
-        env: Mapping[str, str] | None = None) -> Sample:
-    """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages)."""
+        env: Mapping[str, str] | None = None, tty: bool = False) -> Sample:
+    """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages).
+    `tty`: stdout and stderr on a pseudo-terminal, as in a user's terminal (progress bars drawn and all)."""
+    if tty:
+        return _run_tty(argv, cwd=cwd, env=env)
     out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     try:
         with tempfile.TemporaryFile() as err:
@@ -57,6 +60,47 @@ def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | N
     finally:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
+    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, code=proc.returncode,
+                  rss_mb=usage.ru_maxrss / 1024.0, err=tail)
+
+
+def _run_tty(argv: Sequence[str | Path], *, cwd: Path | None, env: Mapping[str, str] | None) -> Sample:
+    """run() on a pseudo-terminal of 120 x 40 (what the command writes is read as a terminal would, and kept
+    for failure messages)."""
+    import fcntl
+    import struct
+    import termios
+    import threading
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    seen: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+            del seen[:-64]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([str(a) for a in argv], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                                cwd=cwd, env={**(dict(env) if env is not None else user_env()), "TERM": "xterm"})
+        os.close(slave)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        reader.join(timeout=5)
+    finally:
+        os.close(master)
+    tail = b"".join(seen)[-4000:].decode(errors="replace").strip()
     return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, code=proc.returncode,
                   rss_mb=usage.ru_maxrss / 1024.0, err=tail)
 

@@ -20,13 +20,13 @@ from ssdlab import __version__
 from ssdlab.analysis import anomalies
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.fio import runner
-from ssdlab.results import naming, store, verdict
+from ssdlab.results import catalog, naming, store, verdict
 from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.extra import HostCpu
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
-from ssdlab.run import ceiling, hostload
+from ssdlab.run import ceiling, eta, hostload
 from ssdlab.run.eta import Estimator
 from ssdlab.run.liverecord import LiveRecorder
 from ssdlab.run.progress import Progress
@@ -193,11 +193,13 @@ class RunLoop:
                  executor: Executor, progress: Progress, grant: WriteGrant) -> None:
         self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
         self.target, self.executor, self.progress, self.grant = target, executor, progress, grant
-        self.estimator = Estimator(run.target, suite.point_overhead_s)
-        for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
+        self.estimator = Estimator(run.target, suite.point_overhead_s, share=eta.cpu_share(),
+                                   history=eta.History.of(catalog.history(run_dir.parent, run.suite,
+                                                                          str(run.target.get("kind") or ""))))
+        for earlier in run.points:  # a resumed run: what its points took (executor time + bookkeeping) is a first guess
             wall_s = earlier.measurement.extra.wall_s if earlier.measurement is not None else None
             if wall_s is not None:
-                self.estimator.observe(earlier, float(wall_s))
+                self.estimator.observe(earlier, float(wall_s) + eta.BOOKKEEPING_PRIOR_S)
         self.policy = on_error_policy(run)
         self.given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
         self.session = DeviceSession(run_dir, target, note=progress.note,  # drive health, write cache, power state
@@ -212,11 +214,13 @@ class RunLoop:
     def announce(self) -> None:
         """The progress display's start, with the whole run's ETA (the host-ceiling check's included); no stop
         requested yet."""
-        eta = self.estimator.estimate(self.suite.outlook(self.ctx, self.run))
+        est = self.estimator.estimate(self.suite.outlook(self.ctx, self.run), len(self.run.points))
         self.ceiling = ceiling.planned(self.run, self.suite, self.ctx, self.target)
         if self.ceiling is not None:
-            eta = eta.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
-        self.progress.run_start(run_title(self.suite.name, self.target), eta)
+            est = est.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
+        layout = eta.layout_bytes(self.run.target, self.target.layout_writes(), resumed=bool(self.run.points))
+        est = est.with_setup(self.estimator.layout_s(layout), self.estimator.error(False))
+        self.progress.run_start(run_title(self.suite.name, self.target), est)
         runner.clear_stop_request()
 
     def start(self) -> None:
@@ -264,7 +268,7 @@ class RunLoop:
         assert outlook.next_point is not None
         t0 = self.t0
         point = self._ready(outlook.next_point)
-        self.progress.point_start(point, point_index(self.run), self.estimator.estimate(outlook))
+        self.progress.point_start(point, point_index(self.run), self.estimator.estimate(outlook, len(self.run.points)))
         chain = continuous_chain(self._remaining()) if outlook.next_point.continuous else [point]
         if len(chain) > 1 and self.executor.series and not skip_reason(point, self.target):
             self._run_series([self._ready(p) for p in chain], t0)
@@ -322,7 +326,8 @@ class RunLoop:
         self.progress.run_end(self.run)
 
     def complete(self) -> Run:
-        """The suite's conclusions, the run complete and saved."""
+        """The suite's conclusions, the run complete and saved, and indexed in its results root's catalog (what
+        it took teaches the next run's ETA)."""
         run = self.run
         if self.given_up:
             run = run.with_warning(f"{len(self.given_up)} point(s) failed and the run went on (--on-error "
@@ -332,6 +337,7 @@ class RunLoop:
         run = run.with_status("complete", store.now_iso())
         store.save_run(self.run_dir, run)
         self.progress.run_end(run)
+        catalog.remember(self.run_dir.parent, run, self.run_dir)
         return run
 
 
@@ -403,7 +409,7 @@ class Series:
         if outlook.next_point is None or outlook.next_point.id != nxt.id:
             return None  # the suite stopped the stimulus here
         self.started = finished
-        self.progress.point_start(nxt, point_index(self.run), self.estimator.estimate(outlook))
+        self.progress.point_start(nxt, point_index(self.run), self.estimator.estimate(outlook, len(self.run.points)))
         here = store.point_dir(self.run_dir, nxt.id)
         here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
         return here

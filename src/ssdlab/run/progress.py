@@ -16,9 +16,8 @@ from ssdlab.results.counts import point_counts
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.run import hostload
-from ssdlab.run.eta import Eta
+from ssdlab.run.eta import Eta, left_text
 from ssdlab.termtext import printable
-from ssdlab.units import format_duration
 
 
 class Progress(Protocol):
@@ -52,12 +51,12 @@ def _summary(result: PointResult) -> str:
 
 
 def run_text(title: str, eta: Eta) -> str:
-    """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points, 9m30s' (the first
-    line)."""
+    """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points (about 9m30s if all run)'
+    (the first line: the one bound is the worst case's point count)."""
     if not eta.adaptive:
         return f"{title}: {eta.worst_points} points, estimated {eta.duration()}"
     return (f"{title}: about {eta.expected_points} points, {eta.duration()} expected; at most {eta.worst_points} "
-            f"points, {format_duration(eta.worst_s)}")
+            f"points ({eta.worst_text()})")
 
 
 def position(index: int, eta: Eta) -> str:
@@ -86,7 +85,7 @@ def live_text(sample: LiveSample, fraction: float | None = None, eta_s: float | 
     """'42% 2,000 IOPS  8.2 MB/s  75.5 µs  ETA 3m10s': the last interval's rates, how far the point is, the ETA."""
     done = f"{fraction * 100:3.0f}%  " if fraction is not None else f"{sample.elapsed_s:.0f}s  "
     text = f"{done}{sample.iops:,.0f} IOPS  {sample.mbps:,.1f} MB/s  {sample.mean_lat_us:,.1f} µs"
-    return text + (f"  ETA {format_duration(eta_s)}" if eta_s is not None else "")
+    return text + (f"  ETA {left_text(eta_s, 1)}" if eta_s is not None else "")
 
 
 class _PointClock:

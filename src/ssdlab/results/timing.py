@@ -1,0 +1,78 @@
+"""What a stored run took, for the results catalog: the next run of the same suite on the same kind of target
+starts its ETA from it (run/eta.py, `History`).
+
+Everything comes from the stored run (run.json): its start and end, each point's executor time
+(measurement.extra.wall_s) and, on the simulator, the I/Os it simulated and how fast. Timestamps are whole
+seconds, so a run's own figures (set-up, bookkeeping) are rounded; the per-point figures are not.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime
+from typing import Any
+
+from ssdlab.results.model import Run
+
+SIM_UNIT_BYTES = 8192  # a simulated I/O weighs 1 + its size / this (run/eta.py: the simulator's work units)
+
+
+def _seconds(a: str, b: str) -> float | None:
+    try:
+        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def run_timing(run: Run) -> dict[str, Any]:
+    """{} for a run that did not complete; else its figures (keys absent where nothing was measured):
+    `wall_s` (created to finished), `results` (every stored result, steps included), `setup_s` (created to the
+    first point's start: settings, layout), `exec_s` (executor time of its points), `bookkeeping_s` (per result:
+    the rest of the wall time), `overhead_s` (median per-point executor time beyond the I/O time: fio's
+    start-up and parsing, or beyond the simulator's core), `sim_units` and `sim_core_s` (work the simulator
+    did and its core's wall time), `bandwidth` (bytes per second of size-based points, by direction),
+    `layout_s` and `layout_bytes` (when the run laid its target out)."""
+    if run.status != "complete" or not run.points or not run.finished:
+        return {}
+    out: dict[str, Any] = {"results": len(run.points)}
+    wall = _seconds(run.created, run.finished)
+    setup = _seconds(run.created, run.points[0].started)
+    exec_s = 0.0
+    overheads: list[float] = []
+    units = core = 0.0
+    bandwidth: dict[str, list[float]] = {}
+    for r in run.points:
+        m = r.measurement
+        w = r.point.workload
+        wall_s = m.extra.wall_s if m is not None else None
+        if m is None or wall_s is None:
+            continue
+        exec_s += wall_s
+        sim = m.extra.sim
+        if sim is not None and sim.simulated_ios and sim.simulated_ios_per_wall_s:
+            ios = float(sim.simulated_ios)
+            units += ios * (1.0 + max(1, w.bs) / SIM_UNIT_BYTES)
+            core += ios / float(sim.simulated_ios_per_wall_s)
+            overheads.append(max(0.0, wall_s - ios / float(sim.simulated_ios_per_wall_s)))
+        elif r.status == "ok" and w.runtime_s is not None and r.point.phase != "ceiling":
+            overheads.append(max(0.0, wall_s - r.point.est_seconds))
+        elif r.status == "ok" and w.runtime_s is None and m.total_bw_bytes > 0 and wall_s > 0:
+            moved = sum(d.io_bytes for d in m.directions.values())
+            bandwidth.setdefault("write" if w.writes else "read", []).append(moved / wall_s)
+    if wall is not None and wall > 0:
+        out["wall_s"] = wall
+        out["bookkeeping_s"] = round(max(0.0, wall - (setup or 0.0) - exec_s) / len(run.points), 4)
+    if setup is not None:
+        out["setup_s"] = setup
+        capacity = run.target.get("capacity_bytes")
+        if isinstance(capacity, int) and capacity > 0 and setup > 0 and any(
+                e.get("kind") == "prepare" and "laid out" in str(e.get("text", "")) for e in run.events):
+            out["layout_s"], out["layout_bytes"] = setup, capacity
+    out["exec_s"] = round(exec_s, 3)
+    if overheads:
+        out["overhead_s"] = round(statistics.median(overheads), 4)
+    if units > 0 and core > 0:
+        out["sim_units"], out["sim_core_s"] = round(units), round(core, 4)
+    if bandwidth:
+        out["bandwidth"] = {k: statistics.median(v) for k, v in bandwidth.items()}
+    return out
