@@ -287,10 +287,12 @@ def test_earlier_runs_replace_the_priors_until_this_run_measures() -> None:
     from ssdlab.run.eta import History
 
     params = resolve("tlc-4k", {})
-    history = History.of([_history()])
+    history = History.of([_history(share=0.5)])  # an earlier run with half a CPU: 2e7 units/s on an idle one
+    assert history.sim_rate == pytest.approx(2e7)
+    assert history.overhead_s == pytest.approx(0.0075)
     est = Estimator({"kind": "sim", "sim": {"params": params}}, history=history, share=0.25)
-    assert est.sim_rate() == pytest.approx(1e7)  # the earlier runs' rate, not the prior slowed by the load
-    assert est.overhead_s == pytest.approx(0.015)
+    assert est.sim_rate() == pytest.approx(5e6)  # the earlier runs' rate, with today's quarter of a CPU
+    assert est.overhead_s == pytest.approx(0.03)
     wr = pt("x", rw="randwrite")
     est.observe(done(wr, sim={"simulated_ios": 3e6, "simulated_ios_per_wall_s": 6e6}), 0.6)
     assert est.sim_rate() == pytest.approx(3e6 * (1 + 4096 / SIM_UNIT_BYTES) / 0.5)  # then this run's own

@@ -15,6 +15,13 @@ from typing import Any
 from ssdlab.results.model import Run
 
 SIM_UNIT_BYTES = 8192  # a simulated I/O weighs 1 + its size / this (run/eta.py: the simulator's work units)
+LOAD_KEY = "load_avg_1m"  # run.host: the host's 1-minute load average as the run started (orchestrate.new_run)
+
+
+def cpu_share(cpus: int, load: float) -> float:
+    """The share of a CPU a process can expect with `load` runnable processes (the 1-minute load average) on
+    `cpus` CPUs: 1 on an idle host, else cpus / (load + 1), at least 0.05."""
+    return max(0.05, min(1.0, max(1, cpus) / (max(0.0, load) + 1.0)))
 
 
 def _seconds(a: str, b: str) -> float | None:
@@ -31,7 +38,8 @@ def run_timing(run: Run) -> dict[str, Any]:
     the rest of the wall time), `overhead_s` (median per-point executor time beyond the I/O time: fio's
     start-up and parsing, or beyond the simulator's core), `sim_units` and `sim_core_s` (work the simulator
     did and its core's wall time), `bandwidth` (bytes per second of size-based points, by direction),
-    `layout_s` and `layout_bytes` (when the run laid its target out)."""
+    `layout_s` and `layout_bytes` (when the run laid its target out), `share` (the CPU share the host's
+    load left it as it started, when recorded)."""
     if run.status != "complete" or not run.points or not run.finished:
         return {}
     out: dict[str, Any] = {"results": len(run.points)}
@@ -59,6 +67,9 @@ def run_timing(run: Run) -> dict[str, Any]:
         elif r.status == "ok" and w.runtime_s is None and m.total_bw_bytes > 0 and wall_s > 0:
             moved = sum(d.io_bytes for d in m.directions.values())
             bandwidth.setdefault("write" if w.writes else "read", []).append(moved / wall_s)
+    load, cpus = run.host.get(LOAD_KEY), run.host.get("cpu_count")
+    if isinstance(load, (int, float)) and isinstance(cpus, int) and cpus > 0:
+        out["share"] = round(cpu_share(cpus, float(load)), 3)  # what the load left this run, at its start
     if wall is not None and wall > 0:
         out["wall_s"] = wall
         out["bookkeeping_s"] = round(max(0.0, wall - (setup or 0.0) - exec_s) / len(run.points), 4)

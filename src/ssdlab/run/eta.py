@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ssdlab.results import timing
 from ssdlab.results.extra import SimCounters
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
@@ -150,26 +151,27 @@ def left_text(seconds: float, points: int) -> str:
 
 
 def cpu_share(cpus: int | None = None, load: float | None = None) -> float:
-    """The share of a CPU this process can expect now: 1 on an idle host; with `load` runnable processes on
-    `cpus` CPUs (the 1-minute load average), cpus / (load + 1) when that is less."""
-    cpus = cpus if cpus is not None else (os.cpu_count() or 1)
+    """The share of a CPU this process can expect now (results/timing.cpu_share of this host's CPUs and its
+    1-minute load average, unless given)."""
     if load is None:
         try:
             load = os.getloadavg()[0]
         except OSError:
             return 1.0
-    return max(0.05, min(1.0, cpus / (load + 1.0)))
+    return timing.cpu_share(cpus if cpus is not None else (os.cpu_count() or 1), load)
 
 
 @dataclass(frozen=True)
 class History:
     """What earlier complete runs of the same suite on the same kind of target took (results/timing.py, from
-    the catalog): the median of each figure over them, None where none measured it."""
+    the catalog): the median of each figure over them, None where none measured it. The CPU-bound figures are
+    as on an idle host (each run's own divided by the CPU share its start's load left it; the Estimator
+    applies today's)."""
 
     runs: int = 0
     results: float | None = None  # results a run stored (steps included)
-    sim_rate: float | None = None  # simulated work units per second of the simulator's core
-    overhead_s: float | None = None  # per point beyond its I/O (or simulated) time, bookkeeping included
+    sim_rate: float | None = None  # simulated work units per second of the simulator's core, idle host
+    overhead_s: float | None = None  # per point beyond its I/O (or simulated) time, bookkeeping included, idle
     layout_bps: float | None = None  # bytes per second of laying the target out
     bandwidth: Mapping[str, float] = field(default_factory=dict)  # size-based points, bytes/s by direction
 
@@ -183,9 +185,13 @@ class History:
             v = t.get(key)
             return float(v) if isinstance(v, (int, float)) and v >= 0 else None
 
+        def share(t: Mapping[str, Any]) -> float:
+            return min(1.0, max(0.05, num(t, "share") or 1.0))
+
         results = [v for t in timings if (v := num(t, "results"))]
-        rates = [u / c for t in timings if (u := num(t, "sim_units")) and (c := num(t, "sim_core_s"))]
-        overheads = [o + (num(t, "bookkeeping_s") or 0.0) for t in timings if (o := num(t, "overhead_s")) is not None]
+        rates = [u / c / share(t) for t in timings if (u := num(t, "sim_units")) and (c := num(t, "sim_core_s"))]
+        overheads = [(o + (num(t, "bookkeeping_s") or 0.0)) * share(t) for t in timings
+                     if (o := num(t, "overhead_s")) is not None]
         layouts = [b / s for t in timings if (b := num(t, "layout_bytes")) and (s := num(t, "layout_s"))]
         bandwidth: dict[str, float] = {}
         for direction in ("read", "write"):
@@ -343,7 +349,7 @@ class Estimator:
         one-time start-up costs), else the prior."""
         if self._overhead is None:
             samples = self._overheads or ([self._first_overhead] if self._first_overhead is not None else [])
-            prior = self.history.overhead_s if self.history.overhead_s is not None else \
+            prior = self.history.overhead_s / self.share if self.history.overhead_s is not None else \
                 SIM_OVERHEAD_PRIOR_S / self.share if self.engine == "sim" else self.default_overhead_s
             self._overhead = statistics.median(samples) if samples else prior
         return self._overhead
@@ -355,7 +361,7 @@ class Estimator:
             work = self._sim_work.get(key)
             if work is not None and work[1] > 0:
                 return work[0] / work[1]
-        return self.history.sim_rate or SIM_UNIT_RATE_PRIOR * self.share
+        return (self.history.sim_rate or SIM_UNIT_RATE_PRIOR) * self.share
 
     def error(self, seen: bool) -> float:
         """The relative error of a prediction for a shape seen before (or not), as measured so far."""
