@@ -251,7 +251,9 @@ class Estimator:
     def __init__(self, target: Mapping[str, Any], overhead_s: float = 0.5, *, history: History | None = None,
                  share: float = 1.0) -> None:
         """`history`: what earlier runs of the suite on this kind of target took; `share`: the share of a CPU
-        this process expects (cpu_share()), which slows the priors (not what this run or earlier ones measured)."""
+        this process expects (cpu_share()), which slows the simulator's CPU-bound priors (not what this run or
+        earlier ones measured, nor a fio point's overhead: fio's start-up and teardown wait more than compute,
+        and the suite's figure already holds a loaded host's)."""
         self.history = history or History()
         self.share = max(0.05, min(1.0, share))
         self.kind = str(target.get("kind") or "file")
@@ -260,7 +262,6 @@ class Estimator:
         self.capacity = int(target.get("capacity_bytes") or 0)
         # a host group's points go through fio's client and the agents (connection, job transfer, results back)
         self.default_overhead_s = max(overhead_s, HOST_GROUP_OVERHEAD_PRIOR_S) if target.get("hosts") else overhead_s
-        self.default_overhead_s = self.default_overhead_s / self.share
         self._last: dict[tuple[Any, ...], float] = {}
         self._overheads: list[float] = []  # the per-point overheads measured, the first point's aside
         self._first_overhead: float | None = None  # the first point's (one-time start-up costs: alone, until others)
