@@ -365,3 +365,29 @@ def test_a_large_outlook_between_full_estimates_keeps_each_point_s_overhead(monk
     est._full = (199.5, est._full[1], est._observed)  # type: ignore[index]  # a full estimate 0.5 s ago
     later = est.estimate(outlook)
     assert later.expected_s >= 300 * 0.5
+
+
+def test_a_resumed_simulated_drive_replays_the_points_after_its_checkpoint() -> None:
+    params = resolve("tlc-4k", {})
+    est = Estimator({"kind": "sim", "sim": {"params": params}})
+    replayed = [done(pt(f"r{i}", rw="randwrite"), sim={"simulated_ios": 2e6, "simulated_ios_per_wall_s": 4e6})
+                for i in range(3)]
+    weight = 1 + 4096 / SIM_UNIT_BYTES
+    assert est.replay_s(replayed) == pytest.approx(3 * 2e6 * weight / SIM_UNIT_RATE_PRIOR)
+    assert est.replay_s([done(pt("fio-point"))]) == 0.0
+
+
+def test_a_resumed_run_s_earlier_points_teach_times_not_confidence() -> None:
+    """A resume estimated 17 s ±5 % took 21 s: the earlier session's points had made the estimate sure of itself."""
+    est = Estimator({"kind": "file"}, overhead_s=0.0)
+    points = [pt(f"p{i}", bs=4096 << (i % 3)) for i in range(9)]
+    for p in points:
+        est.observe(done(p), 5.0, earlier=True)  # as resume replays them: exactly as predicted after the first
+    outlook = Outlook(worst=tuple((p, 1) for p in points[:3]))
+    eta = est.estimate(outlook)
+    assert eta.expected_s == pytest.approx(15.0)
+    assert eta.spread == pytest.approx(est.error(False))  # not the repeat error of shapes this session ran
+    assert est.error(False) == 0.25  # and no error was learned from them
+    for p in points[:3]:
+        est.observe(done(p), 5.0)  # the same shapes run in this session
+    assert est.estimate(outlook).spread == pytest.approx(est.error(True))

@@ -278,14 +278,21 @@ class Estimator:
         self._bounds: dict[tuple[Any, ...], float] = {}  # simulated I/Os at the IOPS bound, by shape
         self._overhead: float | None = None  # overhead_s, until the next observe()
         self._observed = 0  # points observed
+        self._earlier: set[tuple[Any, ...]] = set()  # shapes known only from a resumed run's earlier session
         self._full: tuple[float, Eta, int] | None = None  # (when, the last full estimate of a large outlook, observed)
 
     # ------------------------------------------------------------------ learning
 
-    def observe(self, result: PointResult, wall_s: float) -> None:
-        """Learn from a finished point that took `wall_s` seconds, bookkeeping included."""
+    def observe(self, result: PointResult, wall_s: float, *, earlier: bool = False) -> None:
+        """Learn from a finished point that took `wall_s` seconds, bookkeeping included. `earlier`: a point of
+        the run's earlier session (resume): its time is a first guess for its shape, under that session's load,
+        so shapes known only from it keep the error of shapes not seen, and it teaches no error."""
         p = result.point
         key = shape(p)
+        if earlier:
+            self._earlier.add(key)
+        else:
+            self._earlier.discard(key)
         seen = key in self._last
         predicted = self.seconds(p)
         self._observed += 1
@@ -298,7 +305,7 @@ class Estimator:
         moved = sum(d.io_bytes for d in m.directions.values())
         if moved > 0:
             self._moved[key] = float(moved)
-        if predicted > 0 and wall_s > 0:
+        if predicted > 0 and wall_s > 0 and not earlier:
             errors = self._repeat_errors if seen else self._errors
             errors[:] = [*errors[-(RECENT - 1):], abs(wall_s / predicted - 1.0)]
         if self.engine == "sim":
@@ -401,6 +408,17 @@ class Estimator:
                                                                LAYOUT_PRIOR_BPS["file"]) * self.share
         return nbytes / rate
 
+    def replay_s(self, results: Sequence[PointResult]) -> float:
+        """Seconds to simulate `results` again (a resumed simulated drive replays the points after its last
+        checkpoint before the next point: sim/target.py)."""
+        total = 0.0
+        for r in results:
+            sim = r.measurement.extra.sim if r.measurement is not None else None
+            if r.status == "ok" and sim is not None and sim.simulated_ios:
+                w = r.point.workload
+                total += float(sim.simulated_ios) * self._unit_weight(w) / self.sim_rate(w)
+        return total
+
     def _bytes(self, point: TestPoint) -> float:
         w = point.workload
         return float(w.io_bytes or w.size or self.capacity) * w.numjobs
@@ -478,7 +496,7 @@ class Estimator:
         return max(0, min(worst_n - expected_n, round(self.history.results) - done - expected_n))
 
     def _estimate(self, outlook: Outlook, done: int = 0) -> Eta:
-        cache, last = self._seconds, self._last
+        cache, last, earlier = self._seconds, self._last, self._earlier
         unseen_error, seen_error = self.error(False), self.error(True)
 
         def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int, float]:
@@ -490,7 +508,7 @@ class Estimator:
                 s = count * cache[key]
                 secs += s
                 n += count
-                off += s * (seen_error if key in last else unseen_error)
+                off += s * (seen_error if key in last and key not in earlier else unseen_error)
             return secs, n, off
 
         worst_s, worst_n, worst_off = total(outlook.worst)

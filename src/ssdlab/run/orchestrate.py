@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from ssdlab.run.eta import Estimator
 from ssdlab.run.liverecord import LiveRecorder
 from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
-from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common
+from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common, traits_of
 from ssdlab.system import host_info
 from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
@@ -210,7 +211,7 @@ class RunLoop:
         for earlier in run.points:  # a resumed run: what its points took (executor time + bookkeeping) is a first guess
             wall_s = earlier.measurement.extra.wall_s if earlier.measurement is not None else None
             if wall_s is not None:
-                self.estimator.observe(earlier, float(wall_s) + eta.BOOKKEEPING_PRIOR_S)
+                self.estimator.observe(earlier, float(wall_s) + eta.BOOKKEEPING_PRIOR_S, earlier=True)
         self.policy = on_error_policy(run)
         self.given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
         self.session = DeviceSession(run_dir, target, note=progress.note,  # drive health, write cache, power state
@@ -230,9 +231,25 @@ class RunLoop:
         if self.ceiling is not None:
             est = est.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
         layout = eta.layout_bytes(self.run.target, self.target.layout_writes(), resumed=bool(self.run.points))
-        est = est.with_setup(self.estimator.layout_s(layout), self.estimator.error(False))
+        before = self.estimator.layout_s(layout) + self.estimator.replay_s(self._replayed())
+        est = est.with_setup(before, self.estimator.error(False))
         self.progress.run_start(run_title(self.suite.name, self.target), est)
         runner.clear_stop_request()
+
+    def _replayed(self) -> list[PointResult]:
+        """A resumed simulated drive's work before its next point: the stored points after its last checkpoint,
+        which it simulates again (sim/target.py)."""
+        if not self.run.points or not traits_of(str(self.run.target.get("kind") or "")).simulated:
+            return []
+        from ssdlab.sim.target import STATE_META
+
+        try:
+            after = str(json.loads((self.run_dir / STATE_META).read_text(encoding="utf-8")).get("point") or "")
+        except (OSError, ValueError, AttributeError):
+            after = ""  # no checkpoint: the whole run is replayed
+        ids = [r.point.id for r in self.run.points]
+        start = ids.index(after) + 1 if after in ids else 0
+        return list(self.run.points[start:])
 
     def start(self) -> None:
         """Health before and requested drive settings, the target's layout, the hosts' ceiling."""
