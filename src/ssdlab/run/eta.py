@@ -35,6 +35,7 @@ import statistics
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ssdlab.results import timing
@@ -150,15 +151,34 @@ def left_text(seconds: float, points: int) -> str:
     return format_duration(seconds)
 
 
-def cpu_share(cpus: int | None = None, load: float | None = None) -> float:
-    """The share of a CPU this process can expect now (results/timing.cpu_share of this host's CPUs and its
-    1-minute load average, unless given)."""
+def cpu_share(cpus: int | None = None, load: float | None = None, own: float | None = None) -> float:
+    """The share of a CPU this process can expect now: what the 1-minute load average leaves it on this host's
+    CPUs (results/timing.cpu_share), or, when more, the share it got since it started (`own_share`: the load
+    average also counts tasks waiting for I/O, which take no CPU)."""
     if load is None:
         try:
             load = os.getloadavg()[0]
         except OSError:
             return 1.0
-    return timing.cpu_share(cpus if cpus is not None else (os.cpu_count() or 1), load)
+    by_load = timing.cpu_share(cpus if cpus is not None else (os.cpu_count() or 1), load)
+    got = own_share() if own is None else own
+    return max(by_load, got or 0.0)
+
+
+def own_share(proc: Path = Path("/proc")) -> float | None:
+    """The CPU time this process used over the wall time since it started (its start-up is CPU work:
+    imports, parsing, planning), None when it ran too briefly to tell or /proc cannot say."""
+    try:
+        fields = (proc / "self" / "stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+        uptime = float((proc / "uptime").read_text(encoding="ascii").split()[0])
+        ticks = os.sysconf("SC_CLK_TCK")
+        cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
+        elapsed = uptime - int(fields[19]) / ticks  # starttime (field 22)
+    except (OSError, ValueError, IndexError):
+        return None
+    if elapsed < 0.25:
+        return None
+    return min(1.0, cpu / elapsed)
 
 
 @dataclass(frozen=True)
