@@ -136,7 +136,7 @@ def test_stored_flags_are_held_to_fio_s_own_share() -> None:
 
 
 def test_advice_text_is_one_paragraph_with_each_advice_once() -> None:
-    flags = [{"advice": ["a", "b"]}, {"advice": ["b", "c"]}]
+    flags = [_stored(97.0, {"saturated": True, "advice": ["a", "b"]}), _stored(97.0, {"advice": ["b", "c"]})]
     advice = hostload.stored_advice(flags)
     assert advice == ["a", "b", "c"]
     text = hostload.advice_text(2, 26, advice)

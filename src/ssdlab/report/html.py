@@ -398,7 +398,7 @@ def _host_cpu_notice(run: Run) -> Notice | None:
     flagged = [m for m in measured if drive_health.host_limited(m)]
     if not flagged:
         return None
-    advice = hostload.stored_advice(m.extra.get("host_limit") or {} for m in flagged)
+    advice = hostload.stored_advice(flagged)
     return Notice("warn", "Host CPU limit", hostload.advice_text(len(flagged), len(measured), advice)
                   + " (marked ⚠ host-limited in the CPU column).")
 

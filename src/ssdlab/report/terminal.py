@@ -109,7 +109,7 @@ def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None)
     flagged = [r.measurement for r in run.points if r.measurement is not None
                and drive_health.host_limited(r.measurement)]
     if flagged:
-        advice = hostload.stored_advice(m.extra.get("host_limit") or {} for m in flagged)
+        advice = hostload.stored_advice(flagged)
         console.print("[yellow]host CPU limit:[/] " + _safe(hostload.advice_text(len(flagged), counts.measured,
                                                                                  advice)) + " (! in the CPU column)")
     for w in run.warnings:

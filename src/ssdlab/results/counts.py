@@ -37,7 +37,7 @@ class PointCounts:
 
     def measured_text(self) -> str:
         """'425 measured points' ('1 measured point')."""
-        return f"{self.measured:,} measured point{'' if self.measured == 1 else 's'}"
+        return f"{self.measured} measured point{'' if self.measured == 1 else 's'}"
 
     def table_text(self) -> str:
         """'425 measured points, 2 invalid': the count and the measurement points without a result (the rows of

@@ -9,10 +9,11 @@ seconds, so a run's own figures (set-up, bookkeeping) are rounded; the per-point
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ssdlab.results.model import Run
+from ssdlab.results.model import Measurement, PointResult, Run
 
 SIM_UNIT_BYTES = 8192  # a simulated I/O weighs 1 + its size / this (run/eta.py: the simulator's work units)
 LOAD_KEY = "load_avg_1m"  # run.host: the host's 1-minute load average as the run started (orchestrate.new_run)
@@ -43,33 +44,26 @@ def run_timing(run: Run) -> dict[str, Any]:
     if run.status != "complete" or not run.points or not run.finished:
         return {}
     out: dict[str, Any] = {"results": len(run.points)}
-    wall = _seconds(run.created, run.finished)
-    setup = _seconds(run.created, run.points[0].started)
-    exec_s = 0.0
-    overheads: list[float] = []
-    units = core = 0.0
-    bandwidth: dict[str, list[float]] = {}
-    for r in run.points:
-        m = r.measurement
-        w = r.point.workload
-        wall_s = m.extra.wall_s if m is not None else None
-        if m is None or wall_s is None:
-            continue
-        exec_s += wall_s
-        sim = m.extra.sim
-        if sim is not None and sim.simulated_ios and sim.simulated_ios_per_wall_s:
-            ios = float(sim.simulated_ios)
-            units += ios * (1.0 + max(1, w.bs) / SIM_UNIT_BYTES)
-            core += ios / float(sim.simulated_ios_per_wall_s)
-            overheads.append(max(0.0, wall_s - ios / float(sim.simulated_ios_per_wall_s)))
-        elif r.status == "ok" and w.runtime_s is not None and r.point.phase != "ceiling":
-            overheads.append(max(0.0, wall_s - r.point.est_seconds))
-        elif r.status == "ok" and w.runtime_s is None and m.total_bw_bytes > 0 and wall_s > 0:
-            moved = sum(d.io_bytes for d in m.directions.values())
-            bandwidth.setdefault("write" if w.writes else "read", []).append(moved / wall_s)
+    points = _PointTimes.of(run)
+    out.update(_run_figures(run, points.exec_s))
+    out["exec_s"] = round(points.exec_s, 3)
+    if points.overheads:
+        out["overhead_s"] = round(statistics.median(points.overheads), 4)
+    if points.units > 0 and points.core > 0:
+        out["sim_units"], out["sim_core_s"] = round(points.units), round(points.core, 4)
+    if points.bandwidth:
+        out["bandwidth"] = {k: statistics.median(v) for k, v in points.bandwidth.items()}
+    return out
+
+
+def _run_figures(run: Run, exec_s: float) -> dict[str, Any]:
+    """The run's own figures: its share of the CPU, wall time, set-up (layout) and bookkeeping per result."""
+    out: dict[str, Any] = {}
     load, cpus = run.host.get(LOAD_KEY), run.host.get("cpu_count")
     if isinstance(load, (int, float)) and isinstance(cpus, int) and cpus > 0:
         out["share"] = round(cpu_share(cpus, float(load)), 3)  # what the load left this run, at its start
+    wall = _seconds(run.created, run.finished)
+    setup = _seconds(run.created, run.points[0].started)
     if wall is not None and wall > 0:
         out["wall_s"] = wall
         out["bookkeeping_s"] = round(max(0.0, wall - (setup or 0.0) - exec_s) / len(run.points), 4)
@@ -79,11 +73,41 @@ def run_timing(run: Run) -> dict[str, Any]:
         if isinstance(capacity, int) and capacity > 0 and setup > 0 and any(
                 e.get("kind") == "prepare" and "laid out" in str(e.get("text", "")) for e in run.events):
             out["layout_s"], out["layout_bytes"] = setup, capacity
-    out["exec_s"] = round(exec_s, 3)
-    if overheads:
-        out["overhead_s"] = round(statistics.median(overheads), 4)
-    if units > 0 and core > 0:
-        out["sim_units"], out["sim_core_s"] = round(units), round(core, 4)
-    if bandwidth:
-        out["bandwidth"] = {k: statistics.median(v) for k, v in bandwidth.items()}
     return out
+
+
+@dataclass
+class _PointTimes:
+    """What the points of a run took: executor time, overheads beyond their I/O, the simulator's work."""
+
+    exec_s: float = 0.0
+    overheads: list[float] = field(default_factory=list)
+    units: float = 0.0
+    core: float = 0.0
+    bandwidth: dict[str, list[float]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, run: Run) -> _PointTimes:
+        out = cls()
+        for r in run.points:
+            m = r.measurement
+            wall_s = m.extra.wall_s if m is not None else None
+            if m is not None and wall_s is not None:
+                out.add(r, m, wall_s)
+        return out
+
+    def add(self, r: PointResult, m: Measurement, wall_s: float) -> None:
+        w = r.point.workload
+        self.exec_s += wall_s
+        sim = m.extra.sim
+        if sim is not None and sim.simulated_ios and sim.simulated_ios_per_wall_s:
+            ios = float(sim.simulated_ios)
+            core_s = ios / float(sim.simulated_ios_per_wall_s)
+            self.units += ios * (1.0 + max(1, w.bs) / SIM_UNIT_BYTES)
+            self.core += core_s
+            self.overheads.append(max(0.0, wall_s - core_s))
+        elif r.status == "ok" and w.runtime_s is not None and r.point.phase != "ceiling":
+            self.overheads.append(max(0.0, wall_s - r.point.est_seconds))
+        elif r.status == "ok" and w.runtime_s is None and m.total_bw_bytes > 0 and wall_s > 0:
+            moved = sum(d.io_bytes for d in m.directions.values())
+            self.bandwidth.setdefault("write" if w.writes else "read", []).append(moved / wall_s)

@@ -182,8 +182,8 @@ def saturated(m: Measurement) -> bool:
     stored before it was the rule were also flagged for other processes' load, and on the null engine)."""
     if m.engine != "fio" or m.usr_cpu + m.sys_cpu < SATURATED_PCT:
         return False
-    limit = m.extra.get("host_limit") or {}
-    return bool(limit.get("saturated")) and "null engine" not in str(limit.get("note") or "")
+    limit = m.extra.host_limit
+    return limit is not None and limit.saturated and "null engine" not in limit.note
 
 
 def _advice(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numjobs: int,
@@ -225,11 +225,12 @@ def advice_text(count: int, of: int, advice: Sequence[str]) -> str:
     return text + (". To lift it: " + "; ".join(advice) if advice else "")
 
 
-def stored_advice(results: Iterable[Mapping[str, Any]]) -> list[str]:
+def stored_advice(measurements: Iterable[Measurement]) -> list[str]:
     """The advice of flagged points' stored flags (extra.host_limit), each once, in order."""
     out: list[str] = []
-    for limit in results:
-        for a in limit.get("advice") or ():
+    for m in measurements:
+        limit = m.extra.host_limit
+        for a in limit.advice if limit is not None else ():
             if a not in out:
                 out.append(str(a))
     return out

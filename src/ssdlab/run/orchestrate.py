@@ -151,10 +151,9 @@ class HostAdvice:
         if self.said or m is None or not hostload.saturated(m):
             return
         self.said = True
-        limit = m.extra.get("host_limit") or {}
         self.note("host CPU limit: fio's submitting threads were saturated on this point (marked on each such "
                   "point; the report lists them): the result may be the host's limit, not the device's. To lift "
-                  "it: " + "; ".join(str(a) for a in limit.get("advice") or ()))
+                  "it: " + "; ".join(hostload.stored_advice([m])))
 
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
