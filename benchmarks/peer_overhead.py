@@ -152,6 +152,7 @@ def main() -> int:
         fio_log = base / "fio-runs.log"
         wrapped_env = fio_wrapper(base / "wrapped-bin", fio_log)
         own: dict[str, list[tuple[float, float]]] = {}  # side -> (wall, CPU) beyond its fio runs, per run
+        fio_runs: dict[str, list[tuple[float, float]]] = {}  # side -> (wall, CPU) of its fio runs, per run
 
         def lab(env: dict[str, str] | None = None) -> Sample:
             out = base / f"lab-{next(counter)}"
@@ -175,6 +176,7 @@ def main() -> int:
                 s = fn(wrapped_env)
                 wall, cpu = fio_totals(fio_log)
                 own.setdefault(side, []).append((s.wall - wall, s.cpu - cpu))
+                fio_runs.setdefault(side, []).append((wall, cpu))
                 return s
             return call
 
@@ -194,6 +196,8 @@ def main() -> int:
         timed = pairs_[1:]  # the untimed warm-up run left out
         print(f"{name:<24} beyond its fio runs: wall {spread([w for w, _ in timed])}; "
               f"CPU {spread([c for _, c in timed])}")
+        fio = fio_runs[name][1:]
+        print(f"{'':<24} its fio runs:         wall {spread([w for w, _ in fio])}; CPU {spread([c for _, c in fio])}")
     ours, theirs = samples["ssdlab run --no-report"], samples["bench-fio"]
     ratio = statistics.median(s.wall for s in ours) / statistics.median(s.wall for s in theirs)
     cpu = statistics.median(s.cpu for s in ours) / statistics.median(s.cpu for s in theirs)

@@ -29,9 +29,8 @@ from ssdlab.results.counts import point_counts
 from ssdlab.results.model import Run
 from ssdlab.results.naming import target_name
 from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
-from ssdlab.results.timing import run_timing
+from ssdlab.results.timing import CATALOG_FILE, run_timing
 
-CATALOG_FILE = ".ssdlab-catalog.sqlite"
 TAGS_FILE = "tags.json"
 ROOT_ENV = "SSDLAB_RESULTS"
 MAX_DEPTH = 4  # run directories up to ROOT/a/b/c/run.json

@@ -16,6 +16,8 @@ from typing import Any
 from ssdlab.results.model import Measurement, PointResult, Run
 
 SIM_UNIT_BYTES = 8192  # a simulated I/O weighs 1 + its size / this (run/eta.py: the simulator's work units)
+CATALOG_FILE = ".ssdlab-catalog.sqlite"  # a results root's catalog (results/catalog.py), named here so a run can
+# look for it without loading the catalog
 LOAD_KEY = "load_avg_1m"  # run.host: the host's 1-minute load average as the run started (orchestrate.new_run)
 
 

@@ -22,13 +22,13 @@ from ssdlab import __version__
 from ssdlab.analysis import anomalies
 from ssdlab.errors import FioFailedError, RunInterrupted, SsdlabError
 from ssdlab.fio import runner
-from ssdlab.results import catalog, naming, store, verdict
+from ssdlab.results import naming, store, verdict
 from ssdlab.results.dropped import left_run_warning
 from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.extra import HostCpu
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
-from ssdlab.results.timing import LOAD_KEY
+from ssdlab.results.timing import CATALOG_FILE, LOAD_KEY
 from ssdlab.run import ceiling, eta, hostload
 from ssdlab.run.eta import Estimator
 from ssdlab.run.liverecord import LiveRecorder
@@ -205,8 +205,7 @@ class RunLoop:
         self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
         self.target, self.executor, self.progress, self.grant = target, executor, progress, grant
         self.estimator = Estimator(run.target, suite.point_overhead_s, share=eta.cpu_share(),
-                                   history=eta.History.of(catalog.history(run_dir.parent, run.suite,
-                                                                          str(run.target.get("kind") or ""))))
+                                   history=_history(run_dir.parent, run))
         for earlier in run.points:  # a resumed run: what its points took (executor time + bookkeeping) is a first guess
             wall_s = earlier.measurement.extra.wall_s if earlier.measurement is not None else None
             if wall_s is not None:
@@ -218,9 +217,16 @@ class RunLoop:
         self.t0 = time.monotonic()
         self.ceiling: TestPoint | None = None  # the host-ceiling check to run first (several devices)
         self.advice = HostAdvice(progress.note)
+        self._saved: Run | None = None  # the run as save() last wrote it
 
     def save(self, run: Run) -> None:
+        """run.json as `run` (the drive session's saves): not written again when it is the run just saved (the
+        session saves after putting settings back and after the last health snapshot; a target without either
+        leaves the run as it was)."""
+        if run is self._saved:
+            return
         store.save_run(self.run_dir, run)
+        self._saved = run
 
     def announce(self) -> None:
         """The progress display's start, with the whole run's ETA (the host-ceiling check's included); no stop
@@ -364,8 +370,20 @@ class RunLoop:
         run = run.with_status("complete", store.now_iso())
         store.save_run(self.run_dir, run)
         self.progress.run_end(run)
+        from ssdlab.results import catalog
+
         catalog.remember(self.run_dir.parent, run, self.run_dir)
         return run
+
+
+def _history(root: Path, run: Run) -> eta.History:
+    """What earlier complete runs of the run's suite on its kind of target took, from the catalog of its results
+    root when there is one (results/catalog.history; not imported for a root without one)."""
+    if not (root / CATALOG_FILE).is_file():
+        return eta.History()
+    from ssdlab.results import catalog
+
+    return eta.History.of(catalog.history(root, run.suite, str(run.target.get("kind") or "")))
 
 
 def point_index(run: Run) -> int:
