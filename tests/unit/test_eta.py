@@ -14,6 +14,7 @@ from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, 
 from ssdlab.run.eta import (
     HOST_GROUP_OVERHEAD_PRIOR_S,
     SIM_IOPS_SHARE_PRIORS,
+    SIM_OVERHEAD_PRIOR_S,
     SIM_UNIT_BYTES,
     SIM_UNIT_RATE_PRIOR,
     Estimator,
@@ -77,7 +78,7 @@ def test_the_simulator_is_timed_by_simulated_work_not_simulated_time() -> None:
     ios = iops_bound(params, read.workload) * 0.5 * share
     assert est.simulated_ios(read) == pytest.approx(ios)
     weight = 1 + 4096 / SIM_UNIT_BYTES
-    assert est.seconds(read) == pytest.approx(ios * weight / SIM_UNIT_RATE_PRIOR + 0.01)
+    assert est.seconds(read) == pytest.approx(ios * weight / SIM_UNIT_RATE_PRIOR + SIM_OVERHEAD_PRIOR_S)
     paced = pt("q", runtime_s=2.0, rate_iops=1000, numjobs=2)
     assert est.simulated_ios(paced) == pytest.approx(2 * 1000 * 2.0)  # rate_iops is per job
     sized = pt("s", rw="write", runtime_s=None, io_bytes=256 * MiB, bs=131072)

@@ -28,7 +28,7 @@ def _run(*points: PointResult, kind: str = "sim", status: str = "complete", laid
     run = Run(schema_version=SCHEMA_VERSION, ssdlab_version="t", run_id="r", suite="pts-iops", status=status,
               created="2026-01-01T00:00:00+00:00", finished="2026-01-01T00:00:10+00:00",
               options={"suite": "pts-iops"}, target={"kind": kind, "name": "sim:x", "capacity_bytes": 4 << 30},
-              host={"cpu_count": 2, "load_avg_1m": 3.0})
+              host={"cpu_count": 2, "cpu_share_at_start": 0.5})
     if laid_out:
         run = run.with_event(RunEvent.of(time=run.created, kind="prepare", text="simulated drive laid out: 4 GiB"))
     for p in points:
@@ -48,7 +48,7 @@ def test_a_simulated_run_s_timing() -> None:
     assert t["overhead_s"] == pytest.approx(0.15)  # 0.6 and 0.7 s beyond 0.5 s of the core
     assert t["sim_units"] == 2 * 2e6 * 2  # an 8 KiB I/O weighs 2 units
     assert t["sim_core_s"] == pytest.approx(1.0)
-    assert t["share"] == 0.5  # load 3 on 2 CPUs as it started
+    assert t["share"] == 0.5  # what the host left it as it started
 
 
 def test_fio_points_give_their_overhead_beyond_the_run_time() -> None:
@@ -79,3 +79,13 @@ def test_a_finished_run_is_remembered_and_read_back_as_history(tmp_path: Path) -
     assert h.sim_rate == pytest.approx(2e6 * 2 / 0.5 / 0.5)  # as on an idle host: they ran with half a CPU
     with catalog.Catalog(tmp_path) as cat:  # the runs' own records: a refresh re-reads nothing
         assert cat.refresh().updated == 0
+
+
+def test_a_resumed_run_gives_its_points_figures_only() -> None:
+    sim = {"simulated_ios": 2e6, "simulated_ios_per_wall_s": 4e6}
+    run = _run(_point("a", wall_s=0.6, sim=sim)).with_event(RunEvent.of(time="", kind="resume"))
+    t = run_timing(run)
+    assert "wall_s" not in t
+    assert "share" not in t
+    assert "layout_s" not in t
+    assert t["sim_core_s"] == pytest.approx(0.5)

@@ -18,7 +18,7 @@ from ssdlab.results.model import Measurement, PointResult, Run
 SIM_UNIT_BYTES = 8192  # a simulated I/O weighs 1 + its size / this (run/eta.py: the simulator's work units)
 CATALOG_FILE = ".ssdlab-catalog.sqlite"  # a results root's catalog (results/catalog.py), named here so a run can
 # look for it without loading the catalog
-LOAD_KEY = "load_avg_1m"  # run.host: the host's 1-minute load average as the run started (orchestrate.new_run)
+SHARE_KEY = "cpu_share_at_start"  # run.host: the share of a CPU the run expected as it started (run/eta.cpu_share)
 
 
 def cpu_share(cpus: int, load: float) -> float:
@@ -41,8 +41,8 @@ def run_timing(run: Run) -> dict[str, Any]:
     the rest of the wall time), `overhead_s` (median per-point executor time beyond the I/O time: fio's
     start-up and parsing, or beyond the simulator's core), `sim_units` and `sim_core_s` (work the simulator
     did and its core's wall time), `bandwidth` (bytes per second of size-based points, by direction),
-    `layout_s` and `layout_bytes` (when the run laid its target out), `share` (the CPU share the host's
-    load left it as it started, when recorded)."""
+    `layout_s` and `layout_bytes` (when the run laid its target out), `share` (the CPU share the host left
+    it as it started, when recorded); a resumed run gives its points' figures only."""
     if run.status != "complete" or not run.points or not run.finished:
         return {}
     out: dict[str, Any] = {"results": len(run.points)}
@@ -61,9 +61,11 @@ def run_timing(run: Run) -> dict[str, Any]:
 def _run_figures(run: Run, exec_s: float) -> dict[str, Any]:
     """The run's own figures: its share of the CPU, wall time, set-up (layout) and bookkeeping per result."""
     out: dict[str, Any] = {}
-    load, cpus = run.host.get(LOAD_KEY), run.host.get("cpu_count")
-    if isinstance(load, (int, float)) and isinstance(cpus, int) and cpus > 0:
-        out["share"] = round(cpu_share(cpus, float(load)), 3)  # what the load left this run, at its start
+    if any(e.get("kind") == "resume" for e in run.events):
+        return out  # its span holds the time it stood still, and a later session under another load
+    share = run.host.get(SHARE_KEY)
+    if isinstance(share, (int, float)) and 0 < share <= 1:
+        out["share"] = float(share)  # what the host left this run, as it started
     wall = _seconds(run.created, run.finished)
     setup = _seconds(run.created, run.points[0].started)
     if wall is not None and wall > 0:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.extra import HostCpu
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
-from ssdlab.results.timing import CATALOG_FILE, LOAD_KEY
+from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
 from ssdlab.run import ceiling, eta, hostload
 from ssdlab.run.eta import Estimator
 from ssdlab.run.liverecord import LiveRecorder
@@ -44,19 +43,10 @@ def new_run(suite: Suite, target: Target, executor: Executor, options: RunReques
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
         status="running", created=store.now_iso(), options=options, target=target.info(),
-        host={**host_info(executor.name, executor.version()), **_load()},
+        host={**host_info(executor.name, executor.version()), SHARE_KEY: round(eta.cpu_share(), 3)},
     )
     store.save_run(run_dir, run)
     return run
-
-
-def _load() -> dict[str, float]:
-    """The host's 1-minute load average as a run starts (results/timing.py: what earlier runs took is read as
-    on an idle host for the ETAs of later ones)."""
-    try:
-        return {LOAD_KEY: round(os.getloadavg()[0], 2)}
-    except OSError:
-        return {}
 
 
 def skip_reason(point: TestPoint, target: Target) -> str:
