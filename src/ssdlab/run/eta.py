@@ -42,14 +42,13 @@ from ssdlab.results import timing
 from ssdlab.results.extra import SimCounters
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
-from ssdlab.results.timing import SIM_UNIT_BYTES as SIM_UNIT_BYTES_STORED
+from ssdlab.results.timing import SIM_UNIT_BYTES
 from ssdlab.suites.base import Goal, Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
-# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES) per wall-clock second of the simulator's
+# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES, results/timing.py) per wall-clock second of the simulator's
 # core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
 SIM_UNIT_RATE_PRIOR = 14e6
-SIM_UNIT_BYTES = SIM_UNIT_BYTES_STORED
 # share of the IOPS bound a point reaches before one of its kind (sim_kind) ran: sequential transfers reach it,
 # random reads about half of it, random writes and mixes a quarter once garbage collection runs (0.1-1.1 measured)
 SIM_IOPS_SHARE_PRIOR = 0.35
@@ -187,7 +186,7 @@ def own_share(proc: Path = Path("/proc")) -> float | None:
 class History:
     """What earlier complete runs of the same suite on the same kind of target took (results/timing.py, from
     the catalog): the median of each figure over them, None where none measured it. The CPU-bound figures are
-    as on an idle host (each run's own divided by the CPU share its start's load left it; the Estimator
+    as on an idle host (each run's own divided by the CPU share it expected as it started; the Estimator
     applies today's)."""
 
     runs: int = 0
