@@ -46,8 +46,8 @@ from ssdlab.results.timing import SIM_UNIT_BYTES
 from ssdlab.suites.base import Goal, Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
-# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES, results/timing.py) per wall-clock second of the simulator's
-# core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
+# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES, results/timing.py) per wall-clock second of
+# the simulator's core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
 SIM_UNIT_RATE_PRIOR = 14e6
 # share of the IOPS bound a point reaches before one of its kind (sim_kind) ran: sequential transfers reach it,
 # random reads about half of it, random writes and mixes a quarter once garbage collection runs (0.1-1.1 measured)
