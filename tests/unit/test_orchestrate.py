@@ -13,6 +13,7 @@ from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
 from ssdlab.fio import runner
 from ssdlab.fio.executor import LiveCallback
 from ssdlab.results import store
+from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
 from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
 from ssdlab.run import orchestrate
 from ssdlab.run.progress import QuietProgress
@@ -352,3 +353,24 @@ def test_on_error_continue_goes_on_past_a_failed_sample(tmp_path: Path) -> None:
     assert [(p.point.id, p.status) for p in run.points] == [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
     assert [(p.point.id, p.status) for p in store.load_run(run_dir).points] == \
         [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
+
+
+def test_a_finished_run_teaches_the_next_run_of_its_suite(tmp_path: Path) -> None:
+    """Issue 34: ETAs learn from earlier runs of the same suite and target kind in the catalog."""
+    _, _, go, _ = start(tmp_path)
+    first = go()
+    assert first.host[SHARE_KEY] > 0  # the share of a CPU it expected as it started
+    run_dir = store.create_run_dir(tmp_path / "second")
+    tgt = NullTarget(spec="null", kind="null", options=TargetOptions())
+    second = orchestrate.new_run(ThreePoints(), tgt, FakeExecutor(run_dir), {"suite": "three"}, run_dir)
+    loop = orchestrate.RunLoop(run_dir, second, ThreePoints(), PlanContext(capacity=tgt.capacity()), tgt,
+                               FakeExecutor(run_dir), QuietProgress(), WriteGrant(tgt, writes=False))
+    assert loop.estimator.history.runs == 1
+    assert loop.estimator.history.results == 3
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    lonely = orchestrate.RunLoop(store.create_run_dir(other / "r"), second, ThreePoints(),
+                                 PlanContext(capacity=tgt.capacity()), tgt, FakeExecutor(run_dir), QuietProgress(),
+                                 WriteGrant(tgt, writes=False))
+    assert lonely.estimator.history.runs == 0  # another results root: no catalog, none created by looking
+    assert not (other / CATALOG_FILE).exists()
