@@ -13,8 +13,8 @@ from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
 from ssdlab.fio import runner
 from ssdlab.fio.executor import LiveCallback
 from ssdlab.results import store
-from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
 from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
 from ssdlab.run import orchestrate
 from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
