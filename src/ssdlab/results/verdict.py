@@ -230,13 +230,13 @@ def _invalid_text(points: Sequence[PointResult]) -> str:
 
 def _stopped_text(run: Run) -> str:
     last = next((e for e in reversed(run.events) if isinstance(e, StopEvent)), None)
-    done = len(run.ok_points())
+    done = point_counts(run).measured_text()  # the count every page shows (results/counts.py)
     if run.status == "interrupted":
-        return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
+        return f"the run was interrupted after {done}; `ssdlab resume DIR` continues it"
     if run.status == "failed":
         why = str(last.text) if last else ""
-        return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
-    return f"the run has not finished ({done} point(s) so far; still running, or killed)"
+        return f"the run failed after {done}" + (f": {why}" if why else "")
+    return f"the run has not finished ({done} so far; still running, or killed)"
 
 
 def _went_on_without_some(r: PointResult) -> bool:
