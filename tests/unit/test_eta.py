@@ -244,29 +244,26 @@ def test_a_host_group_expects_the_agents_round_trip_per_point() -> None:
 # ---------------------------------------------------------------- issue 34: estimates that hold on a busy host
 
 
-def test_cpu_share_follows_the_load_average() -> None:
+def test_cpu_share_follows_the_tasks_that_want_a_cpu() -> None:
     from ssdlab.run.eta import cpu_share
 
-    assert cpu_share(cpus=2, load=0.3, own=0.0) == 1.0  # an idle host
-    assert cpu_share(cpus=2, load=6.0, own=0.0) == pytest.approx(2 / 7)  # six others runnable on two CPUs
-    assert cpu_share(cpus=2, load=1000.0, own=0.0) == 0.05  # never below
-    # the load average counts tasks waiting for I/O too: what this process got since it started wins when more
-    assert cpu_share(cpus=2, load=26.0, own=0.6) == 0.6
+    assert cpu_share(cpus=2, runnable=1) == 1.0  # this process alone
+    assert cpu_share(cpus=2, runnable=12) == pytest.approx(2 / 12)  # eleven others running on two CPUs
+    assert cpu_share(cpus=2, runnable=3) == pytest.approx(2 / 3)  # a load average of 26 from I/O waits aside
+    assert cpu_share(cpus=2, runnable=1000) == 0.05  # never below
+    # without a count of runnable tasks: the 1-minute load average, this process added
+    assert cpu_share(cpus=2, load=0.3) == 1.0
+    assert cpu_share(cpus=2, load=6.0) == pytest.approx(2 / 7)
 
 
-def test_own_share_reads_this_process_s_cpu_over_its_age(tmp_path: Any) -> None:
-    from ssdlab.run.eta import own_share
+def test_procs_running_is_read_from_proc_stat(tmp_path: Any) -> None:
+    from ssdlab.run.eta import procs_running
 
-    (tmp_path / "self").mkdir()
-    ticks = __import__("os").sysconf("SC_CLK_TCK")
-    fields = ["S"] + ["0"] * 50
-    fields[11], fields[12], fields[19] = str(ticks // 2), str(ticks // 4), str(100 * ticks)  # 0.75 s CPU, born 100 s
-    (tmp_path / "self" / "stat").write_text("123 (ssdlab (x)) " + " ".join(fields), encoding="ascii")
-    (tmp_path / "uptime").write_text("101.5 7.0\n", encoding="ascii")
-    assert own_share(tmp_path) == pytest.approx(0.5)  # 0.75 CPU-seconds in 1.5 s
-    (tmp_path / "uptime").write_text("100.1 7.0\n", encoding="ascii")
-    assert own_share(tmp_path) is None  # too young to tell
-    assert own_share(tmp_path / "missing") is None
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  1 2 3 4\nctxt 5\nprocs_running 7\nprocs_blocked 20\n", encoding="ascii")
+    assert procs_running(stat) == 7  # tasks blocked on I/O (procs_blocked) are not counted
+    assert procs_running(tmp_path / "missing") is None
+    assert procs_running() is not None  # this host's
 
 
 def test_a_loaded_host_slows_the_priors_not_what_was_measured() -> None:

@@ -152,34 +152,33 @@ def left_text(seconds: float, points: int) -> str:
     return format_duration(seconds)
 
 
-def cpu_share(cpus: int | None = None, load: float | None = None, own: float | None = None) -> float:
-    """The share of a CPU this process can expect now: what the 1-minute load average leaves it on this host's
-    CPUs (results/timing.cpu_share), or, when more, the share it got since it started (`own_share`: the load
-    average also counts tasks waiting for I/O, which take no CPU)."""
+def cpu_share(cpus: int | None = None, load: float | None = None, runnable: int | None = None) -> float:
+    """The share of a CPU this process can expect now: the host's CPUs over the tasks running or waiting for one
+    at this moment (`runnable`, this process included; /proc/stat's procs_running), else over the 1-minute
+    load average plus this process (results/timing.cpu_share). The load average lags a minute behind and counts
+    tasks waiting for I/O, which take no CPU: a host where other jobs' fio waited on disks showed 26 with
+    3 tasks runnable, and one where a CPU hog had just started showed 8.6 with 12."""
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    running = runnable if runnable is not None else (procs_running() if load is None else None)
+    if running is not None and running > 0:
+        return max(0.05, min(1.0, n / max(n, running)))
     if load is None:
         try:
             load = os.getloadavg()[0]
         except OSError:
             return 1.0
-    by_load = timing.cpu_share(cpus if cpus is not None else (os.cpu_count() or 1), load)
-    got = own_share() if own is None else own
-    return max(by_load, got or 0.0)
+    return timing.cpu_share(n, load)
 
 
-def own_share(proc: Path = Path("/proc")) -> float | None:
-    """The CPU time this process used over the wall time since it started (its start-up is CPU work:
-    imports, parsing, planning), None when it ran too briefly to tell or /proc cannot say."""
+def procs_running(stat: Path = Path("/proc/stat")) -> int | None:
+    """Tasks running or runnable right now (this one included), None when /proc cannot say."""
     try:
-        fields = (proc / "self" / "stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
-        uptime = float((proc / "uptime").read_text(encoding="ascii").split()[0])
-        ticks = os.sysconf("SC_CLK_TCK")
-        cpu = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
-        elapsed = uptime - int(fields[19]) / ticks  # starttime (field 22)
+        for line in stat.read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("procs_running "):
+                return int(line.split()[1])
     except (OSError, ValueError, IndexError):
         return None
-    if elapsed < 0.25:
-        return None
-    return min(1.0, cpu / elapsed)
+    return None
 
 
 @dataclass(frozen=True)
