@@ -152,14 +152,14 @@ def left_text(seconds: float, points: int) -> str:
     return format_duration(seconds)
 
 
-def cpu_share(cpus: int | None = None, load: float | None = None, runnable: int | None = None) -> float:
+def cpu_share(cpus: int | None = None, load: float | None = None, runnable: float | None = None) -> float:
     """The share of a CPU this process can expect now: the host's CPUs over the tasks running or waiting for one
     at this moment (`runnable`, this process included; /proc/stat's procs_running), else over the 1-minute
     load average plus this process (results/timing.cpu_share). The load average lags a minute behind and counts
     tasks waiting for I/O, which take no CPU: a host where other jobs' fio waited on disks showed 26 with
     3 tasks runnable, and one where a CPU hog had just started showed 8.6 with 12."""
     n = cpus if cpus is not None else (os.cpu_count() or 1)
-    running = runnable if runnable is not None else (procs_running() if load is None else None)
+    running = runnable if runnable is not None else (_runnable_now() if load is None else None)
     if running is not None and running > 0:
         return max(0.05, min(1.0, n / max(n, running)))
     if load is None:
@@ -168,6 +168,18 @@ def cpu_share(cpus: int | None = None, load: float | None = None, runnable: int 
         except OSError:
             return 1.0
     return timing.cpu_share(n, load)
+
+
+_RUNNABLE: list[int] = []  # procs_running as this process found it since it started (module import, each ETA)
+
+
+def _runnable_now() -> float | None:
+    """The median of the runnable counts this process read so far, this one included: one reading is a moment,
+    a few over the command's start-up say more."""
+    now = procs_running()
+    if now is not None:
+        _RUNNABLE.append(now)
+    return statistics.median(_RUNNABLE) if _RUNNABLE else None
 
 
 def procs_running(stat: Path = Path("/proc/stat")) -> int | None:
@@ -574,3 +586,6 @@ def plan_eta(suite: Suite, ctx: PlanContext, *, history: History | None = None, 
                           share=cpu_share() if share is None else share)
     eta = estimator.estimate(suite.outlook(ctx, empty_run(suite, target)))
     return eta.with_setup(estimator.layout_s(layout_bytes(target, file_layout)), estimator.error(False))
+
+
+_runnable_now()  # the first reading, as the command starts
