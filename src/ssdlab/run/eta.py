@@ -63,7 +63,8 @@ BANDWIDTH_PRIOR = {"null": 5e9}  # bytes/s for size-based fio points before one 
 # bytes per second of laying a target out before the first point: a new file written in 1 MiB blocks and fsynced,
 # a simulated drive filled sequentially by its core (p5430: 3 GiB in 4-6 ms)
 LAYOUT_PRIOR_BPS = {"sim": 500e9, "file": 400e6}
-BOOKKEEPING_PRIOR_S = 0.02  # per point beyond its executor time (storing, the suite's next outlook)
+# per point beyond its executor time (storing, the suite's next outlook): 0.004-0.007 s in PTS runs on the simulator
+BOOKKEEPING_PRIOR_S = 0.005
 RECENT = 20  # overhead, share and error samples kept
 # relative error of a prediction before the run has shown any: a fio point's run time is known, its overhead
 # not; the simulator's speed and the drive's IOPS on a workload are both guesses

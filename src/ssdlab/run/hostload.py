@@ -212,12 +212,6 @@ def _advice(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, num
     return advice
 
 
-def short_text(limit: HostLimit) -> str:
-    """The point's own mark (console line, stored reasons): 'host CPU limit: fio's jobs kept their CPUs 97 % busy
-    (usr+sys per job)'."""
-    return "host CPU limit: " + "; ".join(limit.reasons)
-
-
 def advice_text(count: int, of: int, advice: Sequence[str]) -> str:
     """The one paragraph of a run (console) or a report: how many points were flagged and how to lift it."""
     text = (f"{count} of {of} measured point(s) ran with fio's submitting threads saturated (usr+sys per job >= "
