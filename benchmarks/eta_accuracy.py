@@ -107,7 +107,7 @@ def agents(scratch: Path) -> Iterator[Path]:
     try:
         for name in ("a", "b"):
             work = scratch / f"agent-{name}"
-            work.mkdir()
+            work.mkdir(mode=0o700)  # an agent's --dir is private to its user
             sock = socks / f"{name}.sock"
             log = scratch / f"agent-{name}.log"
             with log.open("wb") as fh:

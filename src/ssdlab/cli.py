@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
-from ssdlab.termtext import printable
+from ssdlab.termtext import encodable, printable
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
@@ -97,7 +97,9 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
                         "(repeat for suites that drive several devices; default: " + DEFAULT_TARGET + ")")
     p.add_argument("--size", type=parse_size, help="size of a file target to create (default 1GiB)")
     p.add_argument("--capacity", type=parse_size, help="use only this many bytes of the target")
-    p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
+    from ssdlab.results.request import IOENGINES
+
+    p.add_argument("--ioengine", default="libaio", choices=list(IOENGINES),
                    help="fio I/O engine for file and block targets (default libaio)")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="run on every device of every agent host listed in this TOML inventory at once "
@@ -462,7 +464,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Run) -> Run:
     from ssdlab.run.setup import setup_run
     from ssdlab.run.target import executor_for
 
-    setup = setup_run(run.options, resume=run)
+    setup = setup_run(run.options, resume=run, source=str(args.dir / "run.json"))
     setup.check_device_settings()
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
     grant = _authorize(setup.target, setup.decision(), setup.request.device_settings, args, env)
@@ -488,7 +490,9 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
 
         if not args.junit.parent.is_dir():
             raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
-        outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        replacing = outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        if replacing:
+            env.err(replacing)
         junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
     env.out(str(render_report(run, run_dir).resolve()))
     return run_verdicts(run).exit_code
@@ -501,7 +505,8 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
     dirs = [resolve(d) for d in args.dirs]
     runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
-    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
+    text = export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs])
+    env.stdout.write(encodable(text))  # data as stored, but never a lone surrogate (bytes that were not UTF-8)
     return 0
 
 

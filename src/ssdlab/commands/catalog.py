@@ -92,6 +92,11 @@ def cmd_tag(args: argparse.Namespace, env: Any) -> int:
 
     if not args.tags and not args.remove:
         raise UsageError("tag needs KEY=VALUE to set or --remove KEY (e.g. `ssdlab tag RUN label=fw-2.1`)")
+    for text in [*args.tags, *args.remove]:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # raw bytes the command line could not decode: never stored, never echoed
+            raise UsageError(f"tag {printable(text)} is not valid UTF-8 text: write tags in UTF-8") from None
     run_dir = resolve(args.run, args.root)
     load_run(run_dir)  # a run directory, readable: never tag something that is not a run
     tags = read_tags(run_dir)

@@ -87,8 +87,9 @@ def _labels(args: argparse.Namespace, dirs: list[Path], runs: list[Any]) -> list
     return out
 
 
-def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> None:
-    """--out (what "dir") or --junit ("file", possibly inside `out`, which is made after the checks)."""
+def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> str:
+    """--out (what "dir") or --junit ("file", possibly inside `out`, which is made after the checks); returns
+    what --force will replace ('' when nothing)."""
     from ssdlab.results import outputs
 
     parent = path if what == "dir" else path.parent
@@ -97,9 +98,8 @@ def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> N
     if what == "file" and not parent.is_dir() and (out is None or parent.absolute() != out.absolute()):
         raise UsageError(f"--junit {path}: directory {parent} does not exist")
     if what == "dir":
-        outputs.check_output_dir(path, "compare.html", ["compare.csv"], force=force, option="--out")
-    else:
-        outputs.check_new_file(path, force=force, option="--junit")
+        return outputs.check_output_dir(path, "compare.html", ["compare.csv"], force=force, option="--out")
+    return outputs.check_new_file(path, force=force, option="--junit")
 
 
 def cmd_compare(args: argparse.Namespace, env: Any) -> int:
@@ -119,9 +119,11 @@ def cmd_compare(args: argparse.Namespace, env: Any) -> int:
     stored = [load_run(d) for d in dirs]
     labels = _labels(args, dirs, stored)
     out: Path = args.out or Path("compare-" + re.sub(r"[^A-Za-z0-9._-]+", "-", "-vs-".join(labels))[:80])
-    _check_out(out, "dir", args.force)
+    replacing = [_check_out(out, "dir", args.force)]
     if args.junit is not None:
-        _check_out(args.junit, "file", args.force, out)
+        replacing.append(_check_out(args.junit, "file", args.force, out))
+    for line in filter(None, replacing):
+        env.err(line)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

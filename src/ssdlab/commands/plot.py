@@ -285,7 +285,9 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
                      parse_where(args.where))
     default_dir = dirs[0] if len(dirs) == 1 else Path()
     out: Path = args.out or (default_dir / f"plot-{args.y}-vs-{args.x}.svg")
-    charts.check_figure_path(out, force=args.force)
+    replacing = charts.check_figure_path(out, force=args.force)
+    if replacing:
+        env.err(replacing)
     where = f" ({', '.join(args.where)})" if args.where else ""
     names = " vs ".join(labels) if len(runs) > 1 else runs[0].suite.split("/")[-1]
     title = f"{names}: {args.y} vs {args.x}{where}"

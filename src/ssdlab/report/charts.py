@@ -303,16 +303,17 @@ def fig_to_png(fig: Any, dpi: int = 120, software: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def check_figure_path(out: Path, *, force: bool = False) -> None:
+def check_figure_path(out: Path, *, force: bool = False) -> str:
     """Refuse, with one line, a chart file (`--out`) that is not .svg or .png, whose directory does not exist, or
-    that would replace a file ssdlab did not write (unless `force`)."""
+    that would replace a file ssdlab did not write (unless `force`); returns what --force replaces ('' when
+    nothing: results/outputs.py)."""
     from ssdlab.results import outputs
 
     if out.suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"--out {out}: use a .svg or .png file name")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: directory {out.parent} does not exist")
-    outputs.check_new_file(out, force=force, option="--out")
+    return outputs.check_new_file(out, force=force, option="--out")
 
 
 def write_figure(fig: Any, out: Path) -> None:

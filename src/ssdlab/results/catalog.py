@@ -87,7 +87,7 @@ def read_tags(run_dir: Path) -> dict[str, str]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise StoredResultsError(f"cannot read {path}: {exc}; fix or delete it") from exc
     if not isinstance(data, dict):
         raise StoredResultsError(f"{path} does not hold a JSON object of tags; fix or delete it")

@@ -11,7 +11,10 @@ Kinds
          pass / fail a certification or a limit (ACT, stability CoV / p99 limits)
          complete    every point measured, and the test has no pass criterion (quick, sweeps, WSAT)
   point  invalid     a measured point that completed no I/O, or too few to carry what it reports
-                     (`point_problem`); it is never `ok` and never counted for steady state
+                     (`point_problem`); it is never `ok` and never counted for steady state. A stored point
+                     recorded ok whose measurement is missing, or holds a number that is not finite and
+                     non-negative (NaN, infinity, a negative count or time: `implausible`), is judged invalid
+                     too: its test is incomplete (exit 1), with the reason
 
 Exit codes (EXIT_CODES): steady, pass and complete are 0; not-steady, fail and incomplete are 1
 (ExitCode.NEGATIVE). A run's code is the highest of its tests' codes; a run that did not finish
@@ -36,6 +39,7 @@ point that issues I/O must complete some. A point that falls short is run again 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -95,6 +99,49 @@ def point_problem(point: TestPoint, m: Measurement | None) -> str:
                else f"{MIN_IOS}, so that its p99 rests on at least one I/O")
         return f"it completed {n:,} I/Os, fewer than the {need:,} a valid point needs ({why})"
     return ""
+
+
+def implausible(m: Measurement) -> str:
+    """Why a stored measurement cannot be what fio or the simulator measured ('' when it can): every rate, count,
+    time and latency statistic of every direction, and the CPU shares, are finite and non-negative."""
+    values: list[tuple[str, Any]] = [("usr_cpu", m.usr_cpu), ("sys_cpu", m.sys_cpu), ("runtime_ms", m.runtime_ms),
+                                     ("errors", m.errors)]
+    for name, d in m.directions.items():
+        values += [(f"{name}.{k}", getattr(d, k)) for k in ("iops", "bw_bytes", "io_bytes", "total_ios",
+                                                             "runtime_ms")]
+        for lat in (d.clat, d.lat):
+            if lat is not None:
+                where = f"{name}.{lat.kind}"
+                values += [(f"{where}.{k}", getattr(lat, k)) for k in ("n", "min_ns", "max_ns", "mean_ns",
+                                                                       "stddev_ns")]
+                values += [(f"{where}.p{k}", v) for k, v in lat.percentiles_ns.items()]
+    for field, v in values:
+        if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+            return (f"its stored measurement holds {field} = {v!r}, which no run measures (a finite, non-negative "
+                    "number)")
+    return ""
+
+
+def stored_problem(r: PointResult) -> str:
+    """Why a point stored as ok cannot be counted ('' when it can): its measurement is missing or implausible."""
+    if r.status != "ok" or r.point.phase == "purge":
+        return ""
+    if r.measurement is None:
+        return "its stored measurement is missing"
+    return implausible(r.measurement)
+
+
+def _judged_invalid(points: Sequence[PointResult]) -> tuple[PointResult, ...]:
+    """The invalid points: those stored invalid, and those stored ok whose measurement is missing or implausible
+    (returned as invalid, with the reason)."""
+    out = []
+    for r in points:
+        why = stored_problem(r)
+        if why:
+            out.append(dataclasses.replace(r, status="invalid", reason=why))
+        elif r.status == "invalid":
+            out.append(r)
+    return tuple(out)
 
 
 def extended_runtime(point: TestPoint, m: Measurement | None, planned_s: float) -> float | None:
@@ -249,7 +296,7 @@ def _went_on_without_some(r: PointResult) -> bool:
 def run_verdicts(run: Run) -> RunVerdict:
     """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
     tests = recorded_verdicts(run)
-    invalid = tuple(r for r in run.points if r.status == "invalid")
+    invalid = _judged_invalid(run.points)
     failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
         if run.status == "complete" else ()
     _mark_incomplete(tests, run.suite, invalid, failed=False)

@@ -16,30 +16,63 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import ClientRun, client_hosts, missing_hosts, run_clients
+from ssdlab.fio.client import ClientRun, Endpoint, client_hosts, missing_hosts, run_clients
+from ssdlab.fio.job import OptionValue
 from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
 from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ssdlab.results.live import LiveCallback, SampleCallback
-    from ssdlab.targets.hosts import HostGroupTarget
+
+
+# What the executor needs of a host group (targets/hosts.HostGroupTarget, which imports this module: the
+# dependency runs one way, hosts -> hostgroup)
+
+class _Spec(Protocol):
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+
+class GroupHost(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> _Spec: ...
+
+
+class GroupDevice(Protocol):
+    def fio_options(self) -> dict[str, OptionValue]: ...
+
+
+class DeviceGroup(Protocol):
+    """A group of devices on agent hosts: its active hosts with their devices, names, error policy, write gate."""
+
+    on_error: str
+    local_fio: str
+    gate: JobGate | None
+
+    def host_devices(self) -> Sequence[tuple[GroupHost, Sequence[GroupDevice]]]: ...
+
+    def device_names(self) -> list[tuple[str, str]]: ...
+
+    def drop(self, name: str, reason: str) -> None: ...
 
 
 class HostGroupExecutor:
-    """Runs points on a HostGroupTarget through fio's client/server mode."""
+    """Runs points on a host group (targets/hosts.HostGroupTarget) through fio's client/server mode."""
 
     name = "fio"
     series = False  # fio's client mode reports no status stream to cut samples from: points run one by one
 
-    def __init__(self, group: HostGroupTarget, gate: JobGate) -> None:
+    def __init__(self, group: DeviceGroup, gate: JobGate) -> None:
         from ssdlab.fio.runner import fio_binary
 
         self.group = group
