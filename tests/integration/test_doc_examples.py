@@ -60,6 +60,7 @@ NOT_HERE: dict[str, str] = {
     ".venv/bin/python benchmarks/memory.py --points '' --devices 32 --device-points 96": "a benchmark: minutes",
     ".venv/bin/python benchmarks/memory.py --points '' --devices 128 --runtime 0.5": "a benchmark: minutes",
     ".venv/bin/python benchmarks/memory.py --points '' --devices '' --pts": "a benchmark: minutes",
+    ".venv/bin/python benchmarks/memory.py --points '' --devices '' --files 1,24": "a benchmark: minutes",
     "ssdlab hist-log h_clat_hist.*.log [--interval S] [--percentiles 50,90,99,99.9,99.99] "
     "[--mode fio|weighted] [--directions all|read|write|trim|split] [--log-ms MS]": "a synopsis, not a command",
     "ssdlab plot DIR [DIR...] --x AXIS --y METRIC [--series AXIS] [--where AXIS=V,...] [--out FILE.svg|.png] "

@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 
 from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
-from ssdlab.fio.status import documents
+from ssdlab.fio.status import stream_documents
 from ssdlab.fio.stderr import write_times
 from ssdlab.results import atomic
 
@@ -314,7 +314,7 @@ def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None, 
     returns True stops fio early (SIGINT, once); reading goes on to its final document."""
     assert proc.stdout is not None
     last = ""
-    for text, doc in documents(proc.stdout):
+    for text, doc in stream_documents(proc.stdout.fileno()):
         last = text
         if on_status is not None and on_status(doc) and not early:
             early.append(True)

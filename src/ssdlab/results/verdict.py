@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import ExitCode
+from ssdlab.results.counts import point_counts
 from ssdlab.results.events import VERDICT_KINDS, SteadyStateEvent, StopEvent, VerdictEvent, VerdictKind
 from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
@@ -276,13 +277,13 @@ def _invalid_text(points: Sequence[PointResult]) -> str:
 
 def _stopped_text(run: Run) -> str:
     last = next((e for e in reversed(run.events) if isinstance(e, StopEvent)), None)
-    done = len(run.ok_points())
+    done = point_counts(run).measured_text()  # the count every page shows (results/counts.py)
     if run.status == "interrupted":
-        return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
+        return f"the run was interrupted after {done}; `ssdlab resume DIR` continues it"
     if run.status == "failed":
         why = str(last.text) if last else ""
-        return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
-    return f"the run has not finished ({done} point(s) so far; still running, or killed)"
+        return f"the run failed after {done}" + (f": {why}" if why else "")
+    return f"the run has not finished ({done} so far; still running, or killed)"
 
 
 def _went_on_without_some(r: PointResult) -> bool:
@@ -343,9 +344,8 @@ def _failed_text(points: Sequence[PointResult]) -> str:
 
 def _complete(run: Run) -> TestVerdict:
     """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
-    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-    skipped = sum(1 for r in run.points if r.status == "skipped")
-    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    counts = point_counts(run)
+    reason = counts.measured_text() + (f", {counts.skipped} skipped (see their reasons)" if counts.skipped else "")
     return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 
