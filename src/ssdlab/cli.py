@@ -146,12 +146,19 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
                 group.add_argument(flag, dest=dest, default=None, help=text, action="store_const", const=True)
                 continue
             converters: dict[str, Callable[[str], object]] = {"int": int, "float": float, "size": parse_size,
-                                                              "toml": load_toml_option}
+                                                              "toml": load_toml_option, "path": _absolute}
             convert = converters.get(opt.kind, str)
             group.add_argument(flag, dest=dest, default=None, help=text, type=convert,
                                metavar=opt.name.upper().replace("-", "_"),
                                choices=list(opt.choices) if opt.choices else None,
                                action="append" if opt.repeat else "store")
+
+
+def _absolute(text: str) -> str:
+    """A 'path' suite option: stored absolute, so `resume` finds the file from any directory."""
+    from pathlib import Path
+
+    return str(Path(text).expanduser().resolve())
 
 
 def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:

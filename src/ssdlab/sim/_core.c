@@ -2493,8 +2493,210 @@ static PyObject *core_plat_idx(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(plat_idx(v));
 }
 
+/* ------------------------------------------------------------------ trace replay (sim/replay.py)
+ *
+ * replay(dev, t, off, len, op, issue, done, slots, state, streams, depth, until, reads_only): the I/Os of a
+ * trace (numpy arrays: arrival ns, offset and length in bytes, direction 0 read / 1 write / 2 trim) issued on the
+ * drive in virtual time, each no earlier than its arrival; the issue and completion time of every I/O go into
+ * `issue` and `done`. Two shapes, as fio's iolog replay runs them (fio/replay.py): one stream of up to `depth`
+ * I/Os in flight in trace order (streams == 1; as fast as possible the arrivals are all 0), or `streams` streams of
+ * queue depth 1 (depth == 1), I/O i on stream i mod streams, each waiting for its previous I/O (timed replays).
+ * Either way issue times never go back, as the model's resource reservation needs. `slots` (int64, at least
+ * max(depth, 2 x streams)) and `state` (int64[8]: next I/O, entries in the heap, last issue, last completion,
+ * begun, finished) carry the replay between calls, each of which stops before the first I/O issued at or after
+ * `until` (so the caller can read the counters per interval); it returns True when every I/O is done. The first
+ * call starts a point (time 0 = the previous point's end); the last flushes the write buffer as finish() does. */
+typedef struct {
+    Py_buffer b[7];
+    int held;
+} ReplayBufs;
+
+static void replay_release(ReplayBufs *rb) {
+    for (int i = 0; i < rb->held; i++) PyBuffer_Release(&rb->b[i]);
+    rb->held = 0;
+}
+
+static int replay_buf(ReplayBufs *rb, PyObject *o, Py_ssize_t itemsize, int writable, const char *what) {
+    Py_buffer *v = &rb->b[rb->held];
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) return -1;
+    rb->held++;
+    if (v->itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "replay: %s must hold %d-byte items", what, (int)itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* the pair heap of the streams' next I/Os: (ready time, I/O index), least first */
+static inline int rp_before(const int64_t *h, int64_t a, int64_t b) {
+    return h[2 * a] < h[2 * b] || (h[2 * a] == h[2 * b] && h[2 * a + 1] < h[2 * b + 1]);
+}
+
+static void rp_swap(int64_t *h, int64_t a, int64_t b) {
+    int64_t k = h[2 * a], i = h[2 * a + 1];
+    h[2 * a] = h[2 * b];
+    h[2 * a + 1] = h[2 * b + 1];
+    h[2 * b] = k;
+    h[2 * b + 1] = i;
+}
+
+static void rp_push(int64_t *h, int64_t *n, int64_t key, int64_t idx) {
+    int64_t i = (*n)++;
+    h[2 * i] = key;
+    h[2 * i + 1] = idx;
+    while (i > 0 && rp_before(h, i, (i - 1) / 2)) {
+        rp_swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static void rp_pop(int64_t *h, int64_t *n) {
+    (*n)--;
+    h[0] = h[2 * *n];
+    h[1] = h[2 * *n + 1];
+    for (int64_t i = 0;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && rp_before(h, c + 1, c)) c++;
+        if (!rp_before(h, c, i)) break;
+        rp_swap(h, i, c);
+        i = c;
+    }
+}
+
+/* the min-heap of completion times of the one stream's I/Os in flight */
+static void cp_push(int64_t *h, int64_t *n, int64_t v) {
+    int64_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static void cp_pop(int64_t *h, int64_t *n) {
+    int64_t last = h[--(*n)], i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (last <= h[c]) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0) h[i] = last;
+}
+
+/* one I/O of the trace on the drive at time s: its completion, or -1 with an exception set */
+static int64_t replay_io(Dev *d, int64_t s, int64_t off, int64_t len, int op, int64_t i) {
+    if (off < 0 || len <= 0 || off + len > d->n_lpn * d->iu_bytes || op > 2) {
+        PyErr_Format(PyExc_ValueError, "replay: I/O %lld (offset %lld, length %lld, op %d) is outside the drive",
+                     (long long)i, (long long)off, (long long)len, op);
+        return -1;
+    }
+    d->t_now = s;
+    d->cal_now = s;
+    int64_t done = op == 0 ? do_read(d, s, off, len) : op == 1 ? do_write(d, s, off, len) : do_trim(d, s, off, len);
+    if (done < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
+        return -1;
+    }
+    d->c_energy += d->e_io;
+    return done;
+}
+
+enum { RS_POS, RS_HEAP, RS_LAST, RS_MAXDONE, RS_BEGUN, RS_FINISHED, RS_N };
+
+static PyObject *core_replay(PyObject *self, PyObject *args) {
+    PyObject *dev, *ot, *oo, *ol, *op, *oi, *od, *os, *ost;
+    long long streams, depth, until;
+    int reads_only;
+    if (!PyArg_ParseTuple(args, "O!OOOOOOOOLLLp", &DevType, &dev, &ot, &oo, &ol, &op, &oi, &od, &os, &ost, &streams,
+                          &depth, &until, &reads_only))
+        return NULL;
+    Dev *d = (Dev *)dev;
+    ReplayBufs rb = {.held = 0};
+    if (replay_buf(&rb, ot, 8, 0, "times") < 0 || replay_buf(&rb, oo, 8, 0, "offsets") < 0 ||
+        replay_buf(&rb, ol, 8, 0, "lengths") < 0 || replay_buf(&rb, op, 1, 0, "directions") < 0 ||
+        replay_buf(&rb, oi, 8, 1, "issue times") < 0 || replay_buf(&rb, od, 8, 1, "completion times") < 0 ||
+        replay_buf(&rb, os, 8, 1, "slots") < 0) {
+        replay_release(&rb);
+        return NULL;
+    }
+    Py_buffer stv;
+    if (PyObject_GetBuffer(ost, &stv, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        replay_release(&rb);
+        return NULL;
+    }
+    const int64_t *t = rb.b[0].buf, *off = rb.b[1].buf, *len = rb.b[2].buf;
+    const uint8_t *dir = rb.b[3].buf;
+    int64_t *issue = rb.b[4].buf, *done_out = rb.b[5].buf, *slots = rb.b[6].buf, *st = stv.buf;
+    int64_t n = rb.b[0].len / 8, nslots = rb.b[6].len / 8;
+    PyObject *result = NULL;
+    if (stv.itemsize != 8 || stv.len < 8 * RS_N || rb.b[1].len / 8 != n || rb.b[2].len / 8 != n ||
+        rb.b[3].len != n || rb.b[4].len / 8 != n || rb.b[5].len / 8 != n || streams < 1 || depth < 1 ||
+        (streams > 1 && depth != 1) || nslots < (streams > 1 ? 2 * streams : depth)) {
+        PyErr_SetString(PyExc_ValueError, "replay: arrays of different lengths, or streams/depth/slots out of range");
+        goto out;
+    }
+    if (!st[RS_BEGUN]) {
+        rebase(d);
+        d->rd_only = reads_only;
+        st[RS_POS] = st[RS_HEAP] = st[RS_LAST] = st[RS_MAXDONE] = 0;
+        if (streams > 1)
+            for (int64_t k = 0; k < streams && k < n; k++) rp_push(slots, &st[RS_HEAP], t[k], k);
+        st[RS_BEGUN] = 1;
+    }
+    int64_t last = st[RS_LAST], maxd = st[RS_MAXDONE];
+    if (streams == 1) {
+        int64_t i = st[RS_POS];
+        for (; i < n; i++) {
+            int64_t s = max64(t[i], last);
+            if (st[RS_HEAP] == depth) s = max64(s, slots[0]);
+            if (s >= until) break;
+            if (i + 16 < n) __builtin_prefetch(&d->l2p[iu_div(d, off[i + 16] < 0 ? 0 : off[i + 16])], 1, 1);
+            if (st[RS_HEAP] == depth) cp_pop(slots, &st[RS_HEAP]);
+            int64_t done = replay_io(d, s, off[i], len[i], dir[i], i);
+            if (done < 0) goto out;
+            cp_push(slots, &st[RS_HEAP], done);
+            issue[i] = s;
+            done_out[i] = done;
+            last = s;
+            maxd = max64(maxd, done);
+        }
+        st[RS_POS] = i;
+        st[RS_FINISHED] = i >= n;
+    } else {
+        while (st[RS_HEAP] > 0 && slots[0] < until) {
+            int64_t s = max64(slots[0], last), i = slots[1];
+            rp_pop(slots, &st[RS_HEAP]);
+            int64_t done = replay_io(d, s, off[i], len[i], dir[i], i);
+            if (done < 0) goto out;
+            issue[i] = s;
+            done_out[i] = done;
+            last = s;
+            maxd = max64(maxd, done);
+            if (i + streams < n) rp_push(slots, &st[RS_HEAP], max64(t[i + streams], done), i + streams);
+        }
+        st[RS_FINISHED] = st[RS_HEAP] == 0;
+    }
+    st[RS_LAST] = last;
+    st[RS_MAXDONE] = maxd;
+    if (st[RS_FINISHED]) { /* as finish() ends a point: the buffer's pending writes flushed, the next starts here */
+        flush_pending(d, maxd);
+        d->carry_end = maxd;
+    }
+    result = PyBool_FromLong(st[RS_FINISHED]);
+out:
+    PyBuffer_Release(&stv);
+    replay_release(&rb);
+    return result;
+}
+
 static PyMethodDef core_methods[] = {
     {"plat_idx", core_plat_idx, METH_O, "fio histogram bucket of a latency in ns (for tests)."},
+    {"replay", core_replay, METH_VARARGS, "replay(dev, t, off, len, op, issue, done, slots, state, streams, depth, "
+                                          "until, reads_only) -> finished? (a trace's I/Os in virtual time)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef coremodule = {PyModuleDef_HEAD_INIT, "_core", "ssdlab simulated SSD core.", -1,
