@@ -83,6 +83,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "runs": ("ssdlab.commands.catalog",
              "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
     "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
+    "trace": ("ssdlab.commands.trace", "block traces: characterize (info), fit a suite file (fit), convert to a "
+                                       "fio iolog (convert); replay with `run replay --trace FILE`"),
     "serve": ("ssdlab.serve.command",
               "the results catalog and runs in progress in a browser (loopback, with a token); /metrics"),
 }

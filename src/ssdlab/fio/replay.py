@@ -218,8 +218,11 @@ def record_workload(point: TestPoint, span: int, ios: int, where: Path) -> Path:
     job = build_job(dataclasses.replace(point, workload=w), {"ioengine": "null", "size": span})
     section = job.jobs[0]
     opts = {k: v for k, v in section.options.items() if k not in ("time_based", "runtime", "io_size")}
-    opts.update({"number_ios": ios, "write_iolog": RECORD_LOG, "io_size": span * 1024})
+    # queue depth 1: the null engine answers "busy" at a deeper queue and fio logs a requeued I/O again (the
+    # offsets fio draws do not depend on the depth)
+    opts.update({"number_ios": ios, "write_iolog": RECORD_LOG, "io_size": span * 1024, "iodepth": 1})
     job = FioJob(jobs=(FioSection(section.name, opts),), global_options=job.global_options)
+    (where / RECORD_LOG).unlink(missing_ok=True)  # fio appends to an existing log
     run_job(job, where, gate=_RecordGate(), status_interval=None)
     return where / RECORD_LOG
 

@@ -97,6 +97,17 @@ def zipf_ranks(n: int, theta: float, u: npt.NDArray[np.float64]) -> npt.NDArray[
     return np.clip(val.astype(np.int64) - 1, 0, n - 1)
 
 
+GOLDEN_RATIO_64 = np.uint64(0x61C8864680B583EB)
+
+
+def scatter(ranks: npt.NDArray[np.int64], n: int, rand_off: int = 0) -> npt.NDArray[np.int64]:
+    """Where fio puts a zipf rank: (rank x 2^64's golden ratio, mod 2^64, plus an offset) mod the ranges (fio's
+    __hash_u64), so the hot blocks are scattered over the span, not side by side."""
+    with np.errstate(over="ignore"):
+        h = ranks.astype(np.uint64) * GOLDEN_RATIO_64 + np.uint64(rand_off)
+    return (h % np.uint64(n)).astype(np.int64)
+
+
 def simulate(model: Model, m: int, seed: int = 1) -> Trace:
     """The first `m` I/Os fio would issue for `model` (one job): direction, size, random or sequential, and
     offsets (zipf or uniform blocks of min_bs for random I/O; a sequential I/O starts where the last I/O of its
@@ -110,8 +121,11 @@ def simulate(model: Model, m: int, seed: int = 1) -> Trace:
             size[sel] = rng.choice(np.asarray(values, dtype=np.int64), size=int(sel.sum()), p=np.asarray(probs))
     nblocks = max(1, model.span // model.min_bs)
     u = rng.random(m)
-    ranks = zipf_ranks(nblocks, model.theta, u) if model.theta > 0 else (u * nblocks).astype(np.int64)
-    rand_off = ranks * model.min_bs
+    if model.theta > 0:
+        blocks = scatter(zipf_ranks(nblocks, model.theta, u), nblocks)
+    else:
+        blocks = (u * nblocks).astype(np.int64)
+    rand_off = blocks * model.min_bs
     is_rand = rng.random(m) < model.random_frac
     offset = np.zeros(m, dtype=np.int64)
     for d in (READ, WRITE):
@@ -271,13 +285,14 @@ def suite_toml(f: Fit, char: Characterization, name: str) -> str:
     options: dict[str, str] = {"percentage_random": str(f.percentage_random)}
     if f.rate_iops is not None:
         options["rate_process"] = "poisson" if f.poisson else "linear"
-    tol = ", ".join(f"{k} {v:g}{' points' if kind == 'abs' else ''}" if kind == "abs" else f"{k} {v:.0%}"
-                    for k, (v, kind) in TOLERANCES.items())
+    tol = ", ".join(f"{k} ±{v:g} points" if kind == "abs" else f"{k} ±{v:.0%}" for k, (v, kind) in TOLERANCES.items())
     lines = [
         f"# fitted by `ssdlab trace fit` to {char.path} ({char.format}, {char.ios} I/Os over {char.duration_s:.3f} s)",
         f"# run it on the span the fit assumes: ssdlab run THIS.toml --target T --footprint {f.model.span}",
         f"#   ({format_bytes(f.model.span)}; the trace touched {format_bytes(char.footprint_bytes)})",
-        f"# reproduces within: {tol} (`ssdlab trace fit --check` measures it with fio)",
+        f"# reproduces within: {tol}",
+        f"#   (or 3 standard errors of a sample of {f.fitted_on} I/Os when wider; `ssdlab trace fit --check` measures it",
+        "#   with fio)",
         *[f"# note: {n}" for n in f.notes],
         f'name = "fit-{slug}"',
         f'summary = "workload fitted to {slug}: {f.rwmixread}% reads, {f.distribution}, '
@@ -312,13 +327,20 @@ class Check:
     ok: bool
 
 
-def _check(metric: str, trace: float, generated: float, key: str | None = None) -> Check:
+def _check(metric: str, trace: float, generated: float, n: int, key: str | None = None,
+           spread: float | None = None) -> Check:
+    """One metric within its tolerance: the fixed one of TOLERANCES, or three standard errors of a sample of `n`
+    I/Os when that is wider (a share p: sqrt(p(1-p)/n); a mean: `spread`/sqrt(n); a footprint: 1/sqrt(n))."""
     tol, kind = TOLERANCES[key or metric]
     if kind == "abs":
-        ok = abs(generated - trace) * 100 <= tol + 1e-9
-        return Check(metric, trace, generated, f"±{tol:g} points", ok)
-    ok = abs(generated - trace) <= tol * abs(trace) + 1e-9
-    return Check(metric, trace, generated, f"±{tol:.0%}", ok)
+        sampling = 3 * math.sqrt(max(trace * (1 - trace), 1e-12) / max(n, 1)) * 100
+        allowed = max(tol, sampling)
+        ok = abs(generated - trace) * 100 <= allowed + 1e-9
+        return Check(metric, trace, generated, f"±{allowed:.3g} points", ok)
+    sampling = 3 * (spread / abs(trace) if spread is not None and trace else 1.0) / math.sqrt(max(n, 1))
+    allowed = max(tol, sampling)
+    ok = abs(generated - trace) <= allowed * abs(trace) + 1e-9
+    return Check(metric, trace, generated, f"±{allowed:.0%}", ok)
 
 
 def compare(trace: Trace, generated: Trace) -> list[Check]:
@@ -329,16 +351,16 @@ def compare(trace: Trace, generated: Trace) -> list[Check]:
     b = generated.take(np.arange(n)) if len(generated) > n else generated
     sa, sb = shape_of(a), shape_of(b)
     checks = [
-        _check("read share", float(np.mean(a.op == READ)), float(np.mean(b.op == READ))),
-        _check("mean size", float(a.size.mean()), float(b.size.mean())),
-        _check("sequential share", sa.sequential, sb.sequential),
-        _check("hot 1% share", sa.hot1, sb.hot1),
-        _check("hot 10% share", sa.hot10, sb.hot10),
-        _check("footprint", float(sa.footprint), float(sb.footprint)),
+        _check("read share", float(np.mean(a.op == READ)), float(np.mean(b.op == READ)), n),
+        _check("mean size", float(a.size.mean()), float(b.size.mean()), n, spread=float(a.size.std())),
+        _check("sequential share", sa.sequential, sb.sequential, n),
+        _check("hot 1% share", sa.hot1, sb.hot1, n),
+        _check("hot 10% share", sa.hot10, sb.hot10, n),
+        _check("footprint", float(sa.footprint), float(sb.footprint), n),
     ]
     values, counts = np.unique(a.size, return_counts=True)
     for i in np.argsort(-counts, kind="stable")[:4]:
         size = int(values[i])
         checks.append(_check(f"share of {format_bs(size)} I/Os", counts[i] / n,
-                             float(np.mean(b.size == size)), "size share"))
+                             float(np.mean(b.size == size)), n, "size share"))
     return checks
