@@ -194,15 +194,18 @@ def _check(trace: Any, fitted: Any, text: str, env: Any) -> int:
             f"{min(len(trace), len(generated)):,}")
     env.err(f"  {'metric':<22} {'trace':>12} {'generated':>12}  tolerance     ")
     for c in checks:
-        fmt = (lambda v: f"{v * 100:.2f} %") if "share" in c.metric else (lambda v: format_bytes(v))
-        env.err(f"  {c.metric:<22} {fmt(c.trace):>12} {fmt(c.generated):>12}  {c.tolerance:<12} "
-                f"{'ok' if c.ok else 'OUTSIDE'}")
+        env.err(f"  {c.metric:<22} {_value(c.metric, c.trace):>12} {_value(c.metric, c.generated):>12}  "
+                f"{c.tolerance:<12} {'ok' if c.ok else 'OUTSIDE'}")
     bad = [c.metric for c in checks if not c.ok]
     if bad:
         env.err(f"check: outside the tolerance: {', '.join(bad)}")
         return 1
     env.err("check: every metric within its tolerance")
     return 0
+
+
+def _value(metric: str, v: float) -> str:
+    return f"{v * 100:.2f} %" if "share" in metric else format_bytes(v)
 
 
 # ---------------------------------------------------------------- convert

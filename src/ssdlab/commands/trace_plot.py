@@ -96,10 +96,10 @@ def _depth(ax: Any, trace: Trace) -> None:
 
 
 def _offsets(ax: Any, trace: Trace) -> None:
-    idx = np.linspace(0, len(trace) - 1, min(len(trace), SCATTER_MAX)).astype(np.int64) if len(trace) else []
+    idx = np.linspace(0, max(len(trace) - 1, 0), min(len(trace), SCATTER_MAX)).astype(np.int64)
     for d, name in enumerate(OP_NAMES):
-        sel = [i for i in idx if trace.op[i] == d] if len(trace) < 50 else idx[trace.op[idx] == d]
-        if len(sel):
+        sel = idx[trace.op[idx] == d]
+        if sel.size:
             ax.scatter(trace.time_ns[sel] / 1e9, trace.offset[sel] / 2**30, s=1, color=COLORS[name], label=name)
     ax.set_title("offsets over time")
     ax.set_xlabel("time (s)")

@@ -291,8 +291,8 @@ def suite_toml(f: Fit, char: Characterization, name: str) -> str:
         f"# run it on the span the fit assumes: ssdlab run THIS.toml --target T --footprint {f.model.span}",
         f"#   ({format_bytes(f.model.span)}; the trace touched {format_bytes(char.footprint_bytes)})",
         f"# reproduces within: {tol}",
-        f"#   (or 3 standard errors of a sample of {f.fitted_on} I/Os when wider; `ssdlab trace fit --check` measures it",
-        "#   with fio)",
+        f"#   (or 3 standard errors of a sample of {f.fitted_on} I/Os when wider; `ssdlab trace fit --check`",
+        "#   measures it with fio)",
         *[f"# note: {n}" for n in f.notes],
         f'name = "fit-{slug}"',
         f'summary = "workload fitted to {slug}: {f.rwmixread}% reads, {f.distribution}, '
