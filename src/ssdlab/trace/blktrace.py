@@ -76,17 +76,19 @@ def records(path: str, raw: bytes) -> tuple[npt.NDArray[np.void], list[str]]:
     return (np.concatenate(runs) if runs else np.zeros(0, dtype=dt)), notes
 
 
-def _events(rec: npt.NDArray[np.void], act: int) -> dict[str, npt.NDArray[np.int64]]:
+def _events(rec: npt.NDArray[np.void], act: int, empty: bool) -> dict[str, npt.NDArray[np.int64]]:
+    """The `act` records (not notifies; of no bytes only when `empty`: flushes, left out later with a note)."""
     action = rec["action"].astype(np.int64)
     cat = action >> TC_SHIFT
     nbytes = rec["bytes"].astype(np.int64)
-    sel = ((action & 0xFFFF) == act) & ((cat & TC_NOTIFY) == 0) & (nbytes > 0)
+    sel = ((action & 0xFFFF) == act) & ((cat & TC_NOTIFY) == 0) & ((nbytes > 0) | empty)
     r = rec[sel]
     c = cat[sel]
-    op = np.where(c & TC_DISCARD, TRIM, np.where(c & TC_WRITE, WRITE, np.where(c & TC_READ, READ, READ)))
+    sectors = r["bytes"].astype(np.int64) // 512
+    op = np.where(c & TC_DISCARD, TRIM, np.where(c & TC_WRITE, WRITE, READ))
+    op = np.where(sectors > 0, op, -1)
     dev = r["device"].astype(np.int64)
     sector = r["sector"].astype(np.int64)
-    sectors = r["bytes"].astype(np.int64) // 512
     return {"dev": dev, "time": r["time"].astype(np.int64), "sector": sector, "sectors": sectors,
             "op": op.astype(np.int64), "key": np.stack([dev, sector, sectors, op], axis=1)}
 
@@ -96,8 +98,8 @@ def read_blktrace(path: str, raws: list[bytes], event: str = "Q") -> Trace:
     I/Os, C records complete them; the device is MAJOR,MINOR."""
     parts = [records(path, raw) for raw in raws]
     rec = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=record_dtype("<"))
-    io = _events(rec, TA_QUEUE if event == "Q" else TA_ISSUE)
-    comp = _events(rec, TA_COMPLETE)
+    io = _events(rec, TA_QUEUE if event == "Q" else TA_ISSUE, empty=True)
+    comp = _events(rec, TA_COMPLETE, empty=False)
     trace = block_trace(path, "blktrace", event, io, comp if comp["time"].size else None)
     notes = tuple(n for p in parts for n in p[1])
     if notes:
