@@ -90,7 +90,8 @@ def test_iolog_bytes_match_a_per_line_writer() -> None:
     op = rng.integers(0, 3, n).astype(np.uint8)
     off = rng.integers(0, 2**45, n)
     size = rng.integers(1, 2**24, n)
-    want = "".join(f"{a} replay {('read', 'write', 'trim')[o]} {b} {c}\n" for a, o, b, c in zip(t, op, off, size, strict=False))
+    names = ("read", "write", "trim")
+    want = "".join(f"{a} replay {names[o]} {b} {c}\n" for a, o, b, c in zip(t, op, off, size, strict=True))
     got = iolog_bytes(t, op, off, size).decode()
     body = got.split("\n", 3)[3]
     assert body == want + f"{t[-1]} replay close\n"
