@@ -1,6 +1,6 @@
 """The simulator's native trace replay (_core.replay via sim/replay.py): every I/O of the trace replayed once, in
-virtual time no earlier than its arrival, in fio's two shapes (timed: streams of queue depth 1; as fast as
-possible: one queue of `depth`), with the same Measurement every point has, write amplification and GC over
+virtual time no earlier than its arrival, as fio replays (streams of queue depth 1, timed or as fast as
+possible), with the same Measurement every point has, write amplification and GC over
 time, and a drive state that a resumed run rebuilds exactly."""
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ files it reads, and recording what a fitted suite generates (`trace fit --check`
 fio 3.33 facts this relies on (iolog.c): version 3 iolog timestamps are microseconds; `replay_redirect` sends
 every I/O of the log to one file or device whatever the log names; a timed replay sleeps before each I/O but
 reaps completions only when the queue is full, so at iodepth > 1 its completion latencies include the wait for
-the next arrival (fixed in fio 3.36). A timed replay therefore runs `depth` streams of queue depth 1 (I/O i of a
-device on stream i mod depth, each a job of its own), whose latencies are exact; as fast as possible
-(replay_no_stall) it is one job at queue depth `depth`. A stream's first delay is counted from its previous
-I/O, so every log starts with a file action at 1 µs and its I/O times are shifted by 1 µs (a log time of 0 would
-reset fio's reference). fio 3.33 cannot replay trims from an iolog (fio 3.34 can): they are refused, or left
+the next arrival (fixed in fio 3.36); and at the end of a replay at iodepth > 1 the I/Os still in flight are
+counted in total_ios but neither in io_bytes nor in the latency histograms. A replay therefore runs `depth`
+streams of queue depth 1 (I/O i of a device on stream i mod depth, each a job of its own), timed or as fast as
+possible (replay_no_stall), whose counts and latencies are exact. A stream's first delay is counted from its
+previous I/O, so every log starts with a file action at 1 µs and its I/O times are shifted by 1 µs (a log time
+of 0 would reset fio's reference). fio 3.33 cannot replay trims from an iolog (fio 3.34 can): they are refused, or left
 out with --no-trims.
 """
 
@@ -71,8 +72,8 @@ def spans(devices: Sequence[Mapping[str, OptionValue]], limit: int | None, trace
 
 
 def streams_of(spec: ReplaySpec, ios: int) -> int:
-    """Sections a device replays on: `depth` streams of queue depth 1 when timed (at most one per I/O), else 1."""
-    return max(1, min(int(spec.depth), ios)) if spec.timed else 1
+    """Sections a device replays on: `depth` streams of queue depth 1 (at most one per I/O)."""
+    return max(1, min(int(spec.depth), ios))
 
 
 def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], first_device: int = 0,
@@ -95,7 +96,7 @@ def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], f
             opts.update(dev)
             opts["rw"] = "randrw" if trace.writes else "randread"
             opts["bs"] = w.bs
-            opts["iodepth"] = 1 if spec.timed else int(spec.depth)
+            opts["iodepth"] = 1
             opts["read_iolog"] = str(Path(iolog_dir) / iolog_name(n, k, len(devices))) if iolog_dir else \
                 iolog_name(n, k, len(devices))
             if "filename" in dev:

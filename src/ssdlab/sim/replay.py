@@ -5,8 +5,8 @@ histograms (fio's histogram-log format), plus what only the model knows over tim
 the replay's record (trace/mapping.replay_record: expected against replayed I/Os, offered and achieved rates,
 slowdown and how late I/Os were issued against the trace's timing).
 
-Timing follows fio's replay (fio/replay.py): timed, `depth` streams of queue depth 1 (I/O i on stream i mod
-depth); as fast as possible, one stream of queue depth `depth`, in trace order.
+Timing follows fio's replay (fio/replay.py): `depth` streams of queue depth 1 (I/O i on stream i mod depth),
+each I/O issued at its arrival (timed) or at once (as fast as possible) once its stream's previous one is done.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ class Arrays:
         n = int(rows.shape[0])
         self.issue = np.zeros(n, dtype=np.int64)
         self.done = np.zeros(n, dtype=np.int64)
-        self.streams = streams_of(spec, n) if spec.timed else 1
-        self.depth = 1 if spec.timed else int(spec.depth)
+        self.streams = streams_of(spec, n)
+        self.depth = 1
         self.slots = np.zeros(max(self.depth, 2 * self.streams), dtype=np.int64)
         self.state = np.zeros(8, dtype=np.int64)
         self.reads_only = not bool(np.any(self.op != 0))

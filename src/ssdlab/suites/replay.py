@@ -1,7 +1,7 @@
 """`ssdlab run replay --trace FILE --target T`: replay a block trace on any target, one point.
 
-Modes: the trace's own timing (default), time-scaled (`--speed 2x`) or as fast as possible at a queue depth
-(`--speed max --depth 32`). Offsets must fit the target's span unless `--map wrap|scale`; on several devices each
+Modes: the trace's own timing (default), time-scaled (`--speed 2x`) or as fast as possible (`--speed max`), with at
+most `--depth` I/Os in flight. Offsets must fit the target's span unless `--map wrap|scale`; on several devices each
 replays the whole trace, or `--split` stripes it across them. The plan reads the trace (trace/mapping.py keeps
 it once per process) and records its content hash, its I/Os and bytes per direction with the point; the run's
 verdict says whether every I/O was replayed. The point runs through fio's iolog replay (fio/replay.py) or the
@@ -83,8 +83,8 @@ class ReplaySuite(Suite):
             SuiteOption("event", "str", "Q", "blktrace/blkparse: replay queued (Q) or issued (D) I/Os",
                         choices=("Q", "D")),
             SuiteOption("speed", "str", "1", "1: the trace's timing; 2x, 0.5x: scaled; max: as fast as possible"),
-            SuiteOption("depth", "int", 16, "as fast as possible: the queue depth; timed: at most this many I/Os "
-                                            "in flight (streams of queue depth 1)"),
+            SuiteOption("depth", "int", 16, "at most this many I/Os in flight: streams of queue depth 1, I/O i "
+                                            "on stream i mod N (default 16)"),
             SuiteOption("map", "str", "refuse", "offsets beyond the target's span: refuse (default), wrap, scale",
                         choices=MAPS),
             SuiteOption("split", "flag", False, "several --target devices: stripe the trace across them (default: "
@@ -107,7 +107,7 @@ class ReplaySuite(Suite):
         timed = spec.speed is not None
         runtime = max(0.01, trace.duration_ns / 1e9 / float(spec.speed)) if timed and spec.speed else None
         rw = "randrw" if trace.writes else "randread"
-        workload = Workload(rw=rw, bs=bs, iodepth=1 if timed else spec.depth, numjobs=1,
+        workload = Workload(rw=rw, bs=bs, iodepth=1, numjobs=min(spec.depth, len(trace)),
                             runtime_s=runtime, io_bytes=None if timed else total,
                             log_interval_ms=LOG_MS, hist_log_ms=LOG_MS)
         label = f"replay {Path(spec.trace).name} ({spec.mode_text()})"

@@ -26,8 +26,8 @@ MAPS = ("refuse", "wrap", "scale")
 @dataclass(frozen=True)
 class ReplaySpec:
     """What a replay point asks: the trace (absolute path, format, volume, blktrace event, content hash), the
-    timing (speed: 1.0 the trace's own, 2.0 twice as fast, None as fast as possible), the depth (as fast as
-    possible: the queue depth; timed: the streams that may wait on an I/O at once), the address mapping, and on
+    timing (speed: 1.0 the trace's own, 2.0 twice as fast, None as fast as possible), the depth (streams of queue
+    depth 1: at most this many I/Os in flight), the address mapping, and on
     several devices whether the trace is striped across them (`split`) or each device replays all of it."""
 
     trace: str
@@ -56,7 +56,7 @@ class ReplaySpec:
 
     def mode_text(self) -> str:
         if self.speed is None:
-            return f"as fast as possible at queue depth {self.depth}"
+            return f"as fast as possible, up to {self.depth} I/Os in flight"
         timing = "original timing" if self.speed == 1.0 else f"{self.speed:g}x the original rate"
         return f"{timing}, up to {self.depth} I/Os in flight"
 
