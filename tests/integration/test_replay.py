@@ -113,7 +113,8 @@ def test_several_devices_each_or_split(tmp_path: Path) -> None:
                       out="split")
     assert res.code == 0, res.err
     assert replayed(run) == expected(trace)  # each I/O on one device
-    assert record(run)["split"] is True and record(run)["devices"] == 3
+    assert record(run)["split"] is True
+    assert record(run)["devices"] == 3
 
 
 def test_nbd_target(tmp_path: Path) -> None:
@@ -165,7 +166,8 @@ def test_refusals_are_one_line_and_leave_nothing_behind(tmp_path: Path) -> None:
         res, _ = replay(tmp_path, trace, f"file:{tmp_path}/t.dat?size=64MiB", *args, out="refused")
         assert res.code == ExitCode(code), res.err
         errors = [ln for ln in res.err_lines if ln.startswith("ssdlab: error:")]
-        assert len(errors) == 1 and text in errors[0], res.err
+        assert len(errors) == 1, res.err
+        assert text in errors[0], res.err
         assert not (tmp_path / "refused").exists()
         assert not (tmp_path / "t.dat").exists()
     res, run = replay(tmp_path, big, f"file:{tmp_path}/t.dat?size=64MiB", "--map", "wrap", "--speed", "max")
