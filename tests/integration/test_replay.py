@@ -217,3 +217,25 @@ def test_trace_fit_check_with_fio(tmp_path: Path) -> None:
     res = run_cli("run", tmp_path / "fit.toml", "--target", "null", "--runtime", "0.5", "--footprint", "16MiB",
                   "--out", tmp_path / "run", "-q", "--no-report")
     assert res.code == 0, res.err
+
+
+def test_a_host_group_each_device_or_split(tmp_path: Path) -> None:
+    """Two agents (local fio servers on private sockets): the trace on each of three devices, or striped across
+    them; the agents read the iologs from the run's directory (a filesystem they share with the controller)."""
+    from test_hostgroup_fio import agents, inventory
+
+    trace = low_rate_trace(tmp_path / "t.csv", n=90, gap_us=1000)
+    with agents(tmp_path, 2) as (a, b):
+        inv = inventory(tmp_path / "lab.toml", [("a", a, [f"file:{tmp_path}/a1.dat?size=64MiB",
+                                                          f"file:{tmp_path}/a2.dat?size=64MiB"]),
+                                                ("b", b, [f"file:{tmp_path}/b1.dat?size=64MiB"])])
+        for args, devices in (([], 3), (["--split", "--speed", "max"], 1)):
+            out = tmp_path / f"hosts{devices}"
+            res = run_cli("run", "replay", "--trace", trace, "--hosts", inv, "--out", out, "--yes", "-q",
+                          "--no-report", *args)
+            assert res.code == 0, res.err
+            run = json.loads((out / "run.json").read_text())
+            assert replayed(run) == expected(trace, devices=devices)
+            assert record(run)["devices"] == 3
+            parts = replay_point(run)["measurement"]["parts"]
+            assert len(parts["devices"]) == 3

@@ -206,10 +206,9 @@ def _replay_logs(point: TestPoint, target: FioTarget, point_dir: Path) -> dict[s
     """A replay point's iologs written into its directory (what each device replays), None for other points."""
     if not point.tags.replay:
         return None
-    from ssdlab.fio.replay import write_iologs
+    from ssdlab.fio.replay import alignment, write_iologs
 
-    align = int(target.logical_block_size()) if getattr(target, "aligned_io", False) else 1  # type: ignore[attr-defined]
-    return write_iologs(point, target.device_fio_options(), point_dir, align)
+    return write_iologs(point, target.device_fio_options(), point_dir, alignment(target))
 
 
 def live_status(on_live: LiveCallback | None) -> Callable[[dict[str, Any]], None]:

@@ -36,6 +36,12 @@ ACTIONS = (b"read ", b"write", b"trim ")
 ACTION_LEN = (4, 5, 4)
 
 
+def alignment(target: Any) -> int:
+    """What a replay's offsets and sizes must be multiples of on `target`: its logical block size when its I/O
+    is direct (files, block devices: Target.aligned_io), else 1."""
+    return int(target.logical_block_size()) if getattr(target, "aligned_io", False) else 1
+
+
 def replay_spec(point: TestPoint) -> ReplaySpec | None:
     """The replay a point asks for (its tags' `replay`), None for any other point."""
     raw = point.tags.replay
@@ -76,17 +82,21 @@ def streams_of(spec: ReplaySpec, ios: int) -> int:
     return max(1, min(int(spec.depth), ios))
 
 
-def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], first_device: int = 0,
-               iolog_dir: str = "") -> FioJob:
-    """The job of a replay point on `devices` (their fio options): per device, its streams (sections reading
-    `replay[-dN]-sK.iolog`, from `iolog_dir` when given, else the point's directory, fio's working directory),
-    each redirected to the device's file. Several devices: one reporting group per device (`sK-dN`)."""
+def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], iolog_dir: str = "",
+               select: tuple[int, int] | None = None) -> FioJob:
+    """The job of a replay point on `devices` (the fio options of every device of the target): per device, its
+    streams (sections reading `replay[-dN]-sK.iolog`, from `iolog_dir` when given, else the point's directory,
+    fio's working directory), each redirected to the device's file. Several devices: one reporting group per
+    device (`sK-dN`). `select` (start, stop) keeps the sections of those devices only (one host's of a host
+    group: the trace is placed over all of them)."""
     trace, spec, placed = placements(point, devices)
     w = point.workload
-    multi = len(devices) > 1 or first_device > 0
+    multi = len(devices) > 1 or select is not None
+    lo, hi = select or (0, len(devices))
     sections = []
-    for i, (dev, share) in enumerate(zip(devices, placed, strict=True)):
-        n = first_device + i
+    for n, (dev, share) in enumerate(zip(devices, placed, strict=True)):
+        if not lo <= n < hi:
+            continue
         k_max = streams_of(spec, int(share.rows.shape[0]))
         group = device_section_name(point.id, n) if multi else ""
         for k in range(k_max):
@@ -120,15 +130,14 @@ def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], f
     return FioJob(jobs=tuple(sections), global_options=common_options())
 
 
-def write_iologs(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], where: Path, align: int = 1,
-                 first_device: int = 0) -> dict[str, Any]:
+def write_iologs(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], where: Path,
+                 align: int = 1) -> dict[str, Any]:
     """Write the iologs replay_job names into `where`; returns what each device replays (I/Os and bytes per
-    direction, the placement) for the point's record."""
+    direction) for the point's record."""
     trace, spec, placed = placements(point, devices, align)
     where.mkdir(parents=True, exist_ok=True)
     expected: list[dict[str, Any]] = []
-    for i, share in enumerate(placed):
-        n = first_device + i
+    for n, share in enumerate(placed):
         rows = share.rows
         k_max = streams_of(spec, int(rows.shape[0]))
         t_us = trace.time_ns[rows] // 1000 + 1
@@ -184,6 +193,37 @@ def iolog_bytes(t_us: npt.NDArray[np.int64], op: npt.NDArray[np.uint8], offset: 
         np.arange(s_m.shape[1])[None, :] >= (s_m.shape[1] - s_d)[:, None], np.ones((n, 1), dtype=bool)], axis=1)
     body: bytes = matrix[keep].tobytes()
     return head + body + tail
+
+
+# ---------------------------------------------------------------- host groups
+
+def prepare_hosts(point: TestPoint, pairs: Sequence[tuple[Any, Sequence[tuple[str, Mapping[str, OptionValue]]]]],
+                  point_dir: Path, target: Any, *, gate: Any, binary: str, local_version: str) -> dict[str, Any]:
+    """A replay on a host group: the iologs of every device written into the point's directory (the agents read
+    them by absolute path there, so the results directory must be on a filesystem the agent hosts share), and
+    the files of the agents laid out to their size first, as a plain job lays them out (an iolog replay skips
+    fio's layout, and reads beyond a file's end come back short). `pairs`: each host's endpoint and its
+    devices' (kind, fio options)."""
+    from ssdlab.fio.client import run_clients
+
+    every = [opts for _, devs in pairs for _, opts in devs]
+    written = write_iologs(point, every, point_dir, alignment(target))
+    layouts = []
+    for endpoint, devs in pairs:
+        files = [opts for kind, opts in devs if kind == "file"]
+        if files:
+            sections = tuple(FioSection(f"layout-{i}", {**opts, "rw": "read", "bs": 4096, "number_ios": 1,
+                                                        "iodepth": 1})
+                             for i, opts in enumerate(files))
+            layouts.append((endpoint, FioJob(jobs=sections, global_options={"thread": 1})))
+    if layouts:
+        res = run_clients(layouts, point_dir / "layout", gate=gate, binary=binary, local_version=local_version)
+        if not res.text:
+            from ssdlab.errors import FioFailedError
+
+            raise FioFailedError(f"laying out the agents' files for the replay failed (exit status {res.returncode})",
+                                 cmd=list(res.argv), returncode=res.returncode, stderr=res.stderr)
+    return written
 
 
 # ---------------------------------------------------------------- recording a workload (trace fit --check)

@@ -117,6 +117,7 @@ class ReplaySuite(Suite):
     def validate(self, ctx: PlanContext, target: Target) -> None:
         """The trace fits the target as asked (span, alignment, one volume; trims only on the simulator), in one
         line before anything exists."""
+        from ssdlab.fio.replay import alignment
         from ssdlab.trace.mapping import load_trace, place
 
         spec = spec_of(ctx)
@@ -124,8 +125,7 @@ class ReplaySuite(Suite):
         if trace.has_trims and not ctx.traits.simulated:
             raise UsageError(TRIMS_ON_FIO)
         devices = max(1, ctx.devices)
-        align = target.logical_block_size() if target.aligned_io else 1
-        place(trace, spec, [ctx.capacity] * devices, align, target.name)
+        place(trace, spec, [ctx.capacity] * devices, alignment(target), target.name)
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
         from ssdlab.trace.mapping import load_trace
