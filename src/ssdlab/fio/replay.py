@@ -90,44 +90,49 @@ def replay_job(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], i
     device (`sK-dN`). `select` (start, stop) keeps the sections of those devices only (one host's of a host
     group: the trace is placed over all of them)."""
     trace, spec, placed = placements(point, devices)
-    w = point.workload
     multi = len(devices) > 1 or select is not None
     lo, hi = select or (0, len(devices))
     sections = []
     for n, (dev, share) in enumerate(zip(devices, placed, strict=True)):
         if not lo <= n < hi:
             continue
-        k_max = streams_of(spec, int(share.rows.shape[0]))
-        group = device_section_name(point.id, n) if multi else ""
-        for k in range(k_max):
-            opts: dict[str, OptionValue] = {}
-            if multi and k == 0:
-                opts["new_group"] = 1
-            opts.update(dev)
-            opts["rw"] = "randrw" if trace.writes else "randread"
-            opts["bs"] = w.bs
-            opts["iodepth"] = 1
-            opts["read_iolog"] = str(Path(iolog_dir) / iolog_name(n, k, len(devices))) if iolog_dir else \
-                iolog_name(n, k, len(devices))
-            if "filename" in dev:
-                opts["replay_redirect"] = dev["filename"]
-            if spec.timed:
-                if spec.speed != 1.0:
-                    opts["replay_time_scale"] = round(float(spec.speed or 1.0) * 100)
-            else:
-                opts["replay_no_stall"] = 1
-            if w.log_interval_ms:
-                opts.update(log_options(w.log_interval_ms))
-                if multi:
-                    for key in ("write_iops_log", "write_bw_log", "write_lat_log"):
-                        opts[key] = f"{LOG_PREFIX}_{group}"
-            if w.hist_log_ms:
-                opts.update(hist_options(w.hist_log_ms))
-                if multi:
-                    opts["write_hist_log"] = f"{HIST_PREFIX}_{group}"
-            name = f"s{k}-d{n}" if multi else f"replay-s{k}"
-            sections.append(FioSection(name, opts))
+        for k in range(streams_of(spec, int(share.rows.shape[0]))):
+            log = iolog_name(n, k, len(devices))
+            opts = _stream_options(point, spec, dev, trace.writes, str(Path(iolog_dir) / log) if iolog_dir else log)
+            if multi:
+                opts = {"new_group": 1, **opts} if k == 0 else opts
+                _device_logs(point, opts, device_section_name(point.id, n))
+            sections.append(FioSection(f"s{k}-d{n}" if multi else f"replay-s{k}", opts))
     return FioJob(jobs=tuple(sections), global_options=common_options())
+
+
+def _stream_options(point: TestPoint, spec: ReplaySpec, dev: Mapping[str, OptionValue], writes: bool,
+                    iolog: str) -> dict[str, OptionValue]:
+    """One stream's section: the device's options, queue depth 1, its iolog redirected to the device, the
+    timing, and the point's logs."""
+    w = point.workload
+    opts: dict[str, OptionValue] = {**dev, "rw": "randrw" if writes else "randread", "bs": w.bs, "iodepth": 1,
+                                    "read_iolog": iolog}
+    if "filename" in dev:
+        opts["replay_redirect"] = dev["filename"]
+    if not spec.timed:
+        opts["replay_no_stall"] = 1
+    elif spec.speed != 1.0:
+        opts["replay_time_scale"] = round(float(spec.speed or 1.0) * 100)
+    if w.log_interval_ms:
+        opts.update(log_options(w.log_interval_ms))
+    if w.hist_log_ms:
+        opts.update(hist_options(w.hist_log_ms))
+    return opts
+
+
+def _device_logs(point: TestPoint, opts: dict[str, OptionValue], group: str) -> None:
+    """On several devices, a stream's logs carry its device's name (fio/logs.read_series reads them by it)."""
+    if point.workload.log_interval_ms:
+        for key in ("write_iops_log", "write_bw_log", "write_lat_log"):
+            opts[key] = f"{LOG_PREFIX}_{group}"
+    if point.workload.hist_log_ms:
+        opts["write_hist_log"] = f"{HIST_PREFIX}_{group}"
 
 
 def write_iologs(point: TestPoint, devices: Sequence[Mapping[str, OptionValue]], where: Path,
