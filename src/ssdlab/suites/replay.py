@@ -156,7 +156,7 @@ class ReplaySuite(Suite):
                 return run.with_event(verdict_event("replay", "Trace replay", "incomplete",
                                                     "not every I/O of the trace was replayed: " + "; ".join(missing)))
             return run.with_event(verdict_event("replay", "Trace replay", "complete",
-                                                f"every I/O of the trace replayed ({rep.get('ios', 0)} I/Os)"))
+                                                f"every I/O of the trace replayed ({int(rep.get('ios', 0)):,} I/Os)"))
         return run
 
 
