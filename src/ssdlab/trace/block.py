@@ -31,33 +31,28 @@ def _dev_name(key: int) -> str:
 
 def pair_completions(key: I64, time: I64, c_key: I64, c_time: I64) -> I64:
     """Response times: the k-th I/O of a (device, sector, length, direction) key is completed by that key's k-th
-    completion; -1 where there is none (a bio merged into a larger request completes as part of it)."""
-    both = np.concatenate([key, c_key])
-    _, ids = np.unique(both, axis=0, return_inverse=True)
-    ids = ids.reshape(-1)
-    a, b = ids[: key.shape[0]], ids[key.shape[0]:]
-    ra = _rank_within(a, time)
-    rb = _rank_within(b, c_time)
-    # (key id, rank) -> completion time, looked up by sorting the completions on the pair
-    width = int(max(ra.max(initial=0), rb.max(initial=0))) + 1
-    ca = a.astype(np.int64) * width + ra
-    cb = b.astype(np.int64) * width + rb
-    order = np.argsort(cb, kind="stable")
-    pos = np.searchsorted(cb[order], ca)
-    found = pos < cb.shape[0]
-    pos = np.minimum(pos, max(cb.shape[0] - 1, 0))
-    found &= cb[order][pos] == ca if cb.shape[0] else np.zeros(ca.shape, dtype=bool)
-    lat = np.where(found, c_time[order][pos] - time if cb.shape[0] else -1, -1)
-    return np.where(lat >= 0, lat, -1).astype(np.int64)
-
-
-def _rank_within(group: I64, time: I64) -> I64:
-    """The rank of each row within its group, by time (ties in file order)."""
-    order = np.lexsort((time, group))
-    g = group[order]
-    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    counts = np.diff(np.r_[start, g.shape[0]])
-    rank_sorted = np.arange(g.shape[0]) - np.repeat(start, counts)
-    rank = np.empty_like(rank_sorted)
-    rank[order] = rank_sorted
-    return rank
+    completion; -1 where there is none (a bio merged into a larger request completes as part of it). One sort:
+    by key, then I/Os before completions, then time; each group's I/Os meet its completions by rank."""
+    n, m = key.shape[0], c_key.shape[0]
+    if n == 0 or m == 0:
+        return np.full(n, -1, dtype=np.int64)
+    keys = np.concatenate([key, c_key])
+    kind = np.concatenate([np.zeros(n, np.int8), np.ones(m, np.int8)])
+    t = np.concatenate([time, c_time])
+    order = np.lexsort((t, kind, keys[:, 3], keys[:, 2], keys[:, 1], keys[:, 0]))
+    k = keys[order]
+    new = np.ones(order.shape[0], dtype=bool)
+    new[1:] = np.any(k[1:] != k[:-1], axis=1)
+    group = np.cumsum(new) - 1
+    start = np.flatnonzero(new)
+    ios_in = np.bincount(group, weights=(kind[order] == 0), minlength=start.shape[0]).astype(np.int64)
+    size = np.diff(np.r_[start, order.shape[0]])
+    pos = np.arange(order.shape[0])
+    io = kind[order] == 0
+    rank = pos - start[group]  # an I/O's rank among its group's I/Os (they come first)
+    partner = start[group] + ios_in[group] + rank  # the completion of the same rank
+    has = io & (rank < size[group] - ios_in[group])
+    lat = np.full(n, -1, dtype=np.int64)
+    rows = order[io & has]
+    lat[rows] = t[order[partner[io & has]]] - time[rows]
+    return np.where(lat >= 0, lat, -1)

@@ -206,9 +206,6 @@ def _iolog2_times(text: Text, lines: I64, s: I64, e: I64, n: I64, action: I64) -
 
 # ---------------------------------------------------------------- blkparse text
 
-_RWBS_LETTERS = (ord("R"), ord("W"), ord("D"))
-
-
 def read_blkparse(path: str, raw: bytes, event: str = "Q") -> Trace:
     """blkparse's default output: `MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS SECTOR + SECTORS [PROCESS]`. The I/Os
     are the `event` lines (Q: queued, as fio replays blktraces; D: issued to the device) with a sector range;
@@ -228,31 +225,33 @@ def read_blkparse(path: str, raw: bytes, event: str = "Q") -> Trace:
     return block_trace(path, "blkparse", event, io, comp)
 
 
+_RWBS_BITS = np.zeros(256, dtype=np.uint8)  # blkparse's RWBS letters that decide the direction
+_RWBS_BITS[[ord("R"), ord("W"), ord("D")]] = [1, 2, 4]
+
+
 def _blk_columns(text: Text, lines: I64, s: I64, e: I64, rows_mask: np.ndarray) -> dict[str, I64]:
     """Device, time, direction, sector and length of the selected blkparse lines, each field checked."""
     rows = np.flatnonzero(rows_mask)
     sub = lines[rows]
     d = text.data
-    ds, de = s[rows, 0], e[rows, 0]
+    col = {j: (np.ascontiguousarray(s[rows, j]), np.ascontiguousarray(e[rows, j])) for j in (0, 3, 6, 7, 9)}
+    ds, de = col[0]
     comma = de.copy()
-    for k in range(12):
-        here = (ds + k < de) & (d[np.minimum(ds + k, d.shape[0] - 1)] == ord(",")) & (comma == de)
+    for k in range(8):  # MAJOR,MINOR: the comma within the device's first 8 bytes
+        here = (ds + k < de) & (d[ds + k] == ord(",")) & (comma == de)
         comma = np.where(here, ds + k, comma)
     text.check(comma == de, sub, "device", "not MAJOR,MINOR", ds, de)
     major = _numbers_of(text, sub, ds, comma, "device")
     minor = _numbers_of(text, sub, comma + 1, de, "device")
-    t, bad = parse_decimal_ns(d, s[rows, 3], e[rows, 3])
-    text.check(bad, sub, "time", "not a number of seconds", s[rows, 3], e[rows, 3])
-    sector = _numbers_of(text, sub, s[rows, 7], e[rows, 7], "sector")
-    sectors = _numbers_of(text, sub, s[rows, 9], e[rows, 9], "sectors")
-    rs, re_ = s[rows, 6], e[rows, 6]
-    has = {letter: np.zeros(rows.shape, dtype=bool) for letter in _RWBS_LETTERS}
-    for k in range(8):
-        c = d[np.minimum(rs + k, d.shape[0] - 1)]
-        inside = rs + k < re_
-        for letter in _RWBS_LETTERS:
-            has[letter] |= inside & (c == letter)
-    op = np.where(has[ord("D")], TRIM, np.where(has[ord("W")], WRITE, np.where(has[ord("R")], READ, -1)))
+    t, bad = parse_decimal_ns(d, *col[3])
+    text.check(bad, sub, "time", "not a number of seconds", *col[3])
+    sector = _numbers_of(text, sub, *col[7], "sector")
+    sectors = _numbers_of(text, sub, *col[9], "sectors")
+    rs, re_ = col[6]
+    bits = np.zeros(rows.shape, dtype=np.uint8)
+    for k in range(8):  # RWBS: R read, W write, D discard (with flags such as S, A, F, M around them)
+        bits |= np.where(rs + k < re_, _RWBS_BITS[d[rs + k]], 0).astype(np.uint8)
+    op = np.where(bits & 4, TRIM, np.where(bits & 2, WRITE, np.where(bits & 1, READ, -1)))
     op = np.where(sectors > 0, op, -1)
     dev = (major << 20) | minor
     key = np.stack([dev, sector, sectors, op], axis=1)

@@ -21,6 +21,7 @@ Mask = npt.NDArray[np.bool_]
 
 MAX_DIGITS = 18  # every value of 18 digits fits in an int64
 PAD = 64  # zero bytes after a file's data (Text.of)
+LEAD = 16  # leading blanks looked through at once (Text.content_lines)
 COMMA, SPACE, TAB, CR, LF, DOT, HASH = 44, 32, 9, 13, 10, 46, 35
 
 
@@ -70,15 +71,26 @@ class Text:
 
 
     def content_lines(self, comment: bytes = b"#") -> I64:
-        """Indices of the lines that hold something (not blank, not a comment)."""
-        first = self.data[np.minimum(self.start, self.data.shape[0] - 1)]
-        blank = self.end <= self.start
-        only_space = blank.copy()
-        if not bool(np.all(blank)):  # lines of spaces only: rare, found by their first byte then checked
-            maybe = np.flatnonzero(~blank & ((first == SPACE) | (first == TAB)))
-            for i in maybe:
-                only_space[i] = not self.line(int(i)).strip()
-        keep = ~only_space & (first != comment[0])
+        """Indices of the lines that hold something (not blank, not a comment): a line's first byte that is not
+        a space or tab decides (looked for up to LEAD bytes in, vectorised; further in, line by line)."""
+        d = self.data
+        first = np.full(self.start.shape, -1, dtype=np.int64)  # the first other byte's position, -1: none yet
+        pos = self.start.copy()
+        for _ in range(LEAD):
+            open_ = (first < 0) & (pos < self.end)
+            if not bool(open_.any()):
+                break
+            c = d[pos]
+            found = open_ & (c != SPACE) & (c != TAB)
+            first = np.where(found, pos, first)
+            pos = np.where(open_ & ~found, pos + 1, pos)
+        deep = np.flatnonzero((first < 0) & (pos < self.end))
+        for i in deep:  # lines indented by more than LEAD blanks: rare
+            text = bytes(d[int(pos[i]):int(self.end[i])])
+            stripped = len(text) - len(text.lstrip(b" \t"))
+            if stripped < len(text):
+                first[i] = int(pos[i]) + stripped
+        keep = (first >= 0) & (d[np.maximum(first, 0)] != comment[0])
         return np.flatnonzero(keep)
 
     def line(self, i: int) -> str:
@@ -144,18 +156,19 @@ class Text:
         return starts, ends
 
     def tokens(self, lines: I64, k: int) -> tuple[I64, I64, I64]:
-        """(start, end) of the first `k` whitespace-separated tokens of each line in `lines`, and how many tokens
-        each line has; a line with fewer than `k` has -1 for the missing ones."""
-        d = self.data
-        tok = ~((d == SPACE) | (d == TAB) | (d == CR) | (d == LF) | (d == 0))
-        edge = np.diff(tok.view(np.int8), prepend=np.int8(0))
-        tstart = np.flatnonzero(edge == 1)
-        tend = np.flatnonzero(edge == -1)
-        line_of = np.searchsorted(self.newline, tstart)
-        count = np.bincount(line_of, minlength=len(self))
-        first = np.cumsum(count) - count
-        n = count[lines]
-        idx = first[lines][:, None] + np.arange(k)
+        """(start, end) of the first `k` whitespace-separated tokens (runs of bytes above the space) of each line
+        in `lines`, and how many tokens each line has; a line with fewer than `k` has -1 for the missing ones."""
+        tok = self.data > SPACE  # one pass: a token is a run of bytes above the space (tabs, line breaks and the
+        # padding's zeros separate them too)
+        change = np.flatnonzero(tok[1:] != tok[:-1]) + 1  # token edges alternate: start, end, start, end ...
+        if tok[0]:
+            change = np.concatenate([np.zeros(1, dtype=change.dtype), change])
+        del tok
+        tstart, tend = change[0::2], change[1::2]  # the data ends with padding: every token ends
+        # tokens are in file order: a line's are those starting between its start and its line break
+        first = np.searchsorted(tstart, self.start[lines])
+        n = np.searchsorted(tstart, self.newline[lines]) - first
+        idx = first[:, None] + np.arange(k)
         ok = np.arange(k) < n[:, None]
         safe = np.where(ok, idx, 0)
         if tstart.shape[0] == 0:
