@@ -2527,41 +2527,42 @@ static int replay_buf(ReplayBufs *rb, PyObject *o, Py_ssize_t itemsize, int writ
     return 0;
 }
 
-/* the pair heap of the streams' next I/Os: (ready time, I/O index), least first */
-static inline int rp_before(const int64_t *h, int64_t a, int64_t b) {
-    return h[2 * a] < h[2 * b] || (h[2 * a] == h[2 * b] && h[2 * a + 1] < h[2 * b + 1]);
-}
-
-static void rp_swap(int64_t *h, int64_t a, int64_t b) {
-    int64_t k = h[2 * a], i = h[2 * a + 1];
-    h[2 * a] = h[2 * b];
-    h[2 * a + 1] = h[2 * b + 1];
-    h[2 * b] = k;
-    h[2 * b + 1] = i;
-}
-
+/* the heap of the streams' next I/Os: (ready time, I/O index) pairs in an int64 array, laid out as the closed
+ * loop's HeapEnt (key, slot) and ordered as its events are (ev_before: by time, then index), so its branch-free
+ * sift-down serves here too */
 static void rp_push(int64_t *h, int64_t *n, int64_t key, int64_t idx) {
+    HeapEnt *e = (HeapEnt *)h, x = {key, idx};
     int64_t i = (*n)++;
-    h[2 * i] = key;
-    h[2 * i + 1] = idx;
-    while (i > 0 && rp_before(h, i, (i - 1) / 2)) {
-        rp_swap(h, i, (i - 1) / 2);
+    while (i > 0 && ev_before(x, e[(i - 1) / 2])) {
+        e[i] = e[(i - 1) / 2];
         i = (i - 1) / 2;
     }
+    e[i] = x;
+}
+
+/* the heap's first entry becomes (key, idx), sifted down to its place */
+static inline void rp_replace_top(int64_t *h, int64_t n, int64_t key, int64_t idx) {
+    HeapEnt x = {key, idx};
+    heap_sift_root((HeapEnt *)h, n, x);
 }
 
 static void rp_pop(int64_t *h, int64_t *n) {
+    HeapEnt *e = (HeapEnt *)h;
     (*n)--;
-    h[0] = h[2 * *n];
-    h[1] = h[2 * *n + 1];
-    for (int64_t i = 0;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && rp_before(h, c + 1, c)) c++;
-        if (!rp_before(h, c, i)) break;
-        rp_swap(h, i, c);
-        i = c;
-    }
+    if (*n > 0) heap_sift_root(e, *n, e[*n]);
+}
+
+/* the mapping entry of I/O j, fetched while others are simulated */
+static inline void replay_prefetch_map(Dev *d, const int64_t *off, int64_t j) {
+    if (off[j] >= 0 && iu_div(d, off[j]) < d->n_lpn) __builtin_prefetch(&d->l2p[iu_div(d, off[j])], 1, 1);
+}
+
+/* the reverse-map entry of write j's current location (its mapping entry fetched earlier), which the write
+ * invalidates */
+static inline void replay_prefetch_rev(Dev *d, const int64_t *off, const uint8_t *dir, int64_t j) {
+    if (off[j] < 0 || dir[j] == 0 || iu_div(d, off[j]) >= d->n_lpn) return;
+    uint32_t m = d->l2p[iu_div(d, off[j])];
+    if (!(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1);
 }
 
 /* the min-heap of completion times of the one stream's I/Os in flight */
@@ -2654,7 +2655,8 @@ static PyObject *core_replay(PyObject *self, PyObject *args) {
             int64_t s = max64(t[i], last);
             if (st[RS_HEAP] == depth) s = max64(s, slots[0]);
             if (s >= until) break;
-            if (i + 16 < n) __builtin_prefetch(&d->l2p[iu_div(d, off[i + 16] < 0 ? 0 : off[i + 16])], 1, 1);
+            if (i + 16 < n) replay_prefetch_map(d, off, i + 16); /* one queue: I/Os go in trace order */
+            if (i + 4 < n) replay_prefetch_rev(d, off, dir, i + 4);
             if (st[RS_HEAP] == depth) cp_pop(slots, &st[RS_HEAP]);
             int64_t done = replay_io(d, s, off[i], len[i], dir[i], i);
             if (done < 0) goto out;
@@ -2669,14 +2671,21 @@ static PyObject *core_replay(PyObject *self, PyObject *args) {
     } else {
         while (st[RS_HEAP] > 0 && slots[0] < until) {
             int64_t s = max64(slots[0], last), i = slots[1];
-            rp_pop(slots, &st[RS_HEAP]);
+            /* the streams' next I/Os wait in the heap: the root's children go soon (their mapping entries were
+             * fetched when they were pushed, `streams` I/Os ago) */
+            for (int64_t c = 1; c <= 2 && c < st[RS_HEAP]; c++) replay_prefetch_rev(d, off, dir, slots[2 * c + 1]);
             int64_t done = replay_io(d, s, off[i], len[i], dir[i], i);
             if (done < 0) goto out;
             issue[i] = s;
             done_out[i] = done;
             last = s;
             maxd = max64(maxd, done);
-            if (i + streams < n) rp_push(slots, &st[RS_HEAP], max64(t[i + streams], done), i + streams);
+            if (i + streams < n) {
+                replay_prefetch_map(d, off, i + streams); /* this stream's next: some `streams` I/Os from now */
+                rp_replace_top(slots, st[RS_HEAP], max64(t[i + streams], done), i + streams);
+            } else {
+                rp_pop(slots, &st[RS_HEAP]);
+            }
         }
         st[RS_FINISHED] = st[RS_HEAP] == 0;
     }

@@ -169,53 +169,73 @@ def _live(on_live: LiveCallback, arrays: Arrays, until: int, sample: type[LiveSa
                    bytes_done=float(arrays.len[arrays.done <= until].sum())))
 
 
-def _direction_stats(arrays: Arrays) -> list[tuple[int, int, float, float, int, int, bytes]]:
-    """The core's per-direction tuple (n, bytes, sum, sum of squares, min, max, histogram) from the arrays."""
-    lat = arrays.done - arrays.issue
-    out = []
-    for d in range(3):
-        sel = arrays.op == d
-        x = lat[sel]
-        if not x.size:
-            out.append((0, 0, 0.0, 0.0, 0, 0, bytes(8 * hist.PLAT_NR)))
-            continue
-        counts = np.bincount(hist.values_to_idx(x), minlength=hist.PLAT_NR).astype(np.int64)
-        xf = x.astype(np.float64)
-        out.append((int(x.size), int(arrays.len[sel].sum()), float(xf.sum()), float(np.dot(xf, xf)),
-                    int(x.min()), int(x.max()), counts.tobytes()))
-    return out
+class Stats:
+    """What every figure of a replay is counted from, worked out once over the arrays: each I/O's latency, its
+    latency bucket (fio's scheme), the second it completed in, its direction."""
 
+    def __init__(self, arrays: Arrays) -> None:
+        self.arrays = arrays
+        self.lat = arrays.done - arrays.issue
+        self.bucket = hist.values_to_idx(self.lat)
+        self.second = arrays.done // STEP_NS
+        self.op = arrays.op.astype(np.int64)
+        self.k_max = max(1, int(self.second.max()) + 1) if self.lat.size else 1
 
-def _interval_rows(arrays: Arrays, k_max: int) -> list[tuple[float, ...]]:
-    """Per second of virtual time (by completion): I/Os, bytes and latency sums per direction, the core's
-    interval-row shape (build_measurement reads it)."""
-    k = arrays.done // STEP_NS
-    lat = (arrays.done - arrays.issue).astype(np.float64)
-    cols = []
-    for weights in (None, arrays.len.astype(np.float64), lat):
+    def directions(self) -> list[tuple[int, int, float, float, int, int, bytes]]:
+        """The core's per-direction tuple (n, bytes, sum, sum of squares, min, max, histogram bytes)."""
+        a, op = self.arrays, self.op
+        lat = self.lat.astype(np.float64)
+        n = np.bincount(op, minlength=3)
+        nbytes = np.bincount(op, weights=a.len, minlength=3)
+        total = np.bincount(op, weights=lat, minlength=3)
+        squares = np.bincount(op, weights=lat * lat, minlength=3)
+        counts = np.bincount(op * hist.PLAT_NR + self.bucket, minlength=3 * hist.PLAT_NR).reshape(3, hist.PLAT_NR)
+        out = []
         for d in range(3):
-            sel = arrays.op == d
-            cols.append(np.bincount(k[sel], weights=None if weights is None else weights[sel], minlength=k_max))
-    mat = np.stack([c[:k_max] for c in cols], axis=1)
-    return [tuple(float(v) for v in row) for row in mat]
+            if not n[d]:
+                out.append((0, 0, 0.0, 0.0, 0, 0, bytes(8 * hist.PLAT_NR)))
+                continue
+            x = self.lat[op == d]
+            out.append((int(n[d]), int(nbytes[d]), float(total[d]), float(squares[d]), int(x.min()), int(x.max()),
+                        counts[d].astype(np.int64).tobytes()))
+        return out
+
+    def interval_rows(self, k_max: int) -> list[tuple[float, ...]]:
+        """Per second (by completion): I/Os, bytes and latency sums per direction (the core's interval rows)."""
+        key = self.second * 3 + self.op
+        size = k_max * 3
+        cols = [np.bincount(key, weights=w, minlength=size)[:size].reshape(k_max, 3)
+                for w in (None, self.arrays.len.astype(np.float64), self.lat.astype(np.float64))]
+        mat = np.concatenate(cols, axis=1).astype(np.float64)
+        rows: list[tuple[float, ...]] = [tuple(r) for r in mat.tolist()]
+        return rows
+
+    def hist_rows(self) -> list[tuple[int, int, np.ndarray]]:
+        """(second, direction, 1856 bucket counts) of every second and direction with I/O."""
+        key = (self.second * 3 + self.op) * hist.PLAT_NR + self.bucket
+        if self.k_max * 3 * hist.PLAT_NR <= HIST_DENSE_MAX:  # counted in one pass
+            dense = np.bincount(key, minlength=self.k_max * 3 * hist.PLAT_NR).reshape(-1, hist.PLAT_NR)
+            return [(r // 3, r % 3, dense[r]) for r in np.flatnonzero(dense.any(axis=1)).tolist()]
+        uniq, counts = np.unique(key, return_counts=True)  # a long replay: only the buckets that hold I/O
+        row = uniq // hist.PLAT_NR
+        starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+        ends = np.r_[starts[1:], row.shape[0]]
+        out = []
+        for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+            dense_row = np.zeros(hist.PLAT_NR, dtype=np.int64)
+            dense_row[uniq[lo:hi] % hist.PLAT_NR] = counts[lo:hi]
+            out.append((int(row[lo]) // 3, int(row[lo]) % 3, dense_row))
+        return out
 
 
-def _hist_log(point_dir: Path, arrays: Arrays) -> list[str]:
+HIST_DENSE_MAX = 8_000_000  # buckets counted at once for the histogram log (64 MB of counts)
+
+
+def _hist_log(point_dir: Path, stats: Stats) -> list[str]:
     """fio's clat histogram log (`time_ms, ddir, bs, c0..c1855`, one row per second and direction with I/O) of the
     replay: the per-second percentiles `ssdlab latency` and the report read."""
-    k = arrays.done // STEP_NS
-    idx = hist.values_to_idx(arrays.done - arrays.issue)
-    key = (k * 3 + arrays.op.astype(np.int64)) * hist.PLAT_NR + idx
-    uniq, counts = np.unique(key, return_counts=True)
-    row = uniq // hist.PLAT_NR
-    lines = []
-    starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
-    ends = np.r_[starts[1:], row.shape[0]]
-    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-        dense = np.zeros(hist.PLAT_NR, dtype=np.int64)
-        dense[uniq[a:b] % hist.PLAT_NR] = counts[a:b]
-        kk, d = divmod(int(row[a]), 3)
-        lines.append(f"{(kk + 1) * 1000}, {d}, 0, " + ", ".join(map(str, dense.tolist())))
+    lines = [f"{(k + 1) * 1000}, {d}, 0, " + ", ".join(map(str, counts.tolist()))
+             for k, d, counts in stats.hist_rows()]
     name = f"{HIST_PREFIX}_clat_hist.1.log"
     atomic.write_text(point_dir / name, "\n".join(lines) + ("\n" if lines else ""), durable=False)
     return [name]
@@ -233,8 +253,9 @@ def _measurement(point: TestPoint, target: SimTarget, spec: ReplaySpec, trace: T
     n = len(arrays.t)
     end = int(arrays.done.max()) if n else 0
     k_max = max(1, -(-end // STEP_NS))
-    result = {"t_meas_ns": 0, "t_end_ns": max(1, end), "dirs": _direction_stats(arrays),
-              "series": _interval_rows(arrays, k_max)}
+    stats = Stats(arrays)
+    result = {"t_meas_ns": 0, "t_end_ns": max(1, end), "dirs": stats.directions(),
+              "series": stats.interval_rows(k_max)}
     present = tuple(d for i, d in enumerate(_DIRS) if np.any(arrays.op == i))
     sw = SimWorkload(core={"interval_ns": STEP_NS, "time_based": 0}, directions=present, notes=())
     delta = counter_delta(before, after)
@@ -246,7 +267,7 @@ def _measurement(point: TestPoint, target: SimTarget, spec: ReplaySpec, trace: T
     summary = {"wa_total": delta["wa_total"], "wa_gc": delta["wa_gc"],
                "avg_power_w": round(float(target.values["idle_w"]) + energy / total_s, 3),
                "gc_runs": delta["gc_runs"], "rmw_reads": delta["rmw_reads"], **more}
-    extra: dict[str, Any] = {"sim": summary, "hist_logs": _hist_log(point_dir, arrays), "hist_log_ms": 1000}
+    extra: dict[str, Any] = {"sim": summary, "hist_logs": _hist_log(point_dir, stats), "hist_log_ms": 1000}
     m = build_measurement(result, sw, 1, extra)
     lag = arrays.issue - arrays.t
     replayed = {d: (s.total_ios, s.io_bytes) for d, s in m.directions.items()}
