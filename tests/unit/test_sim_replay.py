@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ssdlab.results import hist
 from ssdlab.results.model import PointResult, TestPoint, Workload
 from ssdlab.results.tags import PointTags
 from ssdlab.run.target import parse_target
@@ -101,9 +102,15 @@ def test_core_semantics_directly() -> None:
     ln = np.full(n, 4096, dtype=np.int64)
     op = np.zeros(n, dtype=np.uint8)
     for streams, depth in ((4, 1), (1, 4)):
-        issue, done = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        slots, state = np.zeros(8, np.int64), np.zeros(8, np.int64)
-        assert core().replay(dev, arr, off, ln, op, issue, done, slots, state, streams, depth, 2**62, True)
+        issue, done, bucket = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.uint16)
+        slots, state, acc = np.zeros(8, np.int64), np.zeros(12, np.int64), np.zeros(6)
+        assert core().replay(dev, arr, off, ln, op, issue, done, bucket, slots, state, acc, streams, depth, 2**62,
+                             True)
+        lat = done - issue
+        assert bucket.tolist() == hist.values_to_idx(lat).tolist()  # fio's bucket of each latency
+        assert (state[6], state[9]) == (lat.min(), lat.max())  # reads: direction 0
+        assert acc[0] == pytest.approx(float(lat.sum()))
+        assert acc[3] == pytest.approx(float((lat.astype(float) ** 2).sum()))
         assert np.all(done > issue)
         if streams > 1:
             assert np.all(issue[streams:] >= done[:-streams])  # stream i mod 4 waits for its previous I/O
@@ -114,8 +121,8 @@ def test_core_semantics_directly() -> None:
     bad = off.copy()
     bad[3] = 1 << 40
     with pytest.raises(ValueError, match="outside the drive"):
-        core().replay(dev, arr, bad, ln, op, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(8, np.int64),
-                      np.zeros(8, np.int64), 1, 4, 2**62, True)
+        core().replay(dev, arr, bad, ln, op, np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.uint16),
+                      np.zeros(8, np.int64), np.zeros(12, np.int64), np.zeros(6), 1, 4, 2**62, True)
 
 
 def test_a_resumed_run_rebuilds_the_drive_state(tmp_path: Path) -> None:

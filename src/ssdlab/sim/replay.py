@@ -71,15 +71,18 @@ class Arrays:
         n = int(rows.shape[0])
         self.issue = np.zeros(n, dtype=np.int64)
         self.done = np.zeros(n, dtype=np.int64)
+        self.bucket = np.zeros(n, dtype=np.uint16)  # each I/O's latency bucket (fio's scheme), from the core
         self.streams = streams_of(spec, n)
         self.depth = 1
         self.slots = np.zeros(max(self.depth, 2 * self.streams), dtype=np.int64)
-        self.state = np.zeros(8, dtype=np.int64)
+        self.state = np.zeros(12, dtype=np.int64)  # the core's: position, heap, times; min and max per direction
+        self.acc = np.zeros(6, dtype=np.float64)  # the core's: latency sum and sum of squares per direction
         self.reads_only = not bool(np.any(self.op != 0))
 
     def step(self, dev: Any, until: int) -> bool:
-        finished: bool = core().replay(dev, self.t, self.off, self.len, self.op, self.issue, self.done, self.slots,
-                                       self.state, self.streams, self.depth, until, self.reads_only)
+        finished: bool = core().replay(dev, self.t, self.off, self.len, self.op, self.issue, self.done, self.bucket,
+                                       self.slots, self.state, self.acc, self.streams, self.depth, until,
+                                       self.reads_only)
         return finished
 
 
@@ -176,7 +179,7 @@ class Stats:
     def __init__(self, arrays: Arrays) -> None:
         self.arrays = arrays
         self.lat = arrays.done - arrays.issue
-        self.bucket = hist.values_to_idx(self.lat)
+        self.bucket = arrays.bucket.astype(np.int64)
         self.second = arrays.done // STEP_NS
         self.op = arrays.op.astype(np.int64)
         self.k_max = max(1, int(self.second.max()) + 1) if self.lat.size else 1
@@ -184,20 +187,16 @@ class Stats:
     def directions(self) -> list[tuple[int, int, float, float, int, int, bytes]]:
         """The core's per-direction tuple (n, bytes, sum, sum of squares, min, max, histogram bytes)."""
         a, op = self.arrays, self.op
-        lat = self.lat.astype(np.float64)
         n = np.bincount(op, minlength=3)
         nbytes = np.bincount(op, weights=a.len, minlength=3)
-        total = np.bincount(op, weights=lat, minlength=3)
-        squares = np.bincount(op, weights=lat * lat, minlength=3)
         counts = np.bincount(op * hist.PLAT_NR + self.bucket, minlength=3 * hist.PLAT_NR).reshape(3, hist.PLAT_NR)
         out = []
         for d in range(3):
             if not n[d]:
                 out.append((0, 0, 0.0, 0.0, 0, 0, bytes(8 * hist.PLAT_NR)))
                 continue
-            x = self.lat[op == d]
-            out.append((int(n[d]), int(nbytes[d]), float(total[d]), float(squares[d]), int(x.min()), int(x.max()),
-                        counts[d].astype(np.int64).tobytes()))
+            out.append((int(n[d]), int(nbytes[d]), float(a.acc[d]), float(a.acc[3 + d]), int(a.state[6 + d]),
+                        int(a.state[9 + d]), counts[d].astype(np.int64).tobytes()))
         return out
 
     def interval_rows(self, k_max: int) -> list[tuple[float, ...]]:
@@ -271,8 +270,9 @@ def _measurement(point: TestPoint, target: SimTarget, spec: ReplaySpec, trace: T
     m = build_measurement(result, sw, 1, extra)
     lag = arrays.issue - arrays.t
     replayed = {d: (s.total_ios, s.io_bytes) for d, s in m.directions.items()}
-    counts = {d: [int(np.count_nonzero(arrays.op == i)), int(arrays.len[arrays.op == i].sum())]
-              for i, d in enumerate(_DIRS)}
+    per_n = np.bincount(arrays.op, minlength=3)
+    per_b = np.bincount(arrays.op, weights=arrays.len, minlength=3)
+    counts = {d: [int(per_n[i]), int(per_b[i])] for i, d in enumerate(_DIRS)}
     rec = replay_record(spec, trace, [counts], replayed, end / 1e9)
     rec["streams"] = arrays.streams
     if spec.timed and n:
