@@ -179,7 +179,7 @@ def sim_rate(n: int, repeat: int, where: Path) -> bool:
               f"{rates['replay'][-1] / 1e6:.2f}, whole point {rates['point'][-1] / 1e6:.2f} M per CPU second")
 
     for r in range(repeat):  # the order alternates, so drift on a shared host hits each alike
-        steps = [core_only, lambda: replay(r), lambda: whole(r), synthetic]
+        steps = [core_only, lambda k=r: replay(k), lambda k=r: whole(k), synthetic]
         for step in steps[r % 4:] + steps[:r % 4]:
             step()
     med = {k: statistics.median(v) for k, v in rates.items()}
