@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab.errors import UsageError
-from ssdlab.units import format_bs, format_bytes, format_duration
+from ssdlab.trace.model import duration_text
+from ssdlab.units import format_bs, format_bytes
 
 
 def _trace_args(p: argparse.ArgumentParser) -> None:
@@ -112,7 +113,7 @@ def _us(v: float | None) -> str:
 
 def info_lines(c: Any) -> list[str]:
     """The characterization as the lines `trace info` prints."""
-    lines = [f"trace:      {c.path} ({c.format}): {c.ios:,} I/Os over {format_duration(c.duration_s)}"
+    lines = [f"trace:      {c.path} ({c.format}): {c.ios:,} I/Os over {duration_text(c.duration_s)}"
              f" ({c.iops:,.1f} IOPS, {c.mbps:,.2f} MB/s)"]
     if c.volumes:
         lines.append("volumes:    " + ", ".join(f"{v} ({n:,})" for v, n in c.volumes[:8])

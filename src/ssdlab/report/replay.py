@@ -19,7 +19,8 @@ from ssdlab.report.templating import fragment
 from ssdlab.results.events import VerdictEvent
 from ssdlab.results.model import PointResult, Run
 from ssdlab.results.store import point_dir
-from ssdlab.units import format_bytes, format_duration
+from ssdlab.trace.model import duration_text
+from ssdlab.units import format_bytes
 
 PCTS = (50.0, 90.0, 99.0, 99.9, 99.99)
 CHART_PCTS = (50.0, 99.0, 99.9)
@@ -54,16 +55,16 @@ def _about(r: PointResult, rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     mode = (("original timing" if speed == 1.0 else f"{speed:g}x the trace's rate") if timed
             else "as fast as possible")
     rows = [("trace", f"{spec.get('trace')} ({trace.get('format', '?')}, {int(trace.get('ios', 0)):,} I/Os over "
-                      f"{format_duration(float(trace.get('duration_s', 0.0)))})"),
+                      f"{duration_text(float(trace.get('duration_s', 0.0)))})"),
             ("replay", f"{mode}, up to {rec.get('depth')} I/Os in flight ({rec.get('streams')} streams of queue "
                        f"depth 1); offsets: {rec.get('map')}"),
             ("devices", f"{rec.get('devices')}: " + ("the trace striped across them" if rec.get("split")
                                                       else "each replays the whole trace"))]
     if spec.get("volume"):
         rows.append(("volume", str(spec["volume"])))
-    rows.append(("duration", f"replay {format_duration(float(rec.get('replay_s') or 0.0))}"
-                 + (f" against the trace's {format_duration(float(rec.get('scaled_trace_s') or 0.0))}"
-                    if timed else f"; the trace spans {format_duration(float(rec.get('trace_s') or 0.0))}")))
+    rows.append(("duration", f"replay {duration_text(float(rec.get('replay_s') or 0.0))}"
+                 + (f" against the trace's {duration_text(float(rec.get('scaled_trace_s') or 0.0))}"
+                    if timed else f"; the trace spans {duration_text(float(rec.get('trace_s') or 0.0))}")))
     if timed:
         rows.append(("rate", f"offered {_rate(rec.get('offered_iops'))}, achieved {_rate(rec.get('achieved_iops'))}"))
         slow = rec.get("slowdown")

@@ -19,7 +19,8 @@ from ssdlab.errors import UsageError
 from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
 from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
-from ssdlab.units import format_bytes, format_duration
+from ssdlab.trace.model import duration_text
+from ssdlab.units import format_bytes
 
 if TYPE_CHECKING:
     from ssdlab.targets.base import Target
@@ -65,7 +66,7 @@ def trace_summary(trace: Trace, spec: ReplaySpec) -> dict[str, Any]:
 
 class ReplaySuite(Suite):
     name = "replay"
-    summary = "replay a block trace (--trace FILE): its own timing, --speed 2x, or --speed max at --depth N"
+    summary = "replay a block trace (--trace FILE) at its own timing, --speed 2x or --speed max (docs/replay.md)"
     writes = True  # when the trace writes (the write gate decides from the job, as for every suite)
     default_runtime_s = 0.0
     point_overhead_s = 1.0
@@ -134,8 +135,8 @@ class ReplaySuite(Suite):
         trace = load_trace(spec)
         counts = trace.counts()
         text = ", ".join(f"{n} {d}s ({format_bytes(b)})" for d, (n, b) in counts.items() if n)
-        notes = [f"trace: {spec.trace} ({trace.format}): {len(trace)} I/Os over "
-                 f"{format_duration(trace.duration_ns / 1e9)}: {text}",
+        notes = [f"trace: {spec.trace} ({trace.format}): {len(trace):,} I/Os over "
+                 f"{duration_text(trace.duration_ns / 1e9)}: {text}",
                  f"replay: {spec.mode_text()}; offsets: {spec.map}"
                  + (f"; striped over {ctx.devices} devices by {format_bytes(spec.stripe)}"
                     if spec.split and ctx.devices > 1 else "")]

@@ -101,6 +101,15 @@ class Trace:
         return dataclasses.replace(out, volume=None, volumes=(name,))
 
 
+def duration_text(seconds: float) -> str:
+    """A trace's duration for people: milliseconds below a second (short traces are common), else h/m/s."""
+    if seconds < 1.0:
+        return f"{seconds * 1000:.3g} ms"
+    from ssdlab.units import format_duration
+
+    return format_duration(seconds)
+
+
 def make_trace(path: str, fmt: str, time: I64, offset: I64, size: I64, op: U8, *, latency: I64 | None = None,
                volume: I32 | None = None, volumes: tuple[str, ...] = (), origin_value: int = 0, origin_unit: str = "",
                notes: tuple[str, ...] = ()) -> Trace:
