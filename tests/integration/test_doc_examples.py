@@ -123,7 +123,7 @@ WHOLE: dict[str, str] = {
 
 # Drives: the simulator, except where the suite needs fio's own features (ACT's paced streams, integrity's verify)
 # or several devices at once (fio targets only): there a 64 MiB file per device.
-DEVICES = ("/dev/nvme0n1", "/dev/nvme1n1", "/dev/loop3", "/dev/loop4")
+DEVICES = ("/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1", "/dev/loop3", "/dev/loop4")
 SIM_DRIVE = "sim:tlc-4k?capacity=256MiB"
 FIO_SUITES = ("act", "integrity", "replay")
 
@@ -173,7 +173,7 @@ MAKERS: dict[str, str] = {
     **{f"replay-{k}": f"ssdlab run replay --trace my-trace.csv --volume prxy_0 --map scale --target {t} "
                       f"--out results/replay-{k}" for k, t in (("op7", "sim:tlc-4k"), ("op28", "sim:tlc-4k-28"))},
     **{f"replay-{k}": f"ssdlab run replay --trace my-trace.csv --volume prxy_0 --map scale --target {t} --yes "
-                      f"--out results/replay-{k}" for k, t in (("a", "/dev/nvme0n1"), ("b", "/dev/nvme1n1"))},
+                      f"--out results/replay-{k}" for k, t in (("a", "/dev/nvme2n1"), ("b", "/dev/nvme3n1"))},
 }
 
 # Exit codes the docs give besides 0, and where they say so: by suite (its prefix) and by option.

@@ -270,6 +270,9 @@ def record_workload(point: TestPoint, span: int, ios: int, where: Path) -> Path:
     job = FioJob(jobs=(FioSection(section.name, opts),), global_options=job.global_options)
     (where / RECORD_LOG).unlink(missing_ok=True)  # fio appends to an existing log
     run_job(job, where, gate=_RecordGate(), status_interval=None)
+    from ssdlab.results import atomic
+
+    atomic.wait_flushed()  # run_job's files are flushed in the background: done before `where` may go away
     return where / RECORD_LOG
 
 

@@ -141,6 +141,8 @@ class ReplaySuite(Suite):
                  + (f"; striped over {ctx.devices} devices by {format_bytes(spec.stripe)}"
                     if spec.split and ctx.devices > 1 else "")]
         notes += [f"note: {n}" for n in trace.notes]
+        if ctx.runtime_s is not None:
+            notes.append("note: --runtime does not apply: a replay lasts as long as its trace (--speed scales it)")
         return notes
 
     def conclude(self, ctx: PlanContext, run: Run) -> Run:
