@@ -90,7 +90,7 @@ def _events(rec: npt.NDArray[np.void], act: int, empty: bool) -> dict[str, npt.N
     dev = r["device"].astype(np.int64)
     sector = r["sector"].astype(np.int64)
     return {"dev": dev, "time": r["time"].astype(np.int64), "sector": sector, "sectors": sectors,
-            "op": op.astype(np.int64), "key": np.stack([dev, sector, sectors, op], axis=1)}
+            "op": op.astype(np.int64)}
 
 
 def read_blktrace(path: str, raws: list[bytes], event: str = "Q") -> Trace:

@@ -209,20 +209,28 @@ def _iolog2_times(text: Text, lines: I64, s: I64, e: I64, n: I64, action: I64) -
 def read_blkparse(path: str, raw: bytes, event: str = "Q") -> Trace:
     """blkparse's default output: `MAJ,MIN CPU SEQ SECONDS PID ACTION RWBS SECTOR + SECTORS [PROCESS]`. The I/Os
     are the `event` lines (Q: queued, as fio replays blktraces; D: issued to the device) with a sector range;
-    a C (completion) of the same sectors gives the response time. RWBS: D discard, W write, R read."""
+    a C (completion) of the same sectors gives the response time. RWBS: D discard, W write, R read. The lines are
+    read BLK_CHUNK at a time, so the columns' bytes stay in the CPU's caches while they are parsed."""
     text = Text.of(path, raw)
     lines = text.content_lines()
-    s, e, n = text.tokens(lines, 10)
-    d = text.data
-    plus = (n >= 10) & (e[:, 8] - s[:, 8] == 1) & (d[np.maximum(s[:, 8], 0)] == ord("+"))
-    act, _ = parse_choice(d, s[:, 5], e[:, 5], {event.encode(): 1, b"C": 2})
-    want = plus & (act == 1)
-    done = plus & (act == 2)
-    if not bool(want.any()):
+    io: list[dict[str, I64]] = []
+    comp: list[dict[str, I64]] = []
+    for i in range(0, lines.shape[0], BLK_CHUNK):
+        chunk = lines[i:i + BLK_CHUNK]
+        s, e, n = text.tokens(chunk, 10)
+        d = text.data
+        plus = (n >= 10) & (e[:, 8] - s[:, 8] == 1) & (d[np.maximum(s[:, 8], 0)] == ord("+"))
+        act, _ = parse_choice(d, s[:, 5], e[:, 5], {event.encode(): 1, b"C": 2})
+        io.append(_blk_columns(text, chunk, s, e, plus & (act == 1)))
+        comp.append(_blk_columns(text, chunk, s, e, plus & (act == 2)))
+    if not io or not sum(len(x["time"]) for x in io):
         return _empty(path, "blkparse")
-    io = _blk_columns(text, lines, s, e, want)
-    comp = _blk_columns(text, lines, s, e, done) if bool(done.any()) else None
-    return block_trace(path, "blkparse", event, io, comp)
+    joined = {k: np.concatenate([x[k] for x in io]) for k in io[0]}
+    done = {k: np.concatenate([x[k] for x in comp]) for k in comp[0]}
+    return block_trace(path, "blkparse", event, joined, done if done["time"].shape[0] else None)
+
+
+BLK_CHUNK = 65536  # blkparse lines parsed at once
 
 
 _RWBS_BITS = np.zeros(256, dtype=np.uint8)  # blkparse's RWBS letters that decide the direction
@@ -254,8 +262,7 @@ def _blk_columns(text: Text, lines: I64, s: I64, e: I64, rows_mask: np.ndarray) 
     op = np.where(bits & 4, TRIM, np.where(bits & 2, WRITE, np.where(bits & 1, READ, -1)))
     op = np.where(sectors > 0, op, -1)
     dev = (major << 20) | minor
-    key = np.stack([dev, sector, sectors, op], axis=1)
-    return {"dev": dev, "time": t, "sector": sector, "sectors": sectors, "op": op, "key": key}
+    return {"dev": dev, "time": t, "sector": sector, "sectors": sectors, "op": op}
 
 
 # ---------------------------------------------------------------- registry, detection, load
