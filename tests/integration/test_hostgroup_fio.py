@@ -106,11 +106,11 @@ def start_agent(address: str, tmp: Path, port: int | None = None, *, tcp: bool =
 def _job_running(server_pid: int) -> bool:
     """Whether a fio server runs a job: its connection process has forked the job's (a live grandchild)."""
     parent: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for proc_stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = proc_stat.read_text().rsplit(")", 1)[1].split()
             if fields[0] != "Z":
-                parent[int(stat.parent.name)] = int(fields[1])
+                parent[int(proc_stat.parent.name)] = int(fields[1])
     return any(parent.get(ppid) == server_pid for ppid in parent.values())
 
 
