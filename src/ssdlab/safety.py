@@ -168,6 +168,10 @@ class WriteGrant:
                 raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
                                         f"{self.target.name} as the target set it up (filename "
                                         f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
+            beyond = _beyond_span(opts, devices, spans_all)
+            if beyond:
+                raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] {beyond} of "
+                                        f"{self.target.name}")
             self._check_opens(section.name, opts)
         reasons = job.writes()
         if reasons and not self.writes:
@@ -247,3 +251,54 @@ def _placed_on_all(opts: dict[str, OptionValue], devices: list[dict[str, OptionV
     single = {k: v for k, v in opts.items() if k not in ("filename", "size")}
     return all(_placed_on({**single, "filename": d["filename"], **({"size": min(sizes)} if sizes else {})}, d)
                for d in devices)
+
+
+def span_problems(job: FioJob, devices: list[dict[str, OptionValue]]) -> list[str]:
+    """Why sections of `job` would reach past the span their device was set up with (offset + size beyond the
+    device's `size`: past --capacity on a device, or extending a file target), one line per section; the
+    pre-flight check refuses such a plan before anything exists, `WriteGrant.check_job` refuses such a job."""
+    out = []
+    for section in job.jobs:
+        opts = {**job.global_options, **section.options}
+        why = _beyond_span(opts, devices, _placed_on_all(opts, devices))
+        if why:
+            out.append(f"job [{section.name}] {why}")
+    return out
+
+
+def _whole(value: OptionValue | None) -> int | None:
+    """A byte count or offset as ssdlab writes them (a plain integer); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _beyond_span(opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]], spans_all: bool) -> str:
+    """'' when the section's I/O stays inside the span of the device it runs on (fio's offset + size, per file
+    for a section over every device, at most the device's `size`); else what it reaches."""
+    if spans_all:
+        limits = [_whole(d.get("size")) for d in devices]
+        files = len(devices)
+    else:
+        placed = next((d for d in devices if _placed_on(opts, d)), None)
+        limits = [_whole(placed.get("size"))] if placed is not None and "size" in placed else []
+        files = 1
+    if not limits:
+        return ""
+    if any(limit is None for limit in limits):
+        return "runs on a device whose span cannot be bounded"
+    limit = min(int(lim) for lim in limits if lim is not None)
+    offset = _whole(opts.get("offset", 0))
+    size = _whole(opts.get("size", limit * files))
+    if offset is None or size is None:
+        return (f"sets offset={opts.get('offset', 0)} size={opts.get('size', '-')}, which the write gate cannot "
+                "bound")
+    end = offset + size // files
+    if end > limit:
+        return (f"reaches byte {end} (offset {offset} + size {size // files}), past the first {limit} bytes the "
+                "run may use")
+    return ""
+

@@ -1,0 +1,72 @@
+"""The write gate against attempts to make fio touch what was not checked, without devices (files only); the
+loop-device cases are in tests/integration/test_gate_attacks_loop.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from conftest import CliRunner
+from ssdlab import safety
+from ssdlab.errors import UnsafeTargetError
+from ssdlab.fio.executor import point_job
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.target import parse_target
+
+MiB = 1024**2
+WRITE = TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, runtime_s=0.5))
+READ = TestPoint(id="p", label="p", workload=Workload(rw="randread", bs=4096, runtime_s=0.5))
+
+
+def scratch(tmp_path: Path, name: str = "scratch.dat", size: int = 8 * MiB) -> Path:
+    path = tmp_path / name
+    with path.open("wb") as fh:
+        fh.truncate(size)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- offset + size past the span: --capacity, --footprint and --misalign bound every job -------------------------
+
+def test_the_boundary_refuses_a_job_reaching_past_the_span(tmp_path: Path) -> None:
+    path = scratch(tmp_path)
+    target = parse_target(f"file:{path}")
+    for point in (READ, WRITE):  # a read past the end would make fio extend the file: a write
+        shifted = dataclasses.replace(point, workload=dataclasses.replace(point.workload, offset=4096))
+        job = point_job(shifted, target)
+        assert job.jobs[0].options["size"] == 8 * MiB  # the target's span, shifted by 4 KiB: one block past it
+        with pytest.raises(UnsafeTargetError, match=rf"job \[p\] reaches byte {8 * MiB + 4096} \(offset 4096 \+ "
+                                                    rf"size {8 * MiB}\), past the first {8 * MiB} bytes"):
+            safety.WriteGrant(target, writes=True).check_job(job)
+        assert safety.span_problems(job, target.device_fio_options())
+    inside = dataclasses.replace(WRITE, workload=dataclasses.replace(WRITE.workload, offset=4096, size=8 * MiB - 4096))
+    safety.WriteGrant(target, writes=True).check_job(point_job(inside, target))  # up to the last byte: accepted
+
+
+@pytest.mark.parametrize("extra", [["--misalign", "4096"], ["--footprint", "100%", "--misalign", "1MiB"],
+                                   ["--footprint", "50%", "--misalign", "1MiB"]])
+def test_act_with_footprint_and_misalign_stays_inside_the_target(cli: CliRunner, tmp_path: Path,
+                                                                 extra: list[str]) -> None:
+    """ACT's streams took --footprint as their size and --misalign as their offset, so their I/O reached up to
+    --misalign bytes past the target (past --capacity on a device, extending a file target)."""
+    from ssdlab.cli import build_parser, run_request
+    from ssdlab.run.setup import setup_run
+    from ssdlab.suites.base import apply_common
+
+    path = scratch(tmp_path, size=16 * MiB)
+    args = build_parser("plan").parse_args(["plan", "act", "--target", f"file:{path}", "--duration", "4",
+                                            "--slice", "2", *extra])
+    setup = setup_run(run_request(args))
+    devices = setup.target.device_fio_options()
+    jobs = [point_job(apply_common(setup.ctx, p), setup.target) for p in setup.plan]
+    assert jobs
+    assert all(not safety.span_problems(job, devices) for job in jobs)
+    ends = {int(s.options.get("offset", 0)) + int(s.options["size"]) for job in jobs for s in job.jobs}
+    assert max(ends) == 16 * MiB  # the span after the shift, to the target's last byte
+    assert cli("plan", "act", "--target", f"file:{path}", "--duration", "4", "--slice", "2", *extra).code == 0
