@@ -107,6 +107,14 @@ class BlockTarget(Target):
             nodes.append((f"/dev/{part.name}", part))
         return nodes
 
+    def _disk_of_partition(self) -> list[tuple[str, Path]]:
+        """For a partition: its disk, named as such. Whatever uses the whole disk (a mount of a filesystem that
+        spans it, a loop device or dm/md device over it, swap on it) uses the partition's blocks too; the disk's
+        other partitions do not count."""
+        assert self.sysdir is not None
+        disk = sysfs.whole_disk(self.sysdir)
+        return [] if disk == self.sysdir else [(f"/dev/{disk.name} (the disk {self.path} is a partition of)", disk)]
+
     def hazards(self) -> list[Hazard]:
         """Every reason not to write, one per line: the blocking ones (in use, read-only) first, then what
         the device carries (partitions, signatures: --destructive)."""
@@ -121,7 +129,8 @@ class BlockTarget(Target):
 
     def blocking_hazards(self) -> list[Hazard]:
         """Why no flag may make ssdlab write here: mounted, swap, held, claimed (exclusive open refused),
-        backing another loop device, sharing its backing file with another loop device, read-only.
+        backing another loop device, sharing its backing file with another loop device, read-only; for a
+        partition also its disk being mounted, swap, held or backing a loop device.
         Reads only kernel state (no blkid), so the fio boundary re-checks it before every writing job."""
         assert self.sysdir is not None
         found: list[Hazard] = []
@@ -129,7 +138,7 @@ class BlockTarget(Target):
         swaps = sysfs.swap_devnos()
         backings = sysfs.loop_backings()
         in_use = False
-        for node, sdir in self._all_nodes():
+        for node, sdir in self._all_nodes() + self._disk_of_partition():
             num = sysfs.devno_of(sdir)
             if num in mounts:
                 found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
