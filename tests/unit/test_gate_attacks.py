@@ -11,7 +11,7 @@ import pytest
 
 from conftest import CliRunner
 from ssdlab import safety
-from ssdlab.errors import UnsafeTargetError
+from ssdlab.errors import ExitCode, UnsafeTargetError
 from ssdlab.fio.executor import point_job
 from ssdlab.results.model import TestPoint, Workload
 from ssdlab.run.target import parse_target
@@ -70,3 +70,23 @@ def test_act_with_footprint_and_misalign_stays_inside_the_target(cli: CliRunner,
     ends = {int(s.options.get("offset", 0)) + int(s.options["size"]) for job in jobs for s in job.jobs}
     assert max(ends) == 16 * MiB  # the span after the shift, to the target's last byte
     assert cli("plan", "act", "--target", f"file:{path}", "--duration", "4", "--slice", "2", *extra).code == 0
+
+
+# --- a target path fio cannot name in its output: control characters ---------------------------------------------
+
+def test_a_target_path_with_control_characters_is_one_line(cli: CliRunner, tmp_path: Path) -> None:
+    """fio writes a filename's control characters raw into its JSON output, which then does not parse: a run on
+    `file:$'\\e[31m'x` failed every point ("fio failed: exit status 0"). Refused before anything exists, the name
+    shown escaped; also when only a link's target holds them."""
+    odd = tmp_path / "\x1b[31mx"
+    (tmp_path / "lnk").symlink_to(odd)
+    for spec, shown in ((f"file:{odd}?size=4MiB", "\\x1b[31mx?size=4MiB contains control characters (\\x1b)"),
+                        (f"file:{tmp_path / 'lnk'}?size=4MiB", "resolves to"),
+                        (f"{tmp_path}/tab\tname", "contains control characters (\\x09)")):
+        res = cli("run", "quick", "--target", spec, "--runtime", "0.5", "--out", tmp_path / "out", traceback=False)
+        assert res.code == ExitCode.USAGE, res.err
+        assert len(res.err_lines) == 1, res.err
+        assert shown in res.err_lines[0]
+        assert "\x1b" not in res.err
+        assert not (tmp_path / "out").exists()
+        assert not odd.exists()

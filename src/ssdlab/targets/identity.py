@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.termtext import printable
 
 Kind = Literal["block", "file", "absent", "other"]
 
@@ -29,11 +30,13 @@ def check_text(text: str, what: str = "target path") -> None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         shown = text.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
-        raise UsageError(f"{what} {shown} is not valid UTF-8: fio's job file cannot name it; rename it, or link to "
-                         "it from a UTF-8 name") from None
-    bad = sorted({c for c in text if c in "\n\r\0"})
-    if bad:
-        raise UsageError(f"{what} {text!r} contains {' '.join(map(repr, bad))}: fio's job file cannot name it")
+        raise UsageError(f"{what} {shown} is not valid UTF-8: fio's job file cannot name it; rename it (fio opens "
+                         "the file a link names, by that name)") from None
+    bad = sorted({c for c in text if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0})
+    if bad:  # a line break ends the job file's line; fio writes other control characters raw into its JSON
+        raise UsageError(f"{what} {printable(text)} contains control characters "
+                         f"({' '.join(printable(c) for c in bad)}): fio's job file and output cannot name it; "
+                         "rename it")
 
 
 @dataclass(frozen=True)
@@ -104,9 +107,11 @@ def canonical(text: str) -> str:
     resolved; a missing last part is kept as named)."""
     check_text(text)
     try:
-        return str((Path.cwd() / Path(text).expanduser()).resolve())
+        path = str((Path.cwd() / Path(text).expanduser()).resolve())
     except (OSError, RuntimeError) as exc:  # a symlink loop, a working directory that is gone
         raise TargetError(f"cannot resolve {text} ({getattr(exc, 'strerror', None) or exc})") from exc
+    check_text(path, f"target path {text} resolves to")  # a link's target is named in the job file too
+    return path
 
 
 def resolve(text: str) -> Identity:
