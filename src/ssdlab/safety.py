@@ -17,7 +17,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Protocol
 
@@ -26,6 +29,7 @@ from ssdlab.fio.job import FioJob, OptionValue
 from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, READ_ENGINES, SSDLAB_LOG_OPTIONS
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
+from ssdlab.targets.identity import Identity
 
 
 class Console(Protocol):
@@ -183,6 +187,33 @@ class WriteGrant:
             raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
                                     "and fio would write to lay it out")
 
+    @contextlib.contextmanager
+    def holding(self, job: FioJob) -> Iterator[None]:
+        """`check_job`, then every block device the job opens held open (read-only) until the block ends, fio's
+        whole run: each is checked again through the open file (its number and the disk behind it, sysfs
+        `diskseq`), and while it stays open the kernel neither detaches a loop device (a detach waits for the
+        last close, so no other file can be attached under the same name) nor gives its number to another disk.
+        fio opens it by its canonical path, which only root can change (/dev, or a directory `hazards()`
+        found no other user can change), so fio opens exactly the device checked here."""
+        self.check_job(job)
+        held: list[int] = []
+        try:
+            for ident in _named_devices(job, self.target.identities()):
+                try:
+                    fd = os.open(ident.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+                except OSError as exc:
+                    raise UnsafeTargetError(f"refusing to start fio: {ident.path} cannot be opened to check it "
+                                            f"({exc.strerror or exc})") from exc
+                held.append(fd)
+                why = ident.opened_differs(fd)
+                if why:
+                    raise UnsafeTargetError(f"refusing to start fio: it would not open what the run was set up "
+                                            f"for: {why}")
+            yield
+        finally:
+            for fd in held:
+                os.close(fd)
+
     def _check_opens(self, name: str, opts: dict[str, OptionValue]) -> None:
         """What the section opens is what the run was set up for: a plain engine, absolute filenames (fio runs in
         the point's directory), each still the device number or inode the target resolved (identity.py)."""
@@ -213,6 +244,18 @@ class WriteGrant:
         if hazards:
             raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {hazards[0].text} "
                                     "(found just before writing)")
+
+
+def _named_devices(job: FioJob, idents: list[Identity]) -> list[Identity]:
+    """The block-device identities among the files `job` names (each once, in the order named)."""
+    devices = {i.path: i for i in idents if i.kind == "block"}
+    out: dict[str, Identity] = {}
+    for section in job.jobs:
+        value = {**job.global_options, **section.options}.get("filename")
+        for path in fio_filenames(value) if value is not None else []:
+            if path in devices:
+                out.setdefault(path, devices[path])
+    return list(out.values())
 
 
 def fio_filenames(value: OptionValue) -> list[str]:

@@ -5,13 +5,24 @@ The file-only cases are in tests/unit/test_gate_attacks.py."""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import CliResult, LoopFactory, MiB, run_cli
-from ssdlab.errors import ExitCode
+from ssdlab import safety
+from ssdlab.cli import Env
+from ssdlab.errors import ExitCode, UnsafeTargetError
+from ssdlab.fio import runner
+from ssdlab.fio.executor import point_job
+from ssdlab.results.model import TestPoint, Workload
+from ssdlab.run.target import parse_target
+from ssdlab.targets.base import Target
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
@@ -22,6 +33,9 @@ name = "wr"
 rw = "randwrite"
 bs = "4k"
 """
+
+
+WRITE = TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, runtime_s=0.5))
 
 
 def writer(tmp_path: Path) -> Path:
@@ -78,3 +92,108 @@ def test_a_partition_of_a_disk_backing_a_mounted_loop_is_refused(loops: LoopFact
               "no flag overrides this")
     assert not out.exists()
     assert disk.digest() == before
+
+
+# --- a device number is not a device: the disk behind it is checked, and held while fio runs ------------------------
+
+def _attach_at(dev: str, backing: Path) -> None:
+    """Attach `backing` as the loop device `dev` (which must be free), or skip when another process took it."""
+    res = subprocess.run(["losetup", dev, str(backing)], capture_output=True, text=True, check=False, timeout=30)
+    if res.returncode != 0:
+        pytest.skip(f"{dev} was taken by another process meanwhile: {res.stderr.strip()}")
+
+
+def _signed_image(tmp_path: Path, name: str = "signed.img") -> Path:
+    path = tmp_path / name
+    with path.open("wb") as fh:
+        fh.truncate(32 * MiB)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(path)], check=True, capture_output=True, timeout=60)
+    return path
+
+
+def _writing_grant(target: Target) -> safety.WriteGrant:
+    console = Env(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO())
+    return safety.authorize(target, safety.WriteDecision("point p: rw=randwrite writes"), destructive=False,
+                            yes=True, console=console)
+
+
+def _digest(path: Path) -> str:
+    os.sync()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_loop_device_attached_to_another_file_since_consent_is_refused(loops: LoopFactory, tmp_path: Path) -> None:
+    """The gate compared the device number only: /dev/loopN detached and attached to a file carrying ext4 (as
+    a user of group disk, or udisks, may do) passed, and fio wrote the filesystem."""
+    if not shutil.which("mkfs.ext4"):
+        pytest.skip("mkfs.ext4 not installed (apt-get install e2fsprogs)")
+    blank = loops.create("blank", 32 * MiB)
+    signed = _signed_image(tmp_path)
+    target = parse_target(blank.dev)
+    grant = _writing_grant(target)
+    job = point_job(WRITE, target)
+    subprocess.run(["losetup", "-d", blank.dev], check=True, capture_output=True, timeout=30)
+    _attach_at(blank.dev, signed)  # the same number, another disk (its sequence number is new)
+    before = _digest(signed)
+    with pytest.raises(UnsafeTargetError, match=rf"{blank.dev} is still device \d+:\d+, but not the disk the run was "
+                                                r"set up for \(disk sequence number \d+ then, \d+ now"):
+        runner.run_job(job, tmp_path / "point", gate=grant)
+    assert not (tmp_path / "point").exists()
+    assert _digest(signed) == before
+
+
+def test_fio_opens_the_device_the_gate_checked_even_when_it_is_swapped_right_after(loops: LoopFactory,
+                                                                                  tmp_path: Path) -> None:
+    """Between the gate's last check and fio's open (fio starting up) the loop device was detached and attached to
+    another file: fio wrote that one. The gate now holds the device open from its check until fio ends, so the
+    detach waits for the last close and nothing else can be attached under that number meanwhile."""
+    if not shutil.which("mkfs.ext4"):
+        pytest.skip("mkfs.ext4 not installed (apt-get install e2fsprogs)")
+    blank = loops.create("blank", 32 * MiB)
+    signed = _signed_image(tmp_path)
+    before, blank_before = _digest(signed), blank.digest()
+    fio = tmp_path / "fio"  # fio as a racing attacker would have it: the swap happens after the gate's check
+    fio.write_text(f"#!/bin/sh\nlosetup -d {blank.dev}\nlosetup {blank.dev} {signed} 2>/dev/null\n"
+                   f'exec {runner.fio_binary()} "$@"\n', encoding="utf-8")
+    fio.chmod(0o755)
+    target = parse_target(blank.dev)
+    runner.run_job(point_job(WRITE, target), tmp_path / "point", gate=_writing_grant(target), binary=str(fio))
+    try:
+        assert _digest(signed) == before  # never attached, never written
+        assert blank.digest() != blank_before  # fio wrote the device consent was given for
+    finally:
+        attached = Path(f"/sys/block/{Path(blank.dev).name}/loop/backing_file")
+        now = attached.read_text(encoding="utf-8").strip() if attached.exists() else ""
+        if now not in (str(blank.backing), str(signed)):  # detached when fio and the gate closed it: not ours now
+            loops.made.remove(blank)
+
+
+# --- a path another user can change: a link planted after the last check would send fio's writes elsewhere ---------
+
+def test_a_file_target_in_a_directory_another_user_owns_is_refused(loops: LoopFactory, tmp_path: Path) -> None:
+    """root runs on a file in a directory another user owns; between the gate's check and fio's open that user
+    replaces the file with a link to a device: fio followed it and wrote the device."""
+    decoy = loops.create("decoy", 32 * MiB, ext4=True)
+    before = decoy.digest()
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)  # nobody's directory
+    path = home / "t.dat"
+    with path.open("wb") as fh:
+        fh.truncate(8 * MiB)
+    res = run_cli("run", writer(tmp_path), "--target", f"file:{path}", "--yes", "--out", tmp_path / "out",
+                  traceback=False)
+    one_error(res, ExitCode.UNSAFE, f"refusing to write to {path}: another user can change what {path} names "
+                                    f"({home} belongs to", "uid 65534)", "no flag overrides this")
+    assert not (tmp_path / "out").exists()
+    fio = tmp_path / "fio"  # the other user's move, made while fio starts
+    fio.write_text(f"#!/bin/sh\nrm -f {path}\nln -s {decoy.dev} {path}\nexec {runner.fio_binary()} \"$@\"\n",
+                   encoding="utf-8")
+    fio.chmod(0o755)
+    target = parse_target(f"file:{path}")
+    with pytest.raises(UnsafeTargetError, match="another user can change what"):
+        runner.run_job(point_job(WRITE, target), tmp_path / "point", gate=safety.WriteGrant(target, writes=True),
+                       binary=str(fio))
+    assert decoy.digest() == before
+    assert path.is_file()
+    assert not path.is_symlink()

@@ -159,6 +159,11 @@ class BlockTarget(Target):
                     found.append(Hazard(f"{node} is claimed by another user: {busy} (mounted in another "
                                         "namespace, or used by md/dm/btrfs or another program)", blocking=True))
         found.extend(self._shared_backing(backings))
+        exposed = identity.others_can_change(self.path)
+        if exposed:
+            found.append(Hazard(f"another user can change what {self.path} names ({exposed}): fio opens it by "
+                                "that path after the last check; name the device by a path only root can change "
+                                "(e.g. under /dev)", blocking=True))
         if sysfs.read_only(self.sysdir):
             found.append(Hazard(f"{self.path} is read-only (sysfs ro=1: write-protected, or a loop device "
                                 "attached with losetup -r)", blocking=True))

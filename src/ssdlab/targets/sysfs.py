@@ -248,6 +248,49 @@ def exclusive_open_error(dev_path: str) -> str:
     return ""
 
 
+def occupant(num: tuple[int, int]) -> tuple[int, int, int] | None:
+    """What is behind the device number `num` now: (its disk's sequence number, the partition's first sector
+    or 0, its size in sectors). The kernel gives every disk a new sequence number (sysfs `diskseq`, Linux 5.15)
+    when it appears and whenever a loop device is attached or detached, so a device number that came to name
+    another device, or a loop device attached to another file, differs here even when the number is the same.
+    None when sysfs has no such device."""
+    sdir = sys_dir(*num)
+    if sdir is None:
+        return None
+    disk = whole_disk(sdir)
+    seq = _read(disk / "diskseq")
+    start = _read(sdir / "start") if disk != sdir else "0"
+    size = _read(sdir / "size")
+    return (int(seq) if seq.isdigit() else -1, int(start) if start.isdigit() else -1,
+            int(size) if size.isdigit() else -1)
+
+
+def lasting_identity(num: tuple[int, int]) -> dict[str, Any]:
+    """What identifies the device `num` across reboots (which renumber devices and disk sequence numbers): the
+    disk's WWID, serial and model from sysfs, a loop device's backing file (path, inode and offset, from the loop
+    driver), the partition's first sector and the size. Only what the device has; reads sysfs only."""
+    sdir = sys_dir(*num)
+    if sdir is None:
+        return {}
+    disk = whole_disk(sdir)
+    out: dict[str, Any] = {}
+    for key, files in (("wwid", ("wwid", "device/wwid")), ("serial", ("serial", "device/serial")),
+                       ("model", ("device/model",))):
+        for f in files:
+            value = _read(disk / f)
+            if value:
+                out[key] = value
+                break
+    loop = next((lb for lb in loop_backings() if lb.loop == f"/dev/{disk.name}"), None)
+    if loop is not None:
+        out["loop_backing"] = {"file": loop.backing_path, "inode": loop.file_ino, "offset": loop.offset,
+                               "device": None if loop.rdev is None else f"{loop.rdev[0]}:{loop.rdev[1]}"}
+    if disk != sdir:
+        out["partition_start"] = int(_read(sdir / "start") or 0)
+    out["size_bytes"] = size_bytes(sdir)
+    return out
+
+
 @dataclass(frozen=True)
 class LoopBacking:
     """An attached loop device and the identity of the file or device behind it."""
@@ -258,10 +301,11 @@ class LoopBacking:
     file_dev: tuple[int, int] | None  # (major, minor) of the filesystem holding the backing inode
     file_ino: int | None
     rdev: tuple[int, int] | None  # when the backing file is a block device: its numbers
+    offset: int = 0  # where the loop device starts in it (losetup -o)
 
 
 _LOOP_GET_STATUS64 = 0x4C05
-_LOOP_INFO64_SIZE = 232  # struct loop_info64 (linux/loop.h): lo_device, lo_inode, lo_rdevice come first
+_LOOP_INFO64_SIZE = 232  # struct loop_info64 (linux/loop.h): lo_device, lo_inode, lo_rdevice, lo_offset first
 
 
 def _dev_pair(encoded: int) -> tuple[int, int] | None:
@@ -280,6 +324,7 @@ def loop_backings() -> list[LoopBacking]:
         node = f"/dev/{ldir.name}"
         file_dev = rdev = None
         ino = None
+        lo_offset = int(_read(ldir / "loop" / "offset") or 0)
         try:
             fd = os.open(node, os.O_RDONLY | os.O_CLOEXEC)
             try:
@@ -287,7 +332,7 @@ def loop_backings() -> list[LoopBacking]:
                 fcntl.ioctl(fd, _LOOP_GET_STATUS64, buf)
             finally:
                 os.close(fd)
-            lo_device, lo_inode, lo_rdevice = struct.unpack_from("=QQQ", buf)
+            lo_device, lo_inode, lo_rdevice, lo_offset = struct.unpack_from("=QQQQ", buf)
             file_dev, ino, rdev = _dev_pair(lo_device), lo_inode, _dev_pair(lo_rdevice)
         except OSError:
             try:
@@ -297,7 +342,7 @@ def loop_backings() -> list[LoopBacking]:
             except OSError:
                 pass
         out.append(LoopBacking(loop=node, devno=devno_of(ldir), backing_path=backing, file_dev=file_dev,
-                               file_ino=ino, rdev=rdev))
+                               file_ino=ino, rdev=rdev, offset=lo_offset))
     return out
 
 
