@@ -4,7 +4,7 @@ loop-device cases are in tests/integration/test_gate_attacks_loop.py."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,10 +26,6 @@ def scratch(tmp_path: Path, name: str = "scratch.dat", size: int = 8 * MiB) -> P
     with path.open("wb") as fh:
         fh.truncate(size)
     return path
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # --- offset + size past the span: --capacity, --footprint and --misalign bound every job -------------------------
@@ -90,3 +86,36 @@ def test_a_target_path_with_control_characters_is_one_line(cli: CliRunner, tmp_p
         assert "\x1b" not in res.err
         assert not (tmp_path / "out").exists()
         assert not odd.exists()
+
+
+# --- what blkid reads of a disk known only through reads (an NBD export) is read for the check ---------------------
+
+@pytest.mark.skipif(not shutil.which("blkid"), reason="blkid not installed (util-linux)")
+def test_the_signature_check_reads_what_blkid_reads() -> None:
+    """A disk read only through `fetch` (as an NBD export) carries a VMFS filesystem magic at 2 MiB: blkid on its
+    first and last MiB alone found nothing; asked for the ranges blkid reads, the check finds it, and reads
+    little more than blkid needs."""
+    from ssdlab.targets import sysfs
+
+    size = 64 * MiB
+    disk = {2 * MiB: b"\x5e\xf1\xab\x2f"}
+    asked: list[tuple[int, int]] = []
+
+    def fetch(ranges: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
+        asked.extend(ranges)
+        out = []
+        for off, n in ranges:
+            data = bytearray(n)
+            for at, magic in disk.items():
+                if off <= at < off + n:
+                    data[at - off:at - off + len(magic)] = magic
+            out.append((off, bytes(data)))
+        return out
+
+    assert sysfs.signature_in(size, fetch) == "VMFS signature"
+    assert asked[:2] == [(0, MiB), (size - MiB, MiB)]  # the ends first
+    assert any(off <= 2 * MiB < off + n for off, n in asked[2:])  # then what blkid read beyond them
+    assert sum(n for _, n in asked) < 3 * MiB
+    disk.clear()
+    asked.clear()
+    assert sysfs.signature_in(size, fetch) == ""  # a blank disk

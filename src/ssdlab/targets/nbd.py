@@ -8,9 +8,10 @@ Targets are named by the NBD URI standard that libnbd and fio's `uri=` use:
 ssdlab asks the server for the export's size and flags before it plans anything (the NBD handshake,
 NBD_OPT_INFO, then NBD_OPT_ABORT: nothing is read or written). A server someone else runs holds data someone
 may want, so writing to it needs the same consent as a block device, and the same hazard checks: before a
-write run, ssdlab reads the export's first and last MiB (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: reads only)
-and looks for a filesystem, RAID or partition-table signature there as on a block device
-(sysfs.signature_in); a signature, or an export that cannot be read, needs --destructive. `nbdkit:` targets
+write run, ssdlab reads the export's first and last MiB, and every other range blkid reads when it probes
+(NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: reads only), and looks for a filesystem, RAID or partition-table
+signature as on a block device (sysfs.signature_in); a signature, or an export that cannot be read, needs
+--destructive. `nbdkit:` targets
 (see targets/nbdkit.py) are servers ssdlab starts itself.
 """
 
@@ -46,7 +47,7 @@ _REQUEST_MAGIC = 0x25609513
 _SIMPLE_REPLY_MAGIC = 0x67446698
 _CMD_READ = 0
 _CMD_DISC = 2
-SIGNATURE_SPAN = 1024**2  # bytes read at each end of an export for the signature check
+SIGNATURE_SPAN = 1024**2  # bytes read at each end of an export for the signature check (then what blkid asks)
 _READ_CHUNK = 256 * 1024  # below any server's maximum request size (the protocol's floor is 32 MiB)
 _REP_ACK = 1
 _REP_INFO = 3
@@ -159,22 +160,26 @@ def query_export(addr: NbdAddress, timeout: float = 10.0) -> ExportInfo:
             raise TargetError(f"NBD handshake with the {addr.describe()} failed ({exc})") from exc
 
 
-def read_ends(addr: NbdAddress, span: int = SIGNATURE_SPAN,
-              timeout: float = 30.0) -> tuple[int, list[tuple[int, bytes]]]:
-    """(the export's size, [(offset, data)] of its first and last `span` bytes), read through the NBD protocol
-    (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC): nothing is written."""
+def signature(addr: NbdAddress, timeout: float = 30.0) -> str:
+    """The filesystem, RAID or partition-table signature the export carries ('' when none), as blkid finds it on
+    a block device: its first and last MiB, then every range blkid reads beyond them, read through the NBD
+    protocol (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: nothing is written; sysfs.signature_in)."""
     with _connect(addr, timeout) as sock:
         try:
             info = _handshake(sock, addr, _OPT_GO)
             align = max(info.block_min, 1)
-            head = min(span, info.size)
-            tail_at = max(head, info.size - span)
-            tail_at -= tail_at % align
-            pieces = [(0, _read(sock, addr, 0, head, info))]
-            if tail_at < info.size:
-                pieces.append((tail_at, _read(sock, addr, tail_at, info.size - tail_at, info)))
+
+            def fetch(ranges: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
+                out = []
+                for offset, length in ranges:
+                    start = offset - offset % align
+                    end = min(info.size, -(-(offset + length) // align) * align)
+                    out.append((start, _read(sock, addr, start, end - start, info)))
+                return out
+
+            found = sysfs.signature_in(info.size, fetch, SIGNATURE_SPAN)
             sock.sendall(struct.pack(">IHHQQI", _REQUEST_MAGIC, 0, _CMD_DISC, 0, 0, 0))
-            return info.size, pieces
+            return found
         except (OSError, struct.error) as exc:
             raise TargetError(f"reading the {addr.describe()} failed ({exc})") from exc
 
@@ -288,8 +293,8 @@ class NbdTarget(Target):
         return [("nbd", where, self.address.export)]
 
     def hazards(self) -> list[Hazard]:
-        """Read-only (blocking), then what the export carries: its first and last MiB are read once and checked
-        for signatures as a block device's are (--destructive)."""
+        """Read-only (blocking), then what the export carries: read once (its first and last MiB and what blkid
+        asks for beyond them) and checked for signatures as a block device's are (--destructive)."""
         found = self.blocking_hazards()
         contents = self._signature()
         return [*found, contents] if contents is not None else found
@@ -303,12 +308,11 @@ class NbdTarget(Target):
         if not self._looked:
             self._looked = True
             try:
-                size, pieces = read_ends(self.address)
+                sig = signature(self.address)
             except TargetError as exc:
                 self._contents = Hazard(f"the {self.address.describe()} could not be read to look for a "
                                         f"filesystem or partition table ({exc})")
             else:
-                sig = sysfs.signature_in(size, pieces)
                 if sig:
                     self._contents = Hazard(f"the {self.address.describe()} is not blank: it carries an existing "
                                             f"{sig}")

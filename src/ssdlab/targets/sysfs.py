@@ -6,14 +6,18 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import struct
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ssdlab.errors import TargetError
 
 SYS_BLOCK = Path("/sys/class/block")
 
@@ -118,22 +122,104 @@ def signature(dev_path: str) -> str:
     return _magic_signature(dev_path)
 
 
-def signature_in(size: int, pieces: list[tuple[int, bytes]]) -> str:
-    """The signature (as `signature`) of a disk of `size` bytes of which only `pieces` ([(offset, data)], e.g. its
-    first and last MiB read over NBD) are known: they are placed in a sparse private copy, the rest reads as
-    zeros. Where the copy cannot be as large as the disk, the pieces that fit are checked."""
+Fetch = Callable[[list[tuple[int, int]]], list[tuple[int, bytes]]]
+
+PROBE_ROUNDS = 16  # blkid runs at most: each may ask for bytes the one before showed it needs (a GPT's backup)
+PROBE_BYTES = 64 * 1024**2  # bytes fetched at most, beyond the first and last MiB
+_PROBE_ALIGN = 4096
+_BLKID_READ = re.compile(rb"read: off=(\d+) len=(\d+)")
+
+
+def signature_in(size: int, fetch: Fetch, span: int = 1024**2) -> str:
+    """The signature (as `signature`) of a disk of `size` bytes that can only be read through `fetch` (ranges ->
+    [(offset, data)]; an NBD export): its first and last `span` bytes are placed in a sparse private copy of its
+    size, the rest reads as zeros, and blkid probes the copy. blkid reports every byte range it reads
+    (LIBBLKID_DEBUG=lowprobe); ranges it read that were not fetched (a VMFS volume at 1 MiB, LUKS2 secondary
+    headers up to 4 MiB, a GPT backup where the primary header says) are fetched and it probes again, until
+    it reads nothing new. So the copy answers every read blkid makes, as the disk would. Where the copy cannot
+    be as large as the disk, or this blkid does not report its reads, the first and last `span` bytes are
+    checked as they are; a disk that needs more than PROBE_ROUNDS probes or PROBE_BYTES bytes cannot be
+    checked (TargetError)."""
+    ends = [(0, min(span, size))]
+    if size > span:
+        ends.append((max(span, size - span), size - max(span, size - span)))
     with tempfile.TemporaryDirectory(prefix="ssdlab-probe-") as tmp:
         path = Path(tmp) / "disk"
         with path.open("wb") as fh:
             try:
                 fh.truncate(size)
-                kept = pieces
             except OSError:  # larger than this filesystem's largest file: the head alone
-                kept = [p for p in pieces if p[0] == 0]
-            for offset, data in kept:
-                fh.seek(offset)
-                fh.write(data)
-        return signature(str(path))
+                fh.seek(0)
+                fh.write(fetch(ends[:1])[0][1])
+                fh.close()
+                return signature(str(path))
+        have: list[tuple[int, int]] = []
+        wanted = ends
+        fetched = 0
+        for _ in range(PROBE_ROUNDS):
+            _place(path, fetch(wanted))
+            have = _merged(have + wanted)
+            fetched += sum(n for _, n in wanted)
+            result, reads = _probe_reporting_reads(str(path))
+            if reads is None:  # this blkid does not say what it reads: what was fetched is what is checked
+                return signature(str(path))
+            wanted = _missing(reads, have, size)
+            if not wanted:
+                return result
+            if fetched + sum(n for _, n in wanted) > PROBE_BYTES + 2 * span:
+                break
+        raise TargetError(f"blkid kept asking for more of it than the check reads ({PROBE_ROUNDS} probes, "
+                          f"{PROBE_BYTES // 1024**2} MiB)")
+
+
+def _place(path: Path, pieces: list[tuple[int, bytes]]) -> None:
+    with path.open("r+b") as fh:
+        for offset, data in pieces:
+            fh.seek(offset)
+            fh.write(data)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(offset, length) ranges sorted, overlapping and touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for off, n in sorted(r for r in ranges if r[1] > 0):
+        if out and off <= out[-1][0] + out[-1][1]:
+            last_off, last_n = out[-1]
+            out[-1] = (last_off, max(last_n, off + n - last_off))
+        else:
+            out.append((off, n))
+    return out
+
+
+def _missing(reads: list[tuple[int, int]], have: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """The parts of `reads` not inside `have`, widened to whole 4 KiB blocks within the disk, joined."""
+    out = []
+    for off, n in reads:
+        start = off - off % _PROBE_ALIGN
+        end = min(size, -(-(off + n) // _PROBE_ALIGN) * _PROBE_ALIGN)
+        if end > start and not any(h_off <= start and end <= h_off + h_n for h_off, h_n in have):
+            out.append((start, end - start))
+    return _merged(out)
+
+
+def _probe_reporting_reads(path: str) -> tuple[str, list[tuple[int, int]] | None]:
+    """(the signature blkid finds in `path`, the (offset, length) of every read it made); None for the reads when
+    blkid is missing or does not report them."""
+    blkid = shutil.which("blkid") or ("/sbin/blkid" if Path("/sbin/blkid").exists() else None)
+    if blkid is None:
+        return "", None
+    try:
+        res = subprocess.run([blkid, "-p", "-o", "export", path], capture_output=True, timeout=60, check=False,
+                             env={**os.environ, "LIBBLKID_DEBUG": "lowprobe"})
+    except (OSError, subprocess.TimeoutExpired):
+        return "", None
+    reads = [(int(a), int(b)) for a, b in _BLKID_READ.findall(res.stderr)]
+    if not reads or res.returncode not in (0, 2, 8):
+        return "", None
+    if res.returncode == 8:
+        return "ambivalent signature (blkid found several conflicting ones)", reads
+    found = _blkid_signature(res.stdout.decode("utf-8", "replace")) if res.returncode == 0 else ""
+    return found, reads
 
 
 # keys blkid prints about the device node or, for a partition, its entry in the partition table: they say
