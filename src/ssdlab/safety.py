@@ -177,6 +177,11 @@ class WriteGrant:
                 raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] {beyond} of "
                                         f"{self.target.name}")
             self._check_opens(section.name, opts)
+        for ident in self.target.identities():  # what a job reaches by other means than a filename (a socket)
+            why = ident.mismatch(ident.path) if ident.kind == "socket" else ""
+            if why:
+                raise UnsafeTargetError(f"refusing to start fio: it would not reach what the run was set up for: "
+                                        f"{why}")
         reasons = job.writes()
         if reasons and not self.writes:
             raise UnsafeTargetError(f"refusing to start fio: its job {reasons[0]}, but this run was not "

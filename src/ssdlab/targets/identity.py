@@ -23,7 +23,7 @@ from ssdlab.errors import TargetError, UsageError
 from ssdlab.targets import owned, sysfs
 from ssdlab.termtext import printable
 
-Kind = Literal["block", "file", "absent", "other"]
+Kind = Literal["block", "file", "socket", "absent", "other"]
 
 
 def check_text(text: str, what: str = "target path") -> None:
@@ -55,6 +55,9 @@ class Identity:
     # a block device: what is behind its number (sysfs.occupant: disk sequence number, partition start, size);
     # a number that came to name another disk, or a loop device attached anew, differs here
     occupant: tuple[int, int, int] | None = None
+    # a socket: when it was made (st_ctime_ns); a server started again on the same path makes a new socket, which
+    # may get the freed inode's number
+    made: int | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -62,8 +65,8 @@ class Identity:
         that does not exist yet by its canonical path."""
         if self.kind == "block":
             return ("block", self.rdev)
-        if self.kind == "file":
-            return ("file", self.dev, self.ino)
+        if self.kind in ("file", "socket"):
+            return (self.kind, self.dev, self.ino)
         return ("path", self.path)
 
     @property
@@ -75,8 +78,8 @@ class Identity:
         """'device 7:3' / 'inode 1234 on 8:1' / 'nothing yet'."""
         if self.kind == "block" and self.rdev is not None:
             return f"device {self.rdev[0]}:{self.rdev[1]}"
-        if self.kind == "file" and self.dev is not None:
-            return f"inode {self.ino} on {self.dev[0]}:{self.dev[1]}"
+        if self.kind in ("file", "socket") and self.dev is not None:
+            return f"{'socket ' if self.kind == 'socket' else ''}inode {self.ino} on {self.dev[0]}:{self.dev[1]}"
         return "nothing yet" if self.kind == "absent" else "not a device or regular file"
 
     def pinned(self, fd: int) -> Identity:
@@ -104,6 +107,8 @@ class Identity:
     def _differs(self, now: Identity) -> str:
         if now.key != self.key or now.kind != self.kind:
             return f"{self.path} is now {now.describe()}, not the {self.describe()} the run was set up for"
+        if self.kind == "socket" and now.made != self.made:
+            return f"{self.path} is a socket made anew since the run was set up for it (a server started again)"
         if self.kind == "block" and now.occupant != self.occupant:
             was, has = self.occupant or (-1, -1, -1), now.occupant or (-1, -1, -1)
             return (f"{self.path} is still {self.describe()}, but not the disk the run was set up for (disk sequence "
@@ -136,7 +141,7 @@ class Identity:
         a file's inode and creation tag. A device recorded with no lasting identity is judged by its size alone
         after a reboot."""
         was = stored.get("kind")
-        if was in (None, "absent"):  # a file that was not laid out yet: nothing was written to compare with
+        if was not in ("block", "file"):  # a file not laid out yet (nothing written to compare with), a socket
             return ""
         if self.kind != was:
             return f"it was a {_KIND_WORDS.get(str(was), str(was))}, now it is {self.describe()}"
@@ -193,8 +198,11 @@ def _of(given: str, path: str, st: os.stat_result) -> Identity:
     if stat.S_ISBLK(st.st_mode):
         num = (os.major(st.st_rdev), os.minor(st.st_rdev))
         return Identity(given, path, "block", rdev=num, occupant=sysfs.occupant(num))
-    if stat.S_ISREG(st.st_mode):
-        return Identity(given, path, "file", dev=(os.major(st.st_dev), os.minor(st.st_dev)), ino=st.st_ino)
+    if stat.S_ISREG(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        if stat.S_ISREG(st.st_mode):
+            return Identity(given, path, "file", dev=(os.major(st.st_dev), os.minor(st.st_dev)), ino=st.st_ino)
+        return Identity(given, path, "socket", dev=(os.major(st.st_dev), os.minor(st.st_dev)), ino=st.st_ino,
+                        made=st.st_ctime_ns)
     return Identity(given, path, "other")
 
 

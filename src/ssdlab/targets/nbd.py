@@ -22,12 +22,13 @@ import socket
 import struct
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
-from ssdlab.targets import sysfs
+from ssdlab.targets import identity, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.identity import Identity
 from ssdlab.units import format_bytes
 
 DEFAULT_PORT = 10809
@@ -258,13 +259,15 @@ class NbdTarget(Target):
 
     address: NbdAddress = field(default_factory=lambda: NbdAddress(uri=""))
     export: ExportInfo = field(default_factory=lambda: ExportInfo(size=0, read_only=True, trim=False))
+    socket: Identity | None = None  # a Unix socket's identity, resolved once when the target is made
     _contents: Hazard | None = field(default=None, repr=False, compare=False)
     _looked: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_uri(cls, text: str, opts: TargetOptions) -> NbdTarget:
         addr = parse_uri(text)
-        return cls(spec=text, kind="nbd", options=opts, address=addr, export=query_export(addr))
+        sock = identity.resolve(addr.socket_path) if addr.socket_path else None
+        return cls(spec=text, kind="nbd", options=opts, address=addr, export=query_export(addr), socket=sock)
 
     @property
     def name(self) -> str:
@@ -283,7 +286,23 @@ class NbdTarget(Target):
         return max(512, self.export.block_min)
 
     def fio_options(self) -> dict[str, OptionValue]:
-        return nbd_fio_options(self.address.uri, self.capacity())
+        return nbd_fio_options(self._fio_uri(), self.capacity())
+
+    def _fio_uri(self) -> str:
+        """The URI fio connects to: the one given, its socket named by its canonical path (the path the checks
+        looked at: a link on the way, which its owner could point elsewhere, is not followed again)."""
+        if not self.address.socket_path:
+            return self.address.uri
+        parts = urlsplit(self.address.uri)
+        query = [(k, identity.canonical(v) if k == "socket" else v)
+                 for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+        text = urlencode(query, safe="/", quote_via=quote)  # %20, not '+': libnbd decodes percent escapes only
+        return f"{parts.scheme}://{parts.netloc}{parts.path}?{text}"  # (urlunsplit drops an empty host's '//')
+
+    def identities(self) -> list[Identity]:
+        """A Unix socket's: the write gate checks before every job that the socket checked is still there (a
+        server restarted or replaced since the check serves what was not checked)."""
+        return [self.socket] if self.socket is not None else []
 
     def identity_keys(self) -> list[tuple[object, ...]]:
         """One export is one target, whatever its URI's spelling: its server's socket (canonical) or address,
@@ -300,9 +319,17 @@ class NbdTarget(Target):
         return [*found, contents] if contents is not None else found
 
     def blocking_hazards(self) -> list[Hazard]:
+        found = []
         if self.export.read_only:
-            return [Hazard(f"the {self.address.describe()} is exported read-only", blocking=True)]
-        return []
+            found.append(Hazard(f"the {self.address.describe()} is exported read-only", blocking=True))
+        if self.address.socket_path:
+            real = identity.canonical(self.address.socket_path)
+            exposed = identity.others_can_change(real)
+            if exposed:  # they could point it at another server (one only root may reach) after the check
+                found.append(Hazard(f"another user can change what socket {real} names ({exposed}): fio connects "
+                                    "after the last check; serve the export on a socket in a directory only you "
+                                    "and root can change", blocking=True))
+        return found
 
     def _signature(self) -> Hazard | None:
         if not self._looked:
