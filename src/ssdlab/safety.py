@@ -156,27 +156,7 @@ class WriteGrant:
         only when the run was authorized to write (and the target is still not in use)."""
         devices = self.target.device_fio_options()
         for section in job.jobs:
-            opts = {**job.global_options, **section.options}
-            spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
-            for key, value in opts.items():
-                text = str(value)
-                if key in SSDLAB_LOG_OPTIONS:
-                    if "/" in text or text.startswith("."):
-                        raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
-                                                f"{key} outside the point's directory ({text})")
-                elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
-                        spans_all and key == "file_service_type" and text == "random"):
-                    raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
-                                            "which names files, runs commands or changes the host")
-            if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
-                raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
-                                        f"{self.target.name} as the target set it up (filename "
-                                        f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
-            beyond = _beyond_span(opts, devices, spans_all)
-            if beyond:
-                raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] {beyond} of "
-                                        f"{self.target.name}")
-            self._check_opens(section.name, opts)
+            self._check_section(section.name, {**job.global_options, **section.options}, devices)
         for ident in self.target.identities():  # what a job reaches by other means than a filename (a socket)
             why = ident.mismatch(ident.path) if ident.kind == "socket" else ""
             if why:
@@ -191,6 +171,29 @@ class WriteGrant:
         elif not self.writes and self.target.layout_writes():
             raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
                                     "and fio would write to lay it out")
+
+    def _check_section(self, name: str, opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]]) -> None:
+        """One section of a job: no option that names files or runs commands, logs in the point's directory,
+        placed on the target's devices as they set it up, within their span, opening only the target."""
+        spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
+        for key, value in opts.items():
+            text = str(value)
+            if key in SSDLAB_LOG_OPTIONS:
+                if "/" in text or text.startswith("."):
+                    raise UnsafeTargetError(f"refusing to start fio: job [{name}] writes its {key} outside the "
+                                            f"point's directory ({text})")
+            elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
+                    spans_all and key == "file_service_type" and text == "random"):
+                raise UnsafeTargetError(f"refusing to start fio: job [{name}] sets {key}={text}, which names files, "
+                                        "runs commands or changes the host")
+        if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
+            raise UnsafeTargetError(f"refusing to start fio: job [{name}] does not run on {self.target.name} as the "
+                                    f"target set it up (filename {opts.get('filename', '-')}, ioengine "
+                                    f"{opts.get('ioengine', '-')})")
+        beyond = _beyond_span(opts, devices, spans_all)
+        if beyond:
+            raise UnsafeTargetError(f"refusing to start fio: job [{name}] {beyond} of {self.target.name}")
+        self._check_opens(name, opts)
 
     @contextlib.contextmanager
     def holding(self, job: FioJob) -> Iterator[None]:
