@@ -10,6 +10,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,43 @@ def test_a_file_target_in_a_directory_another_user_owns_is_refused(loops: LoopFa
     assert decoy.digest() == before
     assert path.is_file()
     assert not path.is_symlink()
+
+
+# --- a device another program writes to without claiming it -----------------------------------------------------
+
+def _holding(dev: str, flags: str) -> subprocess.Popen[str]:
+    """A process holding `dev` open (flags 'O_RDWR' or 'O_RDONLY') until it is stopped; it says when it holds it."""
+    code = f"import os, sys, time\nfd = os.open({dev!r}, os.{flags})\nprint('open', flush=True)\ntime.sleep(120)\n"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "open"
+    return proc
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.kill()
+    proc.wait(timeout=10)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def test_a_device_another_program_holds_open_for_writing_is_refused(loops: LoopFactory, tmp_path: Path) -> None:
+    """A program using the raw device (a virtual machine's disk, a database) opens it without an exclusive claim:
+    mounts, holders and the exclusive open all passed, and ssdlab wrote under it."""
+    dev = loops.create("used", 32 * MiB)
+    before = dev.digest()
+    proc = _holding(dev.dev, "O_RDWR")
+    try:
+        res = run_cli("run", writer(tmp_path), "--target", dev.dev, "--yes", "--destructive", "--out",
+                      tmp_path / "out", traceback=False)
+    finally:
+        _stop(proc)
+    one_error(res, ExitCode.UNSAFE, f"{dev.dev} is open for writing by process {proc.pid} (python",
+              "no flag overrides this")
+    assert not (tmp_path / "out").exists()
+    assert dev.digest() == before
+    proc = _holding(dev.dev, "O_RDONLY")  # a reader (a monitor, blkid) does not make it in use
+    try:
+        assert run_cli("plan", writer(tmp_path), "--target", dev.dev, traceback=False).code == 0
+    finally:
+        _stop(proc)

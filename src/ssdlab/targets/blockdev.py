@@ -107,6 +107,19 @@ class BlockTarget(Target):
             nodes.append((f"/dev/{part.name}", part))
         return nodes
 
+    def _written_by_others(self) -> list[Hazard]:
+        """The device, a partition of it or (for a partition) its disk open for writing by another program: in use
+        without any claim the kernel shows (a virtual machine's disk, a database on the raw device, another
+        benchmark). Checked when consent is asked (it reads every process's open files)."""
+        nodes = {}
+        for node, sdir in self._all_nodes() + self._disk_of_partition():
+            num = sysfs.devno_of(sdir)
+            if num is not None:
+                nodes[num] = node
+        return [Hazard(f"{nodes[num]} is open for writing by process {', '.join(who)}: it is in use; stop that "
+                       "program first", blocking=True)
+                for num, who in sysfs.writers(set(nodes)).items()]
+
     def _disk_of_partition(self) -> list[tuple[str, Path]]:
         """For a partition: its disk, named as such. Whatever uses the whole disk (a mount of a filesystem that
         spans it, a loop device or dm/md device over it, swap on it) uses the partition's blocks too; the disk's
@@ -119,6 +132,7 @@ class BlockTarget(Target):
         """Every reason not to write, one per line: the blocking ones (in use, read-only) first, then what
         the device carries (partitions, signatures: --destructive)."""
         found = self.blocking_hazards()
+        found.extend(self._written_by_others())
         parts = [n for n, _ in self._all_nodes()[1:]]
         if parts:
             found.append(Hazard(f"{self.path} has partitions: {', '.join(parts)}"))

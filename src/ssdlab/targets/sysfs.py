@@ -377,6 +377,43 @@ def lasting_identity(num: tuple[int, int]) -> dict[str, Any]:
     return out
 
 
+def writers(nums: set[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """Processes (other than this one) holding one of the block devices `nums` open for writing, per device:
+    ['1234 (qemu-system-x86)', ...], from /proc/PID/fd and the access mode in /proc/PID/fdinfo. Such a program
+    (a virtual machine's disk, a database on a raw device, another benchmark) uses the device without claiming
+    it exclusively, so neither mounts nor holders nor an exclusive open show it."""
+    out: dict[tuple[int, int], list[str]] = {}
+    me = str(os.getpid())
+    try:
+        procs = [p for p in Path("/proc").iterdir() if p.name.isdigit() and p.name != me]
+    except OSError:
+        return out
+    for proc in procs:
+        try:
+            fds = list((proc / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = fd.stat()
+            except OSError:
+                continue
+            num = (os.major(st.st_rdev), os.minor(st.st_rdev))
+            if not stat.S_ISBLK(st.st_mode) or num not in nums or not _open_for_writing(proc / "fdinfo" / fd.name):
+                continue
+            who = f"{proc.name} ({_read(proc / 'comm') or '?'})"
+            if who not in out.setdefault(num, []):
+                out[num].append(who)
+    return out
+
+
+def _open_for_writing(fdinfo: Path) -> bool:
+    for line in _read(fdinfo).splitlines():
+        if line.startswith("flags:"):
+            return int(line.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
+    return False
+
+
 @dataclass(frozen=True)
 class LoopBacking:
     """An attached loop device and the identity of the file or device behind it."""
