@@ -83,6 +83,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "runs": ("ssdlab.commands.catalog",
              "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
     "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
+    "trace": ("ssdlab.commands.trace", "block traces: characterize (info), fit a suite file (fit), convert to a "
+                                       "fio iolog (convert); replay with `run replay --trace FILE`"),
     "serve": ("ssdlab.serve.command",
               "the results catalog and runs in progress in a browser (loopback, with a token); /metrics"),
 }
@@ -148,12 +150,19 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
                 group.add_argument(flag, dest=dest, default=None, help=text, action="store_const", const=True)
                 continue
             converters: dict[str, Callable[[str], object]] = {"int": int, "float": float, "size": parse_size,
-                                                              "toml": load_toml_option}
+                                                              "toml": load_toml_option, "path": _absolute}
             convert = converters.get(opt.kind, str)
             group.add_argument(flag, dest=dest, default=None, help=text, type=convert,
                                metavar=opt.name.upper().replace("-", "_"),
                                choices=list(opt.choices) if opt.choices else None,
                                action="append" if opt.repeat else "store")
+
+
+def _absolute(text: str) -> str:
+    """A 'path' suite option: stored absolute, so `resume` finds the file from any directory."""
+    from pathlib import Path
+
+    return str(Path(text).expanduser().resolve())
 
 
 def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -288,12 +297,15 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
-    from ssdlab.run.eta import plan_eta
+    from ssdlab.results import catalog, store
+    from ssdlab.run.eta import History, plan_eta
     from ssdlab.run.setup import check_power_state, setup_run
 
     setup = setup_run(run_request(args))
     suite, target, ctx = setup.suite, setup.target, setup.ctx
-    eta = plan_eta(suite, ctx)
+    root = args.out.parent if getattr(args, "out", None) else store.default_run_dir("", "").parent
+    eta = plan_eta(suite, ctx, file_layout=target.layout_writes(),
+                   history=History.of(catalog.history(root, suite.name, target.kind)))
     decision = setup.decision()
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
     if not decision.writes:
@@ -358,16 +370,16 @@ LONG_PLAN_S = 3600.0  # `plan` warns about a run that may take longer
 
 def plan_duration_line(points: int, eta: Eta) -> str:
     """'8 points, estimated duration 44s (±25 %)', or, for a suite that may stop early, 'at most 3176 points;
-    expected about 452 points in 1m20s (±30 %), at most 23h20m'."""
+    expected about 452 points in 1m20s (±30 %); about 23h20m if all 3176 run' (the point count is the bound)."""
     if not eta.adaptive:
         return f"{points} points, estimated duration {eta.duration()}"
-    return (f"at most {points} points; expected about {eta.expected_points} points in {eta.duration()}, at most "
-            f"{format_duration(eta.worst_s)}")
+    return (f"at most {points} points; expected about {eta.expected_points} points in {eta.duration()}; "
+            f"{eta.worst_text()}")
 
 
 def long_plan_warning(eta: Eta) -> str:
     """The line `plan` adds when a run may take more than an hour, with what shortens it."""
-    when = (f"expected {format_duration(eta.expected_s)}, at most {format_duration(eta.worst_s)}" if eta.adaptive
+    when = (f"expected {format_duration(eta.expected_s)}, {eta.worst_text()}" if eta.adaptive
             else format_duration(eta.expected_s))
     return (f"warning: this run may take more than an hour ({when}); --runtime SECONDS sets the time of every "
             "point in every suite (a scaled run: PTS samples and captures, ACT slices), e.g. --runtime 1")

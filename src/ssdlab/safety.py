@@ -26,7 +26,13 @@ from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
 from ssdlab.fio.job import FioJob, OptionValue
-from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, READ_ENGINES, SSDLAB_LOG_OPTIONS
+from ssdlab.fio.options import (
+    LOCAL_ENGINES,
+    PATH_OR_COMMAND_OPTIONS,
+    READ_ENGINES,
+    SSDLAB_LOG_OPTIONS,
+    replay_input_ok,
+)
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
 from ssdlab.targets.identity import Identity
@@ -183,7 +189,8 @@ class WriteGrant:
                     raise UnsafeTargetError(f"refusing to start fio: job [{name}] writes its {key} outside the "
                                             f"point's directory ({text})")
             elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
-                    spans_all and key == "file_service_type" and text == "random"):
+                    spans_all and key == "file_service_type" and text == "random") and not (
+                    replay_input_ok(key, text, opts)):  # an iolog replay's, as fio/replay.py sets them
                 raise UnsafeTargetError(f"refusing to start fio: job [{name}] sets {key}={text}, which names files, "
                                         "runs commands or changes the host")
         if not spans_all and not any(_placed_on(opts, dev) for dev in devices):

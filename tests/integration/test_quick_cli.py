@@ -68,7 +68,7 @@ def test_run_succeeds_and_prints_the_report_path(quick: QuickRun) -> None:
     assert quick.result.code == 0, quick.result.err
     assert quick.result.out.strip().splitlines()[-1] == str(quick.out / "report.html")
     assert f"results: {quick.out}" in quick.result.err
-    assert "run complete: 8 points measured" in quick.result.err
+    assert "run complete: 8 measured points" in quick.result.err
 
 
 def test_run_json_holds_every_point(quick: QuickRun) -> None:

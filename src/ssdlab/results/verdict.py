@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import ExitCode
+from ssdlab.results.counts import point_counts
 from ssdlab.results.events import VERDICT_KINDS, SteadyStateEvent, StopEvent, VerdictEvent, VerdictKind
 from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
@@ -91,6 +92,8 @@ def point_problem(point: TestPoint, m: Measurement | None) -> str:
     n = completed_ios(m)
     if n == 0:
         return "it completed no I/O in its measured window"
+    if point.tags.replay:  # a trace replay does what its trace holds; the replay's own verdict judges it
+        return ""
     need = min_ios(point)
     if n < need:
         w = point.workload
@@ -147,7 +150,7 @@ def extended_runtime(point: TestPoint, m: Measurement | None, planned_s: float) 
     """The runtime to run a short point again with, or None when it cannot be extended (size-based, or
     already at MAX_EXTENSION x its planned runtime). Aims at 1.5x the I/Os it needs, at least doubling."""
     now = point.workload.runtime_s
-    if now is None or planned_s <= 0:
+    if now is None or planned_s <= 0 or point.tags.replay:
         return None
     cap = planned_s * MAX_EXTENSION
     if now >= cap - 1e-9:
@@ -276,13 +279,13 @@ def _invalid_text(points: Sequence[PointResult]) -> str:
 
 def _stopped_text(run: Run) -> str:
     last = next((e for e in reversed(run.events) if isinstance(e, StopEvent)), None)
-    done = len(run.ok_points())
+    done = point_counts(run).measured_text()  # the count every page shows (results/counts.py)
     if run.status == "interrupted":
-        return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
+        return f"the run was interrupted after {done}; `ssdlab resume DIR` continues it"
     if run.status == "failed":
         why = str(last.text) if last else ""
-        return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
-    return f"the run has not finished ({done} point(s) so far; still running, or killed)"
+        return f"the run failed after {done}" + (f": {why}" if why else "")
+    return f"the run has not finished ({done} so far; still running, or killed)"
 
 
 def _went_on_without_some(r: PointResult) -> bool:
@@ -343,9 +346,8 @@ def _failed_text(points: Sequence[PointResult]) -> str:
 
 def _complete(run: Run) -> TestVerdict:
     """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
-    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-    skipped = sum(1 for r in run.points if r.status == "skipped")
-    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    counts = point_counts(run)
+    reason = counts.measured_text() + (f", {counts.skipped} skipped (see their reasons)" if counts.skipped else "")
     return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 

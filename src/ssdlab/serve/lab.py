@@ -92,11 +92,9 @@ def figures(m: Measurement | None) -> dict[str, Any]:
 
 def is_measured(pr: PointResult) -> bool:
     """Whether a point is one of the run's measured points, as the console, report and catalog count them."""
-    try:
-        from ssdlab.results.counts import is_measured as counted  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:  # (before results/counts.py, issue 34a, is merged: its rule, said once here)
-        return pr.status == "ok" and pr.point.phase == "measure"
-    return bool(counted(pr))
+    from ssdlab.results.counts import is_measured as counted
+
+    return counted(pr)
 
 
 SWEPT = ("iodepth", "numjobs", "bs", "rwmixread")  # parameters the finished-points chart may plot points against

@@ -285,8 +285,11 @@
       const total = p.index - 1 + (p.eta ? p.eta.expected_points : 0);
       $("s-point").textContent = p.label + " [" + p.index + "/" + total + "]";
       const left = last && last.t >= p.t && last.left_s !== undefined ? last.left_s : (p.eta ? p.eta.expected_s : null);
-      $("s-eta").textContent = duration(left) + (p.eta && p.eta.worst_s > p.eta.expected_s + 1
-        ? " (at most " + duration(p.eta.worst_s) + ")" : "");
+      // as the console: never "0s" with points left; the one bound is the worst case's point count
+      const pointsLeft = p.eta ? p.eta.expected_points : 0;
+      const shown = left !== null && left !== undefined && left < 1 && pointsLeft > 0 ? "<1s" : duration(left);
+      $("s-eta").textContent = shown + (p.eta && p.eta.worst_points > p.eta.expected_points
+        ? " (at most " + (p.index - 1 + p.eta.worst_points) + " points)" : "");
     } else {
       $("s-point").textContent = "–";
       $("s-eta").textContent = st.status === "running" && st.active ? "–" : "done";
