@@ -11,7 +11,8 @@
    job before writing it out and starting fio, and the orchestrator calls `WriteGrant.require` before a purge
    or a file layout. A job that writes in a run that was not authorized to write, a job that opens anything
    but the target (a relative filename, a path that no longer names the device number or inode the run was
-   set up for: targets/identity.py), an engine that is not a plain read/write one, or a write to a device that
+   set up for: targets/identity.py), an engine that is not a plain read/write one, I/O past the span consent
+   named (fio's offset + size, or the highest byte an iolog replay addresses), or a write to a device that
    became busy since the run started is refused with exit 4.
 """
 
@@ -22,6 +23,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
@@ -157,12 +159,13 @@ class WriteGrant:
                 raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {why}")
         self._still_safe(what)
 
-    def check_job(self, job: FioJob) -> None:
+    def check_job(self, job: FioJob, where: Path | None = None) -> None:
         """The last check before fio starts: the job opens only the target, as the target set it up, and writes
-        only when the run was authorized to write (and the target is still not in use)."""
+        only when the run was authorized to write (and the target is still not in use). `where`: the directory
+        fio runs in, where an iolog replay's bare-named iologs are (fio/replay.py)."""
         devices = self.target.device_fio_options()
         for section in job.jobs:
-            self._check_section(section.name, {**job.global_options, **section.options}, devices)
+            self._check_section(section.name, {**job.global_options, **section.options}, devices, where)
         for ident in self.target.identities():  # what a job reaches by other means than a filename (a socket)
             why = ident.mismatch(ident.path) if ident.kind == "socket" else ""
             if why:
@@ -178,9 +181,11 @@ class WriteGrant:
             raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
                                     "and fio would write to lay it out")
 
-    def _check_section(self, name: str, opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]]) -> None:
+    def _check_section(self, name: str, opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]],
+                       where: Path | None) -> None:
         """One section of a job: no option that names files or runs commands, logs in the point's directory,
-        placed on the target's devices as they set it up, within their span, opening only the target."""
+        placed on the target's devices as they set it up, within their span (an iolog replay's I/Os too: fio
+        replays the log's offsets whatever `size` says), opening only the target."""
         spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
         for key, value in opts.items():
             text = str(value)
@@ -197,20 +202,21 @@ class WriteGrant:
             raise UnsafeTargetError(f"refusing to start fio: job [{name}] does not run on {self.target.name} as the "
                                     f"target set it up (filename {opts.get('filename', '-')}, ioengine "
                                     f"{opts.get('ioengine', '-')})")
-        beyond = _beyond_span(opts, devices, spans_all)
+        beyond = _beyond_span(opts, devices, spans_all) or _replay_beyond(opts, devices, where)
         if beyond:
             raise UnsafeTargetError(f"refusing to start fio: job [{name}] {beyond} of {self.target.name}")
         self._check_opens(name, opts)
 
     @contextlib.contextmanager
-    def holding(self, job: FioJob) -> Iterator[None]:
+    def holding(self, job: FioJob, where: Path | None = None) -> Iterator[None]:
         """`check_job`, then every block device the job opens held open (read-only) until the block ends, fio's
         whole run: each is checked again through the open file (its number and the disk behind it, sysfs
         `diskseq`), and while it stays open the kernel neither detaches a loop device (a detach waits for the
         last close, so no other file can be attached under the same name) nor gives its number to another disk.
         fio opens it by its canonical path, which only root can change (/dev, or a directory `hazards()`
-        found no other user can change), so fio opens exactly the device checked here."""
-        self.check_job(job)
+        found no other user can change), so fio opens exactly the device checked here. `where` as for
+        `check_job`."""
+        self.check_job(job, where)
         held: list[int] = []
         try:
             for ident in _named_devices(job, self.target.identities()):
@@ -322,6 +328,39 @@ def span_problems(job: FioJob, devices: list[dict[str, OptionValue]]) -> list[st
         if why:
             out.append(f"job [{section.name}] {why}")
     return out
+
+
+def _replay_beyond(opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]], where: Path | None) -> str:
+    """'' unless the section replays an iolog that addresses bytes past the span of the device it runs on: fio
+    3.33 issues a log's I/Os at the log's offsets (replay_redirect changes the file, not the offsets; `size`
+    bounds nothing), so the log itself is read (bare names in `where`, fio's working directory) and its
+    highest byte, plus any `offset`, must stay within the device's `size`."""
+    log = opts.get("read_iolog")
+    if log is None:
+        return ""
+    placed = next((d for d in devices if _placed_on(opts, d)), None)
+    if placed is None or "size" not in placed:
+        return ""  # a device without a span (fio's null engine)
+    limit = _whole(placed["size"])
+    path = Path(str(log))
+    if not path.is_absolute():
+        if where is None:
+            return f"replays {log}, an iolog the write gate was not shown"
+        path = where / path
+    from ssdlab.errors import UsageError
+    from ssdlab.trace.formats import read_iolog
+
+    try:
+        end = read_iolog(str(path), path.read_bytes()).max_end
+    except (OSError, UsageError) as exc:
+        return f"replays {log}, which the write gate cannot read ({exc})"
+    offset = _whole(opts.get("offset", 0))
+    if limit is None or offset is None:
+        return "replays an iolog on a device whose span cannot be bounded"
+    if offset + end > limit:
+        return (f"replays I/O up to byte {offset + end} ({log}), past the first {limit} bytes the run may "
+                "use")
+    return ""
 
 
 def _whole(value: OptionValue | None) -> int | None:

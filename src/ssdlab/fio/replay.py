@@ -238,7 +238,7 @@ class _RecordGate:
     """The gate of a recording job: fio's null engine only (no file, no device), its iolog a bare name in the
     job's own directory."""
 
-    def check_job(self, job: FioJob) -> None:
+    def check_job(self, job: FioJob, where: Path | None = None) -> None:
         for s in job.jobs:
             opts = {**job.global_options, **s.options}
             log = str(opts.get("write_iolog", ""))
@@ -246,9 +246,9 @@ class _RecordGate:
                 raise UnsafeTargetError(f"refusing to start fio: job [{s.name}] is not a null-engine recording")
 
     @contextlib.contextmanager
-    def holding(self, job: FioJob) -> Iterator[None]:
+    def holding(self, job: FioJob, where: Path | None = None) -> Iterator[None]:
         """`check_job`; a null-engine recording opens no device, so nothing is held while fio runs."""
-        self.check_job(job)
+        self.check_job(job, where)
         yield
 
 
