@@ -89,6 +89,26 @@ def test_the_same_file_resumes(tmp_path: Path) -> None:
     resumed(out)
 
 
+def test_a_file_ssdlab_made_that_is_gone_is_made_anew_and_a_users_file_is_not(tmp_path: Path) -> None:
+    """The run made t.dat: gone, resume makes and lays it out again, as the run did, and records the new one.
+    The user's own u.dat gone: resume does not put a file of its own in its place."""
+    path = tmp_path / "t.dat"
+    out, _ = run_then_interrupt(tmp_path, f"file:{path}?size=8MiB")
+    path.unlink()
+    resumed(out)
+    (record,) = json.loads((out / "run.json").read_text(encoding="utf-8"))["target"]["fingerprint"]
+    assert (record["inode"], path.stat().st_size) == (path.stat().st_ino, 8 * MiB)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    users = theirs / "u.dat"
+    users.write_bytes(b"\0" * (8 * MiB))
+    out, doc = run_then_interrupt(theirs, f"file:{users}")
+    assert "created" not in doc["target"]["fingerprint"][0]
+    users.unlink()
+    refused(out, f"file:{users} is not the file the run started on (it was a regular file, now it is nothing yet)")
+    assert not users.exists()
+
+
 def test_a_run_stored_without_a_fingerprint_resumes(tmp_path: Path) -> None:
     out, doc = run_then_interrupt(tmp_path, f"file:{tmp_path / 't.dat'}?size=8MiB")
     del doc["target"]["fingerprint"]  # as runs stored before fingerprints were

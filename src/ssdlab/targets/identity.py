@@ -139,9 +139,12 @@ class Identity:
         attached again to the same file); a file's filesystem and inode. After a reboot (which renumbers devices):
         every lasting fact recorded (WWID, serial, model, loop backing file and offset, partition start, size);
         a file's inode and creation tag. A device recorded with no lasting identity is judged by its size alone
-        after a reboot."""
+        after a reboot. A file ssdlab made (its creation tag recorded) that is gone is made anew, as when the
+        run started: nothing else is at the path to mistake for it."""
         was = stored.get("kind")
         if was not in ("block", "file"):  # a file not laid out yet (nothing written to compare with), a socket
+            return ""
+        if self.kind == "absent" and was == "file" and stored.get("created"):
             return ""
         if self.kind != was:
             return f"it was a {_KIND_WORDS.get(str(was), str(was))}, now it is {self.describe()}"
