@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliResult, LoopFactory, MiB, run_cli
+from conftest import LoopFactory, MiB, one_error, run_cli, writer
 from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError
@@ -27,31 +27,8 @@ from ssdlab.targets.base import Target
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
 
-WRITER = """name = "writer"
-runtime_s = 0.5
-[[matrix]]
-name = "wr"
-rw = "randwrite"
-bs = "4k"
-"""
-
 
 WRITE = TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, runtime_s=0.5))
-
-
-def writer(tmp_path: Path) -> Path:
-    path = tmp_path / "writer.toml"
-    path.write_text(WRITER, encoding="utf-8")
-    return path
-
-
-def one_error(res: CliResult, code: ExitCode, *fragments: str) -> str:
-    assert res.code == code, res.err
-    errors = [ln for ln in res.err_lines if ln.startswith("ssdlab: error:")]
-    assert len(errors) == 1, res.err
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
-    return errors[0]
 
 
 # --- --capacity is the span consent names: --footprint/--misalign never push I/O past it --------------------------

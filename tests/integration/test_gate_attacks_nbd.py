@@ -15,19 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import WRITER, run_cli
 from ssdlab.errors import ExitCode
 
 pytestmark = [pytest.mark.integration]
 MiB = 1024**2
-
-WRITER = """name = "writer"
-runtime_s = 0.5
-[[matrix]]
-name = "wr"
-rw = "randwrite"
-bs = "4k"
-"""
 
 
 @contextmanager
