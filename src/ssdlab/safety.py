@@ -339,7 +339,9 @@ def _replay_beyond(opts: dict[str, OptionValue], devices: list[dict[str, OptionV
     if log is None:
         return ""
     placed = next((d for d in devices if _placed_on(opts, d)), None)
-    if placed is None or "size" not in placed:
+    if placed is None:  # a section over several devices: fio/replay.py gives each device its own
+        return f"replays {log} over several devices at once, which the write gate cannot bound"
+    if "size" not in placed:
         return ""  # a device without a span (fio's null engine)
     limit = _whole(placed["size"])
     path = Path(str(log))

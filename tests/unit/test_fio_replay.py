@@ -141,6 +141,25 @@ def test_the_gate_reads_the_iolog_fio_replays_and_refuses_io_past_the_span(tmp_p
         grant.check_job(job, where)
 
 
+def test_a_replay_over_every_device_at_once_is_refused(tmp_path: Path) -> None:
+    """One section over both files (their names joined, as ACT's service threads run) replaying a log: no one
+    device's span bounds it, so the gate refuses it rather than let the log's offsets go unchecked."""
+    from ssdlab.targets.multi import MultiTarget
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    members = [file_target(tmp_path / "a"), file_target(tmp_path / "b")]
+    target = MultiTarget.from_targets(members, TargetOptions())
+    devs = target.device_fio_options()
+    joined = ":".join(str(d["filename"]) for d in devs)
+    opts = {**devs[0], "filename": joined, "size": int(devs[0]["size"]) * 2, "rw": "randread", "bs": 4096,
+            "read_iolog": "replay-s0.iolog", "replay_redirect": joined, "file_service_type": "random"}
+    (tmp_path / "replay-s0.iolog").write_text("fio version 3 iolog\n1 replay add\n1 replay open\n"
+                                             "2 replay read 0 4096\n3 replay close\n")
+    with pytest.raises(UnsafeTargetError, match="over several devices at once, which the write gate cannot bound"):
+        WriteGrant(target, writes=True).check_job(FioJob(jobs=(FioSection("all", opts),)), tmp_path)
+
+
 @pytest.mark.parametrize(("key", "value"), [("read_iolog", "../x.iolog"), ("read_iolog", "/etc/passwd"),
                                        ("read_iolog", "a.iolog:b.iolog"), ("replay_redirect", "/dev/sda")])
 def test_the_gate_refuses_a_replay_option_ssdlab_did_not_set(tmp_path: Path, key: str, value: str) -> None:
