@@ -245,7 +245,8 @@ def build_parser(command: str | None = None, suite: str | None = None) -> _Parse
     parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
                      epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
                             "4 refused (unsafe), "
-                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
+                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 9 resume on another "
+                            "device, 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

@@ -183,9 +183,12 @@ def fio_process(argv: list[str], cwd: Path, *, errors: str | None = None) -> Ite
 
 
 class JobGate(Protocol):
-    """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start."""
+    """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start;
+    `holding` checks it and keeps what it opens open while fio runs (so it cannot become something else)."""
 
-    def check_job(self, job: FioJob) -> None: ...
+    def check_job(self, job: FioJob, where: Path | None = None) -> None: ...
+
+    def holding(self, job: FioJob, where: Path | None = None) -> contextlib.AbstractContextManager[None]: ...
 
 
 def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: float | None = 1.0,
@@ -196,7 +199,14 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     fio's own --readonly guard (fio then refuses any write or trim in the job). When fio fails, the
     FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
     failed point did finish is not lost."""
-    gate.check_job(job)
+    with gate.holding(job, point_dir):  # checked (fio runs in point_dir), its devices held until fio ends
+        return _run_checked(job, point_dir, status_interval=status_interval, on_status=on_status, binary=binary,
+                            readonly=readonly)
+
+
+def _run_checked(job: FioJob, point_dir: Path, *, status_interval: float | None, on_status: StatusCallback | None,
+                 binary: str | None, readonly: bool) -> str:
+    """run_job after the gate: the artefacts, fio itself, its final document."""
     if not readonly:  # a replay that does not write: fio skips any write its iolog might hold
         from ssdlab.fio.options import replays_readonly
 

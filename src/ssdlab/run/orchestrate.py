@@ -13,9 +13,9 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
@@ -42,11 +42,23 @@ from ssdlab.targets.session import DeviceSession
 def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path) -> Run:
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
-        status="running", created=store.now_iso(), options=options, target=target.info(),
+        status="running", created=store.now_iso(), options=options, target=with_fingerprint(target.info(), target),
         host={**host_info(executor.name, executor.version()), SHARE_KEY: round(eta.cpu_share(), 3)},
     )
     store.save_run(run_dir, run)
     return run
+
+
+def with_fingerprint(info: Mapping[str, Any], target: Target) -> dict[str, Any]:
+    """The run's record of its target with each local device's or file's fingerprint as it is now (what `resume`
+    compares: Target.changed_since), merged by target string into the one recorded (devices left out keep
+    theirs); no key when there is nothing local to recognise."""
+    now = target.fingerprint()
+    if not now:
+        return dict(info)
+    mine = {r["spec"] for r in now}
+    kept = [r for r in info.get("fingerprint") or [] if isinstance(r, Mapping) and r.get("spec") not in mine]
+    return {**info, "fingerprint": [*kept, *now]}
 
 
 def skip_reason(point: TestPoint, target: Target) -> str:
@@ -261,6 +273,7 @@ class RunLoop:
             run = run.with_event(RunEvent.of(time=store.now_iso(), kind="prepare", text=note))
         if run.status != "running":
             run = run.with_status("running")
+        run = dataclasses.replace(run, target=with_fingerprint(run.target, target))  # a file it made, this boot's
         store.save_run(self.run_dir, run)
         self.run = run
         if self.ceiling is not None:  # several devices: the hosts' ceiling first; its time teaches the ETA
@@ -339,6 +352,11 @@ class RunLoop:
 
     def _record(self, result: PointResult, t0: float) -> None:
         append(self, result)  # temperature samples join the run in session.finish
+        if result.point.phase == "purge":  # a purge may make the file anew: resume must know the new one
+            target = with_fingerprint(self.run.target, self.target)
+            if target != self.run.target:
+                self.run = dataclasses.replace(self.run, target=target)
+                store.save_run(self.run_dir, self.run)
         self.estimator.observe(result, time.monotonic() - t0)
         self.progress.point_end(result)
         self.advice.seen(result)
