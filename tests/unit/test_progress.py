@@ -88,6 +88,29 @@ def test_rich_progress_runs_on_a_fake_terminal() -> None:
     assert "at most 3174 points" in text  # the worst case of an adaptive suite
 
 
+def test_rich_progress_draws_each_change_itself_without_a_refresh_thread() -> None:
+    """Nothing on the display moves by itself: it is drawn when a point starts, a sample arrives or a point ends,
+    not ten times a second by a thread (which cost more CPU than the run's own bookkeeping)."""
+    import threading
+
+    out = _Tty()
+    before = {t.ident for t in threading.enumerate()}
+    p = progress.make_progress(out)
+    p.run_start("quick on null", FIXED)
+    assert {t.ident for t in threading.enumerate()} == before  # no refresh thread
+    p.point_start(_point(), 3, FIXED)
+    assert "3/10" in out.getvalue()  # drawn at once, not at the next tick
+    p.live(LiveSample(elapsed_s=1, read_iops=4321.0))
+    assert "4,321 IOPS" in out.getvalue()
+    drawn = len(out.getvalue())
+    p.point_end(PointResult(point=_point(), status="skipped", started="", finished="", reason="r"))
+    after = out.getvalue()[drawn:]
+    assert "skipped: r" in after
+    assert after.count("3/10") == 2  # the display under the printed line, then again with the bar advanced
+    p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
+                  created="", options={}, target={}, host={}))
+
+
 def test_adaptive_eta_shows_expected_and_worst_case(monkeypatch: pytest.MonkeyPatch) -> None:
     out = io.StringIO()
     p = progress.PlainProgress(out)
