@@ -13,9 +13,9 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
@@ -39,10 +39,15 @@ from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
 
 
-def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path) -> Run:
+def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path, *,
+            info: Mapping[str, Any] | None = None) -> Run:
+    """The run as it starts, saved. `info`: the target's record as the run's setup read it (PlanContext.target),
+    so the target is not asked again (a file of someone else's is probed with blkid for a signature; a host
+    group asks its agents)."""
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
-        status="running", created=store.now_iso(), options=options, target=target.info(),
+        status="running", created=store.now_iso(), options=options,
+        target=dict(info) if info is not None else target.info(),
         host={**host_info(executor.name, executor.version()), SHARE_KEY: round(eta.cpu_share(), 3)},
     )
     store.save_run(run_dir, run)
