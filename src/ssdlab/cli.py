@@ -83,6 +83,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "runs": ("ssdlab.commands.catalog",
              "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
     "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
+    "trace": ("ssdlab.commands.trace", "block traces: characterize (info), fit a suite file (fit), convert to a "
+                                       "fio iolog (convert); replay with `run replay --trace FILE`"),
     "serve": ("ssdlab.serve.command",
               "the results catalog and runs in progress in a browser (loopback, with a token); /metrics"),
 }
@@ -148,12 +150,19 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
                 group.add_argument(flag, dest=dest, default=None, help=text, action="store_const", const=True)
                 continue
             converters: dict[str, Callable[[str], object]] = {"int": int, "float": float, "size": parse_size,
-                                                              "toml": load_toml_option}
+                                                              "toml": load_toml_option, "path": _absolute}
             convert = converters.get(opt.kind, str)
             group.add_argument(flag, dest=dest, default=None, help=text, type=convert,
                                metavar=opt.name.upper().replace("-", "_"),
                                choices=list(opt.choices) if opt.choices else None,
                                action="append" if opt.repeat else "store")
+
+
+def _absolute(text: str) -> str:
+    """A 'path' suite option: stored absolute, so `resume` finds the file from any directory."""
+    from pathlib import Path
+
+    return str(Path(text).expanduser().resolve())
 
 
 def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:

@@ -23,7 +23,13 @@ from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
 from ssdlab.fio.job import FioJob, OptionValue
-from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, READ_ENGINES, SSDLAB_LOG_OPTIONS
+from ssdlab.fio.options import (
+    LOCAL_ENGINES,
+    PATH_OR_COMMAND_OPTIONS,
+    READ_ENGINES,
+    SSDLAB_LOG_OPTIONS,
+    replay_input_ok,
+)
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
 
@@ -161,7 +167,8 @@ class WriteGrant:
                         raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
                                                 f"{key} outside the point's directory ({text})")
                 elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
-                        spans_all and key == "file_service_type" and text == "random"):
+                        spans_all and key == "file_service_type" and text == "random") and not (
+                        replay_input_ok(key, text, opts)):  # an iolog replay's, as fio/replay.py sets them
                     raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
                                             "which names files, runs commands or changes the host")
             if not spans_all and not any(_placed_on(opts, dev) for dev in devices):

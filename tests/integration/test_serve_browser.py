@@ -158,7 +158,7 @@ def test_catalog_reports_comparison_and_a_run_watched_live(root: Path, server: s
                     time.sleep(0.1)
                 page.goto(f"{base}/live/{catalog_id(load_run(run_dir))}")
                 page.wait_for_function("() => { const d = document.getElementById('c-iops').data;"
-                                       " if (!d || !d[0].x.length) return false;"
+                                       " if (!d || !d.length || !d[0].x.length) return false;"
                                        " const x = d[0].x; return x[x.length - 1] - x[0] >= 5000; }")
                 _shot(page, "serve-live.png")  # the run going on, with 5 s of charts
                 page.wait_for_selector("#verdict:not(.hidden) .badge.v-complete")

@@ -140,6 +140,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ssdlab.results",),  # the result model and its store: what every other part reads or writes
     ("ssdlab.metrics",),  # the metric vocabulary: names, units, directions, read from a measurement
     ("ssdlab.analysis",),  # pure statistics over results (steady state, anomalies, significance)
+    ("ssdlab.trace",),  # block traces read, characterized, fitted and mapped (pure numpy; replayed by fio/, sim/)
     ("ssdlab.fio",),  # the fio boundary, its executor included
     ("ssdlab.targets",),  # what a run writes to: kinds, hazards, purge, drive health, host groups
     ("ssdlab.sim",),  # the simulated SSD: a target kind and its executor

@@ -197,6 +197,10 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
     failed point did finish is not lost."""
     gate.check_job(job)
+    if not readonly:  # a replay that does not write: fio skips any write its iolog might hold
+        from ssdlab.fio.options import replays_readonly
+
+        readonly = replays_readonly([{**job.global_options, **s.options} for s in job.jobs])
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
     atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output after fio ends

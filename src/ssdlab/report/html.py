@@ -48,7 +48,8 @@ DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR
 # the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
 # its sections with report.sections when imported
 SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.pts_demand", "ssdlab.report.characterization",
-                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults", "ssdlab.report.groups")
+                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults", "ssdlab.report.groups",
+                   "ssdlab.report.replay")
 
 SIM_NOTE = (
     "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "

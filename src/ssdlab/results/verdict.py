@@ -92,6 +92,8 @@ def point_problem(point: TestPoint, m: Measurement | None) -> str:
     n = completed_ios(m)
     if n == 0:
         return "it completed no I/O in its measured window"
+    if point.tags.replay:  # a trace replay does what its trace holds; the replay's own verdict judges it
+        return ""
     need = min_ios(point)
     if n < need:
         w = point.workload
@@ -148,7 +150,7 @@ def extended_runtime(point: TestPoint, m: Measurement | None, planned_s: float) 
     """The runtime to run a short point again with, or None when it cannot be extended (size-based, or
     already at MAX_EXTENSION x its planned runtime). Aims at 1.5x the I/Os it needs, at least doubling."""
     now = point.workload.runtime_s
-    if now is None or planned_s <= 0:
+    if now is None or planned_s <= 0 or point.tags.replay:
         return None
     cap = planned_s * MAX_EXTENSION
     if now >= cap - 1e-9:

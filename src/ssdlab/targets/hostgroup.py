@@ -49,6 +49,9 @@ class GroupHost(Protocol):
 
 
 class GroupDevice(Protocol):
+    @property
+    def kind(self) -> str: ...
+
     def fio_options(self) -> dict[str, OptionValue]: ...
 
 
@@ -64,6 +67,19 @@ class DeviceGroup(Protocol):
     def device_names(self) -> list[tuple[str, str]]: ...
 
     def drop(self, name: str, reason: str) -> None: ...
+
+    def logical_block_size(self) -> int: ...
+
+
+def _replay_logs(point: TestPoint, group: DeviceGroup, point_dir: Path, gate: JobGate,
+                 binary: str) -> dict[str, Any] | None:
+    """A replay point's iologs and agent-side files made ready (fio/replay.prepare_hosts); None otherwise."""
+    if not point.tags.replay:
+        return None
+    from ssdlab.fio.replay import prepare_hosts
+
+    pairs = [(h.spec.endpoint, [(d.kind, d.fio_options()) for d in devs]) for h, devs in group.host_devices()]
+    return prepare_hosts(point, pairs, point_dir, group, gate=gate, binary=binary, local_version=group.local_fio)
 
 
 class HostGroupExecutor:
@@ -103,8 +119,16 @@ class HostGroupExecutor:
         names = group.device_names()
         assignments = []
         first = 0
+        replay = _replay_logs(point, group, point_dir, self.gate, self.binary)  # a trace replay's iologs
+        every = [d.fio_options() for _, devs in pairs for d in devs]
         for host, devs in pairs:
-            assignments.append((host.spec.endpoint, build_device_job(point, [d.fio_options() for d in devs], first)))
+            if replay is not None:
+                from ssdlab.fio.replay import replay_job
+
+                job = replay_job(point, every, str(point_dir.resolve()), (first, first + len(devs)))
+            else:
+                job = build_device_job(point, [d.fio_options() for d in devs], first)
+            assignments.append((host.spec.endpoint, job))
             first += len(devs)
         res = run_clients(assignments, point_dir, gate=self.gate, binary=self.binary, local_version=self.version())
         doc: dict[str, Any] | None = json.loads(res.text) if res.text else None
@@ -121,6 +145,10 @@ class HostGroupExecutor:
         m = with_logs(m, point, point_dir)
         m = dataclasses.replace(m, parts=parts,
                                 extra=m.extra.replace(hosts={h.name: h.spec.endpoint.label for h, _ in pairs}))
+        if replay is not None:
+            from ssdlab.fio.replay import with_replay
+
+            m = with_replay(m, point, replay)
         self._after_failures(point, m, missing, res)
         return m
 
