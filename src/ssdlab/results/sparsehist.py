@@ -47,11 +47,16 @@ def value_to_idx(value_ns: int) -> int:
 
 VALUES: list[int] = [idx_to_value(i) for i in range(PLAT_NR)]  # every bucket's representative value
 VALUE_TO_IDX: dict[int, int] = {v: i for i, v in enumerate(VALUES)}
+_KEY_TO_IDX: dict[str, int] = {str(v): i for i, v in enumerate(VALUES)}  # fio's json+ keys as it prints them
 
 
 def from_bins(bins: Mapping[str, int] | Mapping[int, int]) -> Sparse:
     """Counts by bucket from fio's json+ `bins` (keys: representative values in ns; any other value is filed as
     fio would file a sample of it)."""
+    try:  # fio's own keys, each a bucket once (the keys of a JSON object are distinct)
+        return {_KEY_TO_IDX[key]: int(count) for key, count in bins.items()}  # type: ignore[index]
+    except (KeyError, TypeError):
+        pass
     out: Sparse = {}
     for key, count in bins.items():
         value = int(key)
@@ -109,8 +114,8 @@ def percentiles(counts: Sparse, ps: Sequence[float], total: int | None = None) -
     if n <= 0:
         return {}
     index = sorted(counts)
-    cum = list(accumulate(counts[i] for i in index))
-    rising = all(counts[i] >= 0 for i in index)  # else (a negative count) the first bucket that reaches it
+    cum = list(accumulate(map(counts.__getitem__, index)))
+    rising = min(counts.values(), default=0) >= 0  # else (a negative count) the first bucket that reaches it
     ps = tuple(ps)
     out: dict[float, int] = {}
     for p, t in zip(ps, thresholds(ps, n), strict=True):
