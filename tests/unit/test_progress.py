@@ -128,7 +128,8 @@ def test_terminal_display_is_redrawn_in_place_and_cut_to_the_width(monkeypatch: 
     p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
                   created="", options={}, target={}, host={}))
     text = out.getvalue()
-    assert "\x1b[9" not in text and "\x1b[1m" not in text  # no colours, no bold
+    assert "\x1b[9" not in text
+    assert "\x1b[1m" not in text
     frames = text.split("\r")  # each redraw starts by erasing what is on the screen
     assert all(f.startswith("\x1b[2K") for f in frames[1:])
     assert len(frames) == 5  # drawn at the start, then redrawn at the point's start, its sample, the note, the end

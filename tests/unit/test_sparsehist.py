@@ -18,7 +18,7 @@ pairs_st = st.lists(st.tuples(st.integers(0, hist.PLAT_NR - 1), st.integers(0, 1
 
 
 def test_bucket_table_is_hists() -> None:
-    assert sparsehist.VALUES == hist.bucket_values().tolist()
+    assert hist.bucket_values().tolist() == sparsehist.VALUES
     assert all(sparsehist.VALUE_TO_IDX[v] == i for i, v in enumerate(sparsehist.VALUES))
 
 
