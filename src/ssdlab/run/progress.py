@@ -248,7 +248,7 @@ class TermProgress:
 
     def run_end(self, run: Run) -> None:
         if self._shown:
-            self.line = ""
+            self.line, self.eta = "", ""  # nothing left to wait for
             self._draw()
             self.stream.write("\n\x1b[?25h")
             self.stream.flush()
