@@ -138,6 +138,22 @@ def test_terminal_display_is_redrawn_in_place_and_cut_to_the_width(monkeypatch: 
         assert len(line) <= 79, line
     assert "L…" in text
     assert text.endswith("\n\x1b[?25h")
+    p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
+                  created="", options={}, target={}, host={}))
+    assert out.getvalue() == text  # once
+
+
+def test_terminal_display_gives_the_cursor_back_at_exit_when_the_run_never_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hooks: list[Callable[[], None]] = []
+    monkeypatch.setattr("ssdlab.run.progress.atexit.register", hooks.append)
+    out = _Tty()
+    p = progress.make_progress(out)
+    p.run_start("quick on null", FIXED)
+    assert "\x1b[?25l" in out.getvalue()  # hidden while the display is drawn
+    for hook in hooks:  # the process exits: an error ended the run before run_end
+        hook()
+    assert out.getvalue().endswith("\n\x1b[?25h")
 
 
 def test_adaptive_eta_shows_expected_and_worst_case(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,6 +8,8 @@ and the ETA counted down from it.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import io
 import os
 import time
@@ -222,7 +224,8 @@ class TermProgress:
     def run_start(self, title: str, eta: Eta) -> None:
         self._print(printable(run_text(title, eta)))
         self.label, self.total = printable(title), max(1, eta.expected_points)
-        self.stream.write("\x1b[?25l")  # no cursor blinking over the display
+        self.stream.write("\x1b[?25l")  # no cursor blinking over the display (back at run_end, or at exit)
+        atexit.register(self._restore)
         self._draw()
 
     def point_start(self, point: TestPoint, index: int, eta: Eta) -> None:
@@ -250,9 +253,15 @@ class TermProgress:
         if self._shown:
             self.line, self.eta = "", ""  # nothing left to wait for
             self._draw()
-            self.stream.write("\n\x1b[?25h")
-            self.stream.flush()
+            self._restore()
+
+    def _restore(self) -> None:
+        """The cursor back, under the display (once; a run that ended on an error still gets it at exit)."""
+        if self._shown:
             self._shown = 0
+            with contextlib.suppress(OSError, ValueError):  # the stream may be gone by then
+                self.stream.write("\n\x1b[?25h")
+                self.stream.flush()
 
 
 def _cut(text: str, width: int) -> str:
