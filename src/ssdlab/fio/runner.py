@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
-import importlib
 import json
 import os
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -266,7 +263,6 @@ def _run(argv: list[str], point_dir: Path, stderr_path: Path, on_status: StatusC
             # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
             drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
             drain.start()
-            _load_parser()
             final = _read_stream(proc, on_status, early)
             return proc.wait(), final
     finally:  # after fio was stopped, if it had to be
@@ -277,19 +273,6 @@ def _run(argv: list[str], point_dir: Path, stderr_path: Path, on_status: StatusC
                 if stream:
                     with contextlib.suppress(OSError):
                         stream.close()
-
-
-@functools.cache
-def _load_parser() -> None:
-    """Import fio's output parser (and numpy with it, the largest part of a command's start-up) on a thread while
-    fio runs, so that it is ready when fio ends instead of delaying fio's start. Once per process."""
-    if "ssdlab.fio.parse" not in sys.modules:
-        threading.Thread(target=_import_parser, daemon=True).start()
-
-
-def _import_parser() -> None:
-    with contextlib.suppress(Exception):  # an import that fails here fails again, with its message, where used
-        importlib.import_module("ssdlab.fio.parse")
 
 
 def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: list[float]) -> None:

@@ -29,10 +29,11 @@ from ssdlab.fio.job import OptionValue
 from ssdlab.targets import identity, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.targets.identity import Identity
+from ssdlab.targets.spec import URI_SCHEMES
+from ssdlab.targets.spec import is_nbd_uri as is_nbd_uri
 from ssdlab.units import format_bytes
 
 DEFAULT_PORT = 10809
-URI_SCHEMES = ("nbd", "nbd+unix")
 NO_HEALTH = "an NBD export is reached over the NBD protocol: there is no drive health log or link to read"
 
 # NBD protocol constants (https://github.com/NetworkBlockDevice/nbd/blob/master/doc/proto.md)
@@ -88,11 +89,6 @@ class NbdAddress:
     def describe(self) -> str:
         where = f"unix socket {self.socket_path}" if self.socket_path else f"{self.host}:{self.port}"
         return f"NBD export {self.export!r} at {where}" if self.export else f"NBD server at {where}"
-
-
-def is_nbd_uri(text: str) -> bool:
-    head = text.split(":", 1)[0].lower()
-    return ":" in text and (head in URI_SCHEMES or head.startswith("nbds"))
 
 
 def parse_uri(text: str) -> NbdAddress:
