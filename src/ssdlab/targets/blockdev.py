@@ -64,8 +64,8 @@ class BlockTarget(Target):
         """Purge the device (see targets/purge.py); returns the line recorded for the run."""
         from ssdlab.targets import purge
 
-        chosen = purge.choose(method, self.purge_methods(), self.name)
-        return purge.purge_block(self.real_path, chosen, self.capacity(), self.capacity() < self.full_size)
+        return purge.purge_device(self.real_path, self.sysdir, method, self.capacity(),
+                                  self.capacity() < self.full_size, self.name)
 
     def set_write_cache(self, enabled: bool) -> str:
         """NVMe feature 6 or hdparm -W, read back; unknown when neither applies."""
