@@ -160,11 +160,11 @@ def identity(sysdir: Path) -> dict[str, Any]:
     dev = disk / "device"
     ident: dict[str, Any] = {"name": disk.name}
     for key, files in {
-        "model": ("model",), "serial": ("serial", "wwid"), "firmware": ("firmware_rev", "rev"),
+        "model": ("model",), "serial": ("serial", "vpd_pg80", "wwid"), "firmware": ("firmware_rev", "rev"),
         "vendor": ("vendor",), "transport": ("transport",),
     }.items():
         for f in files:
-            value = _read(dev / f)
+            value = _vpd_serial(dev / f) if f == "vpd_pg80" else _read(dev / f)
             if value:
                 ident[key] = value
                 break
@@ -181,6 +181,18 @@ def identity(sysdir: Path) -> dict[str, Any]:
     if disk.name.startswith("nvme"):
         ident.update(_nvme_cli(disk.name))
     return ident
+
+
+def _vpd_serial(path: Path) -> str:
+    """The unit serial number of a SCSI disk (SATA ones too, through libata) from its VPD page 80h as sysfs
+    holds it: a 4-byte header whose last byte is the length, then the serial in ASCII ('' when absent)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return ""
+    if len(raw) < 4 or raw[1] != 0x80:
+        return ""
+    return raw[4:4 + raw[3]].decode("ascii", errors="replace").strip()
 
 
 def _nvme_cli(name: str) -> dict[str, Any]:
