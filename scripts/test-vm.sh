@@ -33,17 +33,20 @@ if [ "${#need[@]}" -gt 0 ]; then
     as_root env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq --no-install-recommends \
         "${need[@]}" >/dev/null
 fi
-.venv/bin/python -m pip install -q -e ".[dev,vm]"
+[ -x .venv/bin/vng ] || .venv/bin/python -m pip install -q -e ".[dev,vm]"  # virtme-ng (pyproject's vm extra)
 # the guest sees this tree read-only: compile the bytecode here, once, so it does not compile on every import
 .venv/bin/python -m compileall -q src >/dev/null
 
-say "starting ($(nproc) CPUs; limit ${VM_TIER_LIMIT_S} s)"
+# its own temporary directory (backing images, the shared directory, the console log): kept when a test fails
+work=$(mktemp -d "${TMPDIR:-/tmp}/ssdlab-vm.XXXXXX")
+say "starting ($(nproc) CPUs; limit ${VM_TIER_LIMIT_S} s; files in $work)"
 start=$(date +%s)
 rc=0
 SSDLAB_VM=1 timeout --kill-after=30 "$VM_TIER_LIMIT_S" .venv/bin/python -m pytest -q -p no:cacheprovider \
-    tests/vm "$@" || rc=$?
+    --basetemp="$work" --durations=0 tests/vm "$@" || rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     say "the VM tier did not finish within ${VM_TIER_LIMIT_S} s and was stopped"
 fi
+[ "$rc" -eq 0 ] && rm -rf "$work"
 say "finished in $(( $(date +%s) - start )) s (exit $rc)"
 exit "$rc"

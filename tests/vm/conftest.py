@@ -7,7 +7,7 @@ collected, so the default `pytest` run never boots anything.
 Fixtures:
   vm        (session) the booted Guest: vm.run(argv), vm.sh(script), vm.devices, vm.shared.
   lab       (session) the Lab helper: lab.dev(name) names a device under test, lab.ssdlab(...) runs ssdlab in the
-            guest with results on the guest's tmpfs copied to the shared directory, lab.report(dir) renders a
+            guest with results on the guest's tmpfs copied to the shared directory, lab.report(run) renders a
             stored run on the host.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import signal
 import subprocess
@@ -71,6 +72,7 @@ class Lab:
     def __init__(self, vm: machine.Guest) -> None:
         self.vm = vm
         self.names: set[str] = set()
+        self.pages: dict[Path, str] = {}
 
     def dev(self, key: str) -> str:
         """The /dev node of a device under test by the agent's name ('ns:SSDLAB-NVME-A:1', 'ata:...')."""
@@ -118,13 +120,19 @@ class Lab:
     def sysfs(self, path: str) -> str:
         return self.tool("cat", path).strip()
 
-    def report(self, run_dir: Path) -> str:
+    def report(self, run: Run) -> str:
         """report.html of a stored run, rendered on the host (renderers read only the stored run, so this is the
-        page the guest would have written, without matplotlib under emulation)."""
-        proc = subprocess.run([SSDLAB, "report", str(run_dir)], capture_output=True,
-                              text=True, timeout=600, check=False)
-        assert proc.returncode == 0, proc.stderr
-        return (run_dir / "report.html").read_text(encoding="utf-8")
+        page the guest would have written, without matplotlib under emulation). `ssdlab report` exits with the
+        run's verdict, as the run did."""
+        assert run.out is not None, run.res.describe()
+        if run.out in self.pages:
+            return self.pages[run.out]
+        proc = subprocess.run([SSDLAB, "report", str(run.out)], capture_output=True, text=True, timeout=600,
+                              check=False)
+        assert proc.returncode == run.rc, proc.stderr
+        assert proc.stdout.strip() == str(run.out / "report.html")
+        self.pages[run.out] = (run.out / "report.html").read_text(encoding="utf-8")
+        return self.pages[run.out]
 
 
 @pytest.fixture(scope="session")
@@ -157,8 +165,12 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """How the guest ran: accelerator, boot time, kernel (the README quotes these)."""
+    """How the guest ran: accelerator, boot time, kernel, and the CPU time of the whole session, QEMU included
+    (its processes are waited for by then), which does not depend on what else the machine runs."""
     guest = machine.LAST_BOOT
     if guest is not None:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
         terminalreporter.write_line(f"VM tier: {guest.accel} ({guest.accel_reason}); kernel {guest.kernel}; booted "
-                                    f"in {guest.boot_seconds:.0f} s; console log {guest.log}")
+                                    f"in {guest.boot_seconds:.0f} s; CPU time of the session {cpu:.0f} s (QEMU "
+                                    f"included); console log {guest.log}")

@@ -42,7 +42,8 @@ FAST_TAG = "ssdlab.root"
 MiB = 1024**2
 
 PROBE_TIMEOUT_S = 20.0
-BOOT_TIMEOUT_S = float(os.environ.get("SSDLAB_VM_BOOT_TIMEOUT", "300"))
+BOOT_TIMEOUT_S = float(os.environ.get("SSDLAB_VM_BOOT_TIMEOUT", "480"))  # software emulation, loaded machine
+KVM_BOOT_TIMEOUT_S = 120.0  # a KVM boot takes seconds
 COMMAND_TIMEOUT_S = 300.0
 SHUTDOWN_TIMEOUT_S = 60.0
 
@@ -324,22 +325,46 @@ def vng_path() -> str:
     return found
 
 
+# Under software emulation one vCPU and a CPU model without AVX halve the CPU time the tier costs (QEMU's CPU time,
+# measured with tests/vm/machine.py's guest on this 2-core machine: booting 25 s instead of 40, importing ssdlab
+# and numpy 3.9 s instead of 9.2, a `quick` run 34 s instead of 67): multi-threaded TCG pays for keeping two
+# vCPUs coherent, and emulating AVX costs more than the SSE4.2 code glibc and numpy pick without it (numpy needs
+# SSE4.2: Nehalem has it, QEMU's default qemu64 model does not).
+TCG_CPUS = 1
+TCG_CPU_MODEL = "Nehalem"
+
+
 def boot(workdir: Path, *, memory: str = "1G", cpus: int = 2) -> Guest:
     """Boot the guest with every device; returns once the agent has seen them all. `workdir` holds the backing
-    images (images/), the directory shared with the guest (shared/) and the console log (vm.log)."""
+    images (images/), the directory shared with the guest (shared/) and the console log (vm.log). A KVM boot that
+    passed the probe but still does not reach the agent within KVM_BOOT_TIMEOUT_S is tried once more without KVM."""
     if shutil.which("qemu-system-x86_64") is None:
         raise VMError("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)")
     kernel, release = find_kernel()
     accel, why = choose_accel(kernel)
+    if accel == "kvm" and "SSDLAB_VM_ACCEL" not in os.environ:
+        try:
+            return _start(workdir, kernel, release, accel, why, KVM_BOOT_TIMEOUT_S, memory, cpus)
+        except VMError as exc:
+            why = f"software emulation: the KVM boot failed ({exc})"
+            accel = "tcg"
+    return _start(workdir, kernel, release, accel, why, BOOT_TIMEOUT_S, memory, cpus)
+
+
+def _start(workdir: Path, kernel: Path, release: str, accel: str, why: str, timeout_s: float, memory: str,
+           cpus: int) -> Guest:
     images, shared = workdir / "images", workdir / "shared"
     images.mkdir(parents=True, exist_ok=True)
     shared.mkdir(parents=True, exist_ok=True)
     log_path = workdir / "vm.log"
     exec_cmd = shlex.join(["env", f"SSDLAB_VM_EXPECT={','.join(expected_keys())}", f"SSDLAB_VM_FAST_TAG={FAST_TAG}",
                            f"SSDLAB_VM_FAST_PATHS=/usr:{REPO}", sys.executable, str(AGENT)])
-    argv = [vng_path(), "--run", str(kernel), "--disable-microvm", "--memory", memory, "--cpus", str(cpus),
-            "--rwdir", str(shared), "--cwd", str(REPO), "--exec", exec_cmd,
-            *(["--disable-kvm"] if accel == "tcg" else []), "--qemu-opts=" + " ".join(qemu_devices(images))]
+    tcg = accel == "tcg"
+    argv = [vng_path(), "--run", str(kernel), "--disable-microvm", "--memory", memory,
+            "--cpus", str(TCG_CPUS if tcg else cpus), "--rwdir", str(shared), "--cwd", str(REPO), "--exec", exec_cmd,
+            *(["--disable-kvm"] if tcg else []),
+            "--qemu-opts=" + " ".join([*qemu_devices(images), *(["-cpu", TCG_CPU_MODEL] if tcg else []),
+                                       *os.environ.get("SSDLAB_VM_QEMU_EXTRA", "").split()])]
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     log_path.write_text(f"# accel {accel} ({why}); kernel {kernel}\n# {shlex.join(argv)}\n", encoding="utf-8")
     log = _Log(log_path)
@@ -350,10 +375,10 @@ def boot(workdir: Path, *, memory: str = "1G", cpus: int = 2) -> Guest:
     threading.Thread(target=_reader, args=(proc.stdout, lines, log), daemon=True).start()
     threading.Thread(target=_reader, args=(proc.stderr, None, log), daemon=True).start()
     try:
-        msg = lines.get(timeout=BOOT_TIMEOUT_S)
+        msg = lines.get(timeout=timeout_s)
     except queue.Empty:
         _kill_group(proc)
-        raise VMError(f"the VM did not boot within {BOOT_TIMEOUT_S:g} s ({accel}); see {log_path}") from None
+        raise VMError(f"the VM did not boot within {timeout_s:g} s ({accel}); see {log_path}") from None
     if msg is None or "hello" not in msg:
         _kill_group(proc)
         why_not = msg.get("fatal") if msg else f"the VM exited ({proc.returncode}) before its agent started"
