@@ -8,8 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
-
-from conftest import Lab
+from vmlab import Lab
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,7 @@ from typing import Any
 
 import machine
 import pytest
-
-from conftest import Lab
+from vmlab import Lab
 
 
 def _info(lab: Lab, dev: str) -> dict[str, Any]:

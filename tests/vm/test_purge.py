@@ -8,8 +8,7 @@ import re
 
 import machine
 import pytest
-
-from conftest import Lab, Run
+from vmlab import Lab, Run
 
 MiB = 1024**2
 MARKER = b"ssdlab-vm-purge-marker\n"  # written where the run's I/O never goes: only the purge can erase it

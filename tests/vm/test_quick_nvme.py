@@ -14,8 +14,7 @@ from typing import Any
 
 import machine
 import pytest
-
-from conftest import GUEST_ENV, SSDLAB, Lab, Run
+from vmlab import GUEST_ENV, SSDLAB, Lab, Run
 
 DATA_UNIT = 512_000  # NVMe SMART data unit: 1000 x 512 bytes, rounded up by the controller
 GTS_GENERATION = {"2.5": 1, "5.0": 2, "8.0": 3, "16.0": 4, "32.0": 5}  # PCIe generation by transfer rate

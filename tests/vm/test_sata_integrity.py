@@ -7,8 +7,7 @@ import re
 
 import machine
 from test_quick_nvme import _panel
-
-from conftest import Lab
+from vmlab import Lab
 
 MiB = 1024**2
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from test_quick_nvme import DATA_UNIT, feature, fio_bytes, smart
-
-from conftest import Lab, Run
+from vmlab import Lab, Run
 
 
 @dataclass(frozen=True)
