@@ -125,3 +125,18 @@ def test_a_sata_disks_serial_comes_from_its_vpd_page_not_its_wwid(tmp_path: Path
     assert sysfs.identity(disk)["serial"].startswith("t10.ATA")  # no VPD page: the WWID, as before
     write(dev / "vpd_pg80", b"\x00\x80\x00\x14SSDLAB-SATA-1       ")  # as QEMU's disk answers (VM tier)
     assert sysfs.identity(disk)["serial"] == "SSDLAB-SATA-1"
+
+
+def test_an_emulated_link_gets_no_share_column() -> None:
+    from ssdlab.report import health as report_health
+    from ssdlab.results.model import SCHEMA_VERSION, Run
+
+    lnk: dict[str, Any] = {"available": True, "kind": "pcie", "label": "PCIe 1.0 x1", "usable_bytes_per_s": 2.1e8}
+
+    def run_with(link: dict[str, Any]) -> Run:
+        return Run(schema_version=SCHEMA_VERSION, ssdlab_version="0", run_id="x", suite="quick", status="complete",
+                   created="", options={}, target={}, host={},
+                   health={"available": True, "devices": [{"path": "/dev/nvme0n1", "snapshots": [{"link": link}]}]})
+
+    assert report_health.link_of(run_with(lnk)) == lnk
+    assert report_health.link_of(run_with({**lnk, "emulated": "QEMU emulates this device"})) is None

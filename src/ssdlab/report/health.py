@@ -37,13 +37,15 @@ def _unavailable(run: Run) -> str:
 
 
 def link_of(run: Run) -> Mapping[str, Any] | None:
-    """The link results are a fraction of: the one device's, from its first snapshot (None for several or none)."""
+    """The link results are a fraction of: the one device's, from its first snapshot (None for several or none,
+    and for an emulated device, whose link limits nothing)."""
     devices = _devices(run)
     if len(devices) != 1:
         return None
     snaps = devices[0].get("snapshots") or []
     found = snaps[0].get("link") if snaps else None
-    return found if isinstance(found, Mapping) and found.get("available") else None
+    usable = isinstance(found, Mapping) and found.get("available") and not found.get("emulated")
+    return found if usable else None
 
 
 def fraction_text(bw_bytes: float, lnk: Mapping[str, Any] | None) -> str:
