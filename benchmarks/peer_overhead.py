@@ -1,19 +1,31 @@
 """Per-point cost against the leanest peer: the same matrix through ssdlab and through fio-plot's `bench-fio`.
 
 The matrix (issue 27): 4K random read at QD 1, 2, 4, ..., 64, one job, 1-s time-based points, on one existing
-256 MiB file, libaio, direct I/O. Both sides are the commands users run, each a fresh process timed from outside
-(wall clock; CPU of the process and its children, fio included), in alternating order:
+256 MiB file, libaio, direct I/O. Both sides are the commands users run, as they run them: in a terminal (a
+pseudo-terminal here, so progress lines and bars are drawn), each a fresh process timed from outside (wall clock;
+CPU of the process and its children, fio included), in alternating order:
 
-    ssdlab run peer.toml --target file:F --out DIR -q --no-report
+    ssdlab run peer.toml --target file:F --out DIR --no-report
     bench-fio -d F -t file -s 256M -o DIR -m randread -b 4k --iodepth 1 2 4 ... 64 --numjobs 1 --runtime 1
-              --time-based -e libaio --direct 1 --quiet
+              --time-based -e libaio --direct 1
+
+Until issue 34 this script ran `ssdlab run ... -q` (no progress, no end-of-run table, no rich) and `bench-fio
+--quiet`, with output to /dev/null, on a loaded host: quiet flags users do not pass, and a load under which the
+harnesses' CPU-bound start-up and per-point work stretch alike while fio's fixed run time does not. It reported
+0.997; users timing the plain commands on a quiet host saw 1.05-1.09.
+
+A second set of rounds (--breakdown, on by default) runs both sides with `fio` on PATH a small wrapper that logs
+each fio run's wall and CPU time: a side's own overhead is then its wall time beyond fio's runs and its CPU time
+beyond fio's, figures that do not depend on how fast fio itself ran (the wrapper's own start-up is in both
+sides alike).
 
 bench-fio (PyPI `fio-plot`) is installed into a temporary venv by this script (or taken from --bench-fio PATH);
 when it cannot be installed the comparison is skipped with one line. Prints both sides' median and spread, the
-median wall and CPU ratios (ssdlab / bench-fio; the goal is at most 1.00) and, from the stored run, where
-ssdlab's time per point went (the point's executor time against its 1-s runtime).
+median wall and CPU ratios (ssdlab / bench-fio; the goal is at most 1.00), each side's own overhead (wall and
+CPU beyond fio's runs) and, from the stored run, where ssdlab's time per point went (the point's executor time
+against its 1-s runtime). Wall-clock figures need a quiet host: the load is printed with them.
 
-    .venv/bin/python benchmarks/peer_overhead.py [--rounds 5] [--bench-fio PATH] [--workdir DIR]
+    .venv/bin/python benchmarks/peer_overhead.py [--rounds 5] [--bench-fio PATH] [--workdir DIR] [--no-breakdown]
 """
 
 from __future__ import annotations
@@ -26,9 +38,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from timing import Sample, alternate, load, run, spread, ssdlab
+from timing import Sample, alternate, load, run, spread, ssdlab, user_env
 
 DEPTHS = (1, 2, 4, 8, 16, 32, 64)
 SIZE = 256 << 20
@@ -79,12 +92,45 @@ def per_point(run_dir: Path, runtime: float) -> list[float]:
             if (p.get("measurement") or {}).get("extra", {}).get("wall_s") is not None]
 
 
+WRAPPER = """#!/usr/bin/python3 -S
+import os, sys, time
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    os.execv(REAL, [REAL, *sys.argv[1:]])
+_, status, ru = os.wait4(pid, 0)
+if "--version" not in sys.argv:
+    with open(LOG, "a") as fh:
+        fh.write(f"{time.monotonic() - t0:.4f} {ru.ru_utime + ru.ru_stime:.4f}\\n")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def fio_wrapper(bindir: Path, log: Path) -> dict[str, str]:
+    """A `fio` in `bindir` that runs the real one and appends its wall and CPU seconds to `log`; the environment
+    that puts it first on PATH."""
+    real = shutil.which("fio") or "fio"
+    bindir.mkdir(parents=True, exist_ok=True)
+    exe = bindir / "fio"
+    exe.write_text(WRAPPER.replace("REAL", repr(real)).replace("LOG", repr(str(log))), encoding="utf-8")
+    exe.chmod(0o755)
+    return {**user_env(), "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def fio_totals(log: Path) -> tuple[float, float]:
+    """(wall, CPU) seconds of the fio runs logged since the log was last emptied (then emptied)."""
+    rows = [line.split() for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    log.write_text("", encoding="utf-8")
+    return sum(float(r[0]) for r in rows), sum(float(r[1]) for r in rows)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", type=float, default=1.0, help="seconds per point (default 1)")
     ap.add_argument("--bench-fio", type=Path, help="an installed bench-fio (default: install fio-plot into a venv)")
     ap.add_argument("--workdir", type=Path, help="where the 256 MiB file and the venv live (default: a temp dir)")
+    ap.add_argument("--no-breakdown", action="store_true", help="skip the rounds with fio's runs timed apart")
     args = ap.parse_args()
     if shutil.which("fio") is None:
         print("fio is not installed (sudo apt-get install fio)", file=sys.stderr)
@@ -103,32 +149,55 @@ def main() -> int:
         exe = ssdlab()
         counter = iter(range(10**6))
         overheads: list[float] = []
+        fio_log = base / "fio-runs.log"
+        wrapped_env = fio_wrapper(base / "wrapped-bin", fio_log)
+        own: dict[str, list[tuple[float, float]]] = {}  # side -> (wall, CPU) beyond its fio runs, per run
+        fio_runs: dict[str, list[tuple[float, float]]] = {}  # side -> (wall, CPU) of its fio runs, per run
 
-        def lab() -> Sample:
+        def lab(env: dict[str, str] | None = None) -> Sample:
             out = base / f"lab-{next(counter)}"
-            s = run([exe, "run", suite, "--target", f"file:{data}", "--out", out, "-q", "--no-report"])
+            s = run([exe, "run", suite, "--target", f"file:{data}", "--out", out, "--no-report"], tty=True, env=env)
             if s.code == 0:
                 overheads.extend(per_point(out, args.runtime))
                 shutil.rmtree(out)
             return s
 
-        def peer() -> Sample:
+        def peer(env: dict[str, str] | None = None) -> Sample:
             out = base / f"peer-{next(counter)}"
             s = run([bench, "-d", data, "-t", "file", "-s", "256M", "-o", out, "-m", "randread", "-b", "4k",
                      "--iodepth", *map(str, DEPTHS), "--numjobs", "1", "--runtime", f"{args.runtime:g}",
-                     "--time-based", "-e", "libaio", "--direct", "1", "--quiet"], cwd=base)
+                     "--time-based", "-e", "libaio", "--direct", "1"], cwd=base, tty=True, env=env)
             shutil.rmtree(out, ignore_errors=True)
             return s
 
+        def wrapped(side: str, fn: Callable[[dict[str, str] | None], Sample]) -> Callable[[], Sample]:
+            def call() -> Sample:
+                fio_totals(fio_log)
+                s = fn(wrapped_env)
+                wall, cpu = fio_totals(fio_log)
+                own.setdefault(side, []).append((s.wall - wall, s.cpu - cpu))
+                fio_runs.setdefault(side, []).append((wall, cpu))
+                return s
+            return call
+
         print(f"matrix: 4K randread QD {'-'.join(map(str, DEPTHS[::len(DEPTHS) - 1]))} ({len(DEPTHS)} points), "
-              f"one job, {args.runtime:g}-s points, 256 MiB file, libaio, direct; {load()}")
-        sides = {"ssdlab run --no-report": lab, "bench-fio": peer}
+              f"one job, {args.runtime:g}-s points, 256 MiB file, libaio, direct; both on a terminal; {load()}")
+        sides = {"ssdlab run --no-report": lambda: lab(), "bench-fio": lambda: peer()}
         samples = alternate(sides, args.rounds)
         overheads = overheads[len(DEPTHS):]  # the untimed warm-up run's points left out
         print(load())
+        if not args.no_breakdown:
+            alternate({"ssdlab": wrapped("ssdlab", lab), "bench-fio": wrapped("bench-fio", peer)}, args.rounds)
+            print(load())
         Path(f"/tmp/{data.name}-tmpjobfile.fio").unlink(missing_ok=True)  # where bench-fio writes its job file
     for name, runs in samples.items():
         print(f"{name:<24} wall {spread([s.wall for s in runs])}; CPU {spread([s.cpu for s in runs])}")
+    for name, pairs_ in own.items():
+        timed = pairs_[1:]  # the untimed warm-up run left out
+        print(f"{name:<24} beyond its fio runs: wall {spread([w for w, _ in timed])}; "
+              f"CPU {spread([c for _, c in timed])}")
+        fio = fio_runs[name][1:]
+        print(f"{'':<24} its fio runs:         wall {spread([w for w, _ in fio])}; CPU {spread([c for _, c in fio])}")
     ours, theirs = samples["ssdlab run --no-report"], samples["bench-fio"]
     ratio = statistics.median(s.wall for s in ours) / statistics.median(s.wall for s in theirs)
     cpu = statistics.median(s.cpu for s in ours) / statistics.median(s.cpu for s in theirs)

@@ -15,6 +15,7 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ class Sample:
     code: int
     rss_mb: float = 0.0
     err: str = ""
+    own_mb: float = 0.0  # the command's own process's peak RSS (VmHWM, polled; `own=True`), its children aside
 
 
 def user_env() -> dict[str, str]:
@@ -41,14 +43,22 @@ def user_env() -> dict[str, str]:
 
 
 def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | None = None,
-        env: Mapping[str, str] | None = None) -> Sample:
-    """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages)."""
+        env: Mapping[str, str] | None = None, tty: bool = False, own: bool = False) -> Sample:
+    """Run argv to completion (stdout to a file or discarded; the end of stderr kept for failure messages).
+    `tty`: stdout and stderr on a pseudo-terminal, as in a user's terminal (progress bars drawn and all).
+    `rss_mb` is wait4's ru_maxrss: the largest of the process and the children it waited for (fio, for an
+    ssdlab run); `own`: also the process's own peak (Sample.own_mb)."""
+    if tty:
+        return _run_tty(argv, cwd=cwd, env=env)
     out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
+    hwm: list[float] = [0.0]
     try:
         with tempfile.TemporaryFile() as err:
             t0 = time.perf_counter()
             proc = subprocess.Popen([str(a) for a in argv], stdout=out, stderr=err, cwd=cwd,
                                     env=dict(env) if env is not None else user_env())
+            if own:
+                threading.Thread(target=_poll_hwm, args=(proc.pid, hwm), daemon=True).start()
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             proc.returncode = os.waitstatus_to_exitcode(status)
@@ -57,6 +67,62 @@ def run(argv: Sequence[str | Path], *, stdout: Path | None = None, cwd: Path | N
     finally:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
+    return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, code=proc.returncode,
+                  rss_mb=usage.ru_maxrss / 1024.0, err=tail, own_mb=hwm[0])
+
+
+def _poll_hwm(pid: int, out: list[float], every_s: float = 0.02) -> None:
+    """The process's own peak RSS so far (VmHWM in /proc/PID/status), every `every_s` until it is gone (its last
+    20 ms can escape: a command's last moments write files, they do not build large structures)."""
+    status = Path(f"/proc/{pid}/status")
+    while True:
+        try:
+            text = status.read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return
+        if "VmHWM:" not in text:  # a zombie: exited, not yet reaped
+            return
+        kb = int(text.split("VmHWM:", 1)[1].split()[0])
+        out[0] = max(out[0], kb / 1024.0)
+        time.sleep(every_s)
+
+
+def _run_tty(argv: Sequence[str | Path], *, cwd: Path | None, env: Mapping[str, str] | None) -> Sample:
+    """run() on a pseudo-terminal of 120 x 40 (what the command writes is read as a terminal would, and kept
+    for failure messages)."""
+    import fcntl
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    seen: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+            del seen[:-64]
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([str(a) for a in argv], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                                cwd=cwd, env={**(dict(env) if env is not None else user_env()), "TERM": "xterm"})
+        os.close(slave)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        reader.join(timeout=5)
+    finally:
+        os.close(master)
+    tail = b"".join(seen)[-4000:].decode(errors="replace").strip()
     return Sample(wall=wall, cpu=usage.ru_utime + usage.ru_stime, code=proc.returncode,
                   rss_mb=usage.ru_maxrss / 1024.0, err=tail)
 

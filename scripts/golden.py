@@ -114,7 +114,8 @@ def _hosts_run(base: Path, out: Path, files: Path) -> None:
         lines = []
         for i, addr in enumerate(("127.0.0.2", "127.0.0.3")):
             work = base / f"agent{i}"
-            work.mkdir(exist_ok=True)
+            work.mkdir(mode=0o700, exist_ok=True)  # an agent's --dir is private to its user
+            work.chmod(0o700)
             agents.append(subprocess.Popen([*_ssdlab(), "agent", "--bind", addr, "--port", "18765", "--dir",
                                             str(work)], cwd=work, stdout=subprocess.DEVNULL,
                                            stderr=subprocess.DEVNULL))

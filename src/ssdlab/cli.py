@@ -14,7 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 from ssdlab import __version__
 from ssdlab.errors import ExitCode, SsdlabError, UnsafeTargetError, UsageError
-from ssdlab.termtext import printable
+from ssdlab.termtext import encodable, printable
 from ssdlab.units import format_bytes, format_duration, parse_size
 
 if TYPE_CHECKING:
@@ -83,6 +83,8 @@ EXTENSIONS: dict[str, tuple[str, str]] = {
     "runs": ("ssdlab.commands.catalog",
              "list the runs of a results root (SQLite catalog), filtered by device, model, suite, verdict, tag"),
     "tag": ("ssdlab.commands.catalog", "add or remove notes on a stored run (DIR/tags.json)"),
+    "trace": ("ssdlab.commands.trace", "block traces: characterize (info), fit a suite file (fit), convert to a "
+                                       "fio iolog (convert); replay with `run replay --trace FILE`"),
     "serve": ("ssdlab.serve.command",
               "the results catalog and runs in progress in a browser (loopback, with a token); /metrics"),
 }
@@ -97,7 +99,9 @@ def _add_target_args(p: argparse.ArgumentParser, *, required: bool = False) -> N
                         "(repeat for suites that drive several devices; default: " + DEFAULT_TARGET + ")")
     p.add_argument("--size", type=parse_size, help="size of a file target to create (default 1GiB)")
     p.add_argument("--capacity", type=parse_size, help="use only this many bytes of the target")
-    p.add_argument("--ioengine", default="libaio", choices=["libaio", "io_uring", "psync", "sync", "posixaio"],
+    from ssdlab.results.request import IOENGINES
+
+    p.add_argument("--ioengine", default="libaio", choices=list(IOENGINES),
                    help="fio I/O engine for file and block targets (default libaio)")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="run on every device of every agent host listed in this TOML inventory at once "
@@ -146,12 +150,19 @@ def _add_suite_options(p: argparse.ArgumentParser, suite_name: str | None = None
                 group.add_argument(flag, dest=dest, default=None, help=text, action="store_const", const=True)
                 continue
             converters: dict[str, Callable[[str], object]] = {"int": int, "float": float, "size": parse_size,
-                                                              "toml": load_toml_option}
+                                                              "toml": load_toml_option, "path": _absolute}
             convert = converters.get(opt.kind, str)
             group.add_argument(flag, dest=dest, default=None, help=text, type=convert,
                                metavar=opt.name.upper().replace("-", "_"),
                                choices=list(opt.choices) if opt.choices else None,
                                action="append" if opt.repeat else "store")
+
+
+def _absolute(text: str) -> str:
+    """A 'path' suite option: stored absolute, so `resume` finds the file from any directory."""
+    from pathlib import Path
+
+    return str(Path(text).expanduser().resolve())
 
 
 def _run_args(p: argparse.ArgumentParser, suite: str | None) -> None:
@@ -285,12 +296,15 @@ def cmd_suites(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_plan(args: argparse.Namespace, env: Env) -> int:
     from ssdlab import safety
-    from ssdlab.run.eta import plan_eta
+    from ssdlab.results import catalog, store
+    from ssdlab.run.eta import History, plan_eta
     from ssdlab.run.setup import check_power_state, setup_run
 
     setup = setup_run(run_request(args))
     suite, target, ctx = setup.suite, setup.target, setup.ctx
-    eta = plan_eta(suite, ctx)
+    root = args.out.parent if getattr(args, "out", None) else store.default_run_dir("", "").parent
+    eta = plan_eta(suite, ctx, file_layout=target.layout_writes(),
+                   history=History.of(catalog.history(root, suite.name, target.kind)))
     decision = setup.decision()
     verdict = safety.assess(target, destructive=args.destructive) if decision.writes else safety.Assessment(())
     if not decision.writes:
@@ -355,16 +369,16 @@ LONG_PLAN_S = 3600.0  # `plan` warns about a run that may take longer
 
 def plan_duration_line(points: int, eta: Eta) -> str:
     """'8 points, estimated duration 44s (±25 %)', or, for a suite that may stop early, 'at most 3176 points;
-    expected about 452 points in 1m20s (±30 %), at most 23h20m'."""
+    expected about 452 points in 1m20s (±30 %); about 23h20m if all 3176 run' (the point count is the bound)."""
     if not eta.adaptive:
         return f"{points} points, estimated duration {eta.duration()}"
-    return (f"at most {points} points; expected about {eta.expected_points} points in {eta.duration()}, at most "
-            f"{format_duration(eta.worst_s)}")
+    return (f"at most {points} points; expected about {eta.expected_points} points in {eta.duration()}; "
+            f"{eta.worst_text()}")
 
 
 def long_plan_warning(eta: Eta) -> str:
     """The line `plan` adds when a run may take more than an hour, with what shortens it."""
-    when = (f"expected {format_duration(eta.expected_s)}, at most {format_duration(eta.worst_s)}" if eta.adaptive
+    when = (f"expected {format_duration(eta.expected_s)}, {eta.worst_text()}" if eta.adaptive
             else format_duration(eta.expected_s))
     return (f"warning: this run may take more than an hour ({when}); --runtime SECONDS sets the time of every "
             "point in every suite (a scaled run: PTS samples and captures, ACT slices), e.g. --runtime 1")
@@ -459,7 +473,7 @@ def _resume_locked(args: argparse.Namespace, env: Env, run: Run) -> Run:
     from ssdlab.run.setup import setup_run
     from ssdlab.run.target import executor_for
 
-    setup = setup_run(run.options, resume=run)
+    setup = setup_run(run.options, resume=run, source=str(args.dir / "run.json"))
     setup.check_device_settings()
     # consent is asked again: the target may have changed since the run started (resume re-authorizes)
     grant = _authorize(setup.target, setup.decision(), setup.request.device_settings, args, env)
@@ -485,7 +499,9 @@ def cmd_report(args: argparse.Namespace, env: Env) -> int:
 
         if not args.junit.parent.is_dir():
             raise UsageError(f"--junit {args.junit}: directory {args.junit.parent} does not exist")
-        outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        replacing = outputs.check_new_file(args.junit, force=args.force, option="--junit")
+        if replacing:
+            env.err(replacing)
         junit.write(args.junit, "ssdlab report", [junit.run_suite(run)])
     env.out(str(render_report(run, run_dir).resolve()))
     return run_verdicts(run).exit_code
@@ -498,7 +514,8 @@ def cmd_export(args: argparse.Namespace, env: Env) -> int:
 
     dirs = [resolve(d) for d in args.dirs]
     runs = [(load_run(d), read_tags(d).get("label", "")) for d in dirs]
-    env.stdout.write(export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs]))
+    text = export.to_csv_many(runs) if args.format == "csv" else export.to_json_many([r for r, _ in runs])
+    env.stdout.write(encodable(text))  # data as stored, but never a lone surrogate (bytes that were not UTF-8)
     return 0
 
 

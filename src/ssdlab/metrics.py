@@ -78,6 +78,11 @@ class Metric:
     def text(self, value: float | None) -> str:
         return self.fmt(value)
 
+    @property
+    def title(self) -> str:
+        """Its name on a chart's axis: the label with its unit ('p99 latency (µs)', 'read IOPS', 'MB/s')."""
+        return self.label if self.unit in self.label else f"{self.label} ({self.unit})"
+
 
 def _iops(which: str | None) -> Reader:
     if which is None:

@@ -10,17 +10,26 @@
 3. The grant goes with the run: the fio boundary (`fio.runner.run_job`) calls `WriteGrant.check_job` on every
    job before writing it out and starting fio, and the orchestrator calls `WriteGrant.require` before a purge
    or a file layout. A job that writes in a run that was not authorized to write, a job that opens anything
-   but the target, or a write to a device that became busy since the run started is refused with exit 4.
+   but the target (a relative filename, a path that no longer names the device number or inode the run was
+   set up for: targets/identity.py), an engine that is not a plain read/write one, or a write to a device that
+   became busy since the run started is refused with exit 4.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
 from ssdlab.fio.job import FioJob, OptionValue
-from ssdlab.fio.options import LOCAL_ENGINES, PATH_OR_COMMAND_OPTIONS, SSDLAB_LOG_OPTIONS
+from ssdlab.fio.options import (
+    LOCAL_ENGINES,
+    PATH_OR_COMMAND_OPTIONS,
+    READ_ENGINES,
+    SSDLAB_LOG_OPTIONS,
+    replay_input_ok,
+)
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
 
@@ -138,6 +147,10 @@ class WriteGrant:
         if not self.writes:
             raise UnsafeTargetError(f"refusing to {what}: this run was not authorized to write to "
                                     f"{self.target.name}")
+        for ident in self.target.identities():  # a purge or layout writes by the same path fio opens
+            why = ident.mismatch(ident.path)
+            if why:
+                raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {why}")
         self._still_safe(what)
 
     def check_job(self, job: FioJob) -> None:
@@ -154,13 +167,15 @@ class WriteGrant:
                         raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
                                                 f"{key} outside the point's directory ({text})")
                 elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
-                        spans_all and key == "file_service_type" and text == "random"):
+                        spans_all and key == "file_service_type" and text == "random") and not (
+                        replay_input_ok(key, text, opts)):  # an iolog replay's, as fio/replay.py sets them
                     raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
                                             "which names files, runs commands or changes the host")
             if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
                 raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
                                         f"{self.target.name} as the target set it up (filename "
                                         f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
+            self._check_opens(section.name, opts)
         reasons = job.writes()
         if reasons and not self.writes:
             raise UnsafeTargetError(f"refusing to start fio: its job {reasons[0]}, but this run was not "
@@ -171,11 +186,41 @@ class WriteGrant:
             raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
                                     "and fio would write to lay it out")
 
+    def _check_opens(self, name: str, opts: dict[str, OptionValue]) -> None:
+        """What the section opens is what the run was set up for: a plain engine, absolute filenames (fio runs in
+        the point's directory), each still the device number or inode the target resolved (identity.py)."""
+        engine = opts.get("ioengine")
+        if engine is not None and str(engine) not in LOCAL_ENGINES | READ_ENGINES:
+            raise UnsafeTargetError(f"refusing to start fio: job [{name}] uses ioengine={engine}, which is not a "
+                                    "plain read/write engine")
+        if "filename" not in opts:
+            return
+        idents = {i.path: i for i in self.target.identities()}
+        for path in fio_filenames(opts["filename"]):
+            if not path.startswith("/"):
+                raise UnsafeTargetError(f"refusing to start fio: job [{name}] names the relative path {path}, "
+                                        "which fio would open inside the point's directory")
+            ident = idents.get(path)
+            if ident is None:
+                if idents:
+                    raise UnsafeTargetError(f"refusing to start fio: job [{name}] opens {path}, which is not "
+                                            f"{self.target.name}")
+                continue
+            why = ident.mismatch(path)
+            if why:
+                raise UnsafeTargetError(f"refusing to start fio: job [{name}] would not open what the run was "
+                                        f"set up for: {why}")
+
     def _still_safe(self, what: str) -> None:
         hazards = self.target.blocking_hazards()
         if hazards:
             raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {hazards[0].text} "
                                     "(found just before writing)")
+
+
+def fio_filenames(value: OptionValue) -> list[str]:
+    """The paths a fio `filename` value names: split at unescaped ':' (fio/job.escape_filename), unescaped."""
+    return [part.replace("\\:", ":") for part in re.split(r"(?<!\\):", str(value))]
 
 
 def _placed_on(opts: dict[str, OptionValue], device: dict[str, OptionValue]) -> bool:

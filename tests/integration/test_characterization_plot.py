@@ -213,3 +213,37 @@ def test_sweep_runs_overlay(sweep_qd: Path, quick_run: Path, tmp_path: Path) -> 
     assert "sweep numjobs=1" in text
     assert "quick" in text
     assert "sweep vs quick" in text
+
+
+def test_plot_labels_its_axes_from_the_registry_and_puts_queue_depths_on_log2(stored: Path, tmp_path: Path) -> None:
+    out = tmp_path / "qd.svg"
+    res = run_cli("plot", str(stored), "--x", "iodepth", "--y", "p99_us", "--series", "numjobs", "--where", "bs=4k",
+                  "--out", str(out))
+    assert res.code == 0, res.err
+    text = out.read_text()
+    assert ">p99 latency (µs)<" in text  # the metric's label and unit, not its name p99_us
+    assert ">queue depth (iodepth)<" in text
+    assert ">p99_us<" not in text
+    assert 'id="log-x-0"' in text  # queue depths 1 and 4 on a log axis (base 2: doubling steps evenly spaced)
+    from ssdlab.commands.plot import LOG2, axis_title
+
+    assert "iodepth" in LOG2
+    assert axis_title("iops") == "IOPS"
+    assert axis_title("read_bw_MBps") == "read MB/s"
+    assert axis_title("usr_cpu") == "fio user CPU (%)"
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_plot_out_gets_the_mode_the_umask_gives(stored: Path, tmp_path: Path, mask: int, mode: int) -> None:
+    """As a report does: the atomic write's private temporary file (0600) does not decide the file's mode."""
+    import os
+
+    old = os.umask(mask)
+    try:
+        for name in ("p.png", "p.svg"):
+            res = run_cli("plot", str(stored), "--x", "bs", "--y", "iops", "--where", "numjobs=1,iodepth=4",
+                          "--out", str(tmp_path / name))
+            assert res.code == 0, res.err
+            assert (tmp_path / name).stat().st_mode & 0o777 == mode, name
+    finally:
+        os.umask(old)

@@ -62,6 +62,7 @@ NOT_HERE: dict[str, str] = {
     ".venv/bin/python benchmarks/memory.py --points '' --devices 32 --device-points 96": "a benchmark: minutes",
     ".venv/bin/python benchmarks/memory.py --points '' --devices 128 --runtime 0.5": "a benchmark: minutes",
     ".venv/bin/python benchmarks/memory.py --points '' --devices '' --pts": "a benchmark: minutes",
+    ".venv/bin/python benchmarks/memory.py --points '' --devices '' --files 1,24": "a benchmark: minutes",
     "ssdlab hist-log h_clat_hist.*.log [--interval S] [--percentiles 50,90,99,99.9,99.99] "
     "[--mode fio|weighted] [--directions all|read|write|trim|split] [--log-ms MS]": "a synopsis, not a command",
     "ssdlab plot DIR [DIR...] --x AXIS --y METRIC [--series AXIS] [--where AXIS=V,...] [--out FILE.svg|.png] "
@@ -106,6 +107,10 @@ SUBSTITUTIONS: tuple[tuple[str, str], ...] = (
     ("BASE NEW", "{op7} {op28}"),
     ("results/op7", "{op7}"),
     ("results/op28", "{op28}"),
+    ("results/replay-a", "{replay-a}"),
+    ("results/replay-b", "{replay-b}"),
+    ("results/replay-op7", "{replay-op7}"),
+    ("results/replay-op28", "{replay-op28}"),
     ("3fa9c1d2", "{op28-id}"),
     # files named by the docs: made by the test (ACT's config for the stand-in file, the ACT run's histogram logs)
     ("h_clat_hist.*.log", "hist_service_clat_hist.*.log"),
@@ -121,9 +126,9 @@ WHOLE: dict[str, str] = {
 
 # Drives: the simulator, except where the suite needs fio's own features (ACT's paced streams, integrity's verify)
 # or several devices at once (fio targets only): there a 64 MiB file per device.
-DEVICES = ("/dev/nvme0n1", "/dev/nvme1n1", "/dev/loop3", "/dev/loop4")
+DEVICES = ("/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1", "/dev/loop3", "/dev/loop4")
 SIM_DRIVE = "sim:tlc-4k?capacity=256MiB"
-FIO_SUITES = ("act", "integrity")
+FIO_SUITES = ("act", "integrity", "replay")
 
 # Commands that would take minutes to run here even scaled down: `plan` checks the same options, target and plan
 # (every point rendered, the write gate decided) without running the points.
@@ -168,6 +173,10 @@ MAKERS: dict[str, str] = {
     "op28": "ssdlab run pts-iops --target sim:tlc-4k-28 --runtime 0.5 --out results/op28",
     "integrity": "ssdlab run integrity --target /dev/nvme0n1 --footprint 64GiB --yes",
     "act": "ssdlab run  act --target file:/tmp/x?size=256MiB --load 1x --duration 6 --slice 2",
+    **{f"replay-{k}": f"ssdlab run replay --trace my-trace.csv --volume prxy_0 --map scale --target {t} "
+                      f"--out results/replay-{k}" for k, t in (("op7", "sim:tlc-4k"), ("op28", "sim:tlc-4k-28"))},
+    **{f"replay-{k}": f"ssdlab run replay --trace my-trace.csv --volume prxy_0 --map scale --target {t} --yes "
+                      f"--out results/replay-{k}" for k, t in (("a", "/dev/nvme2n1"), ("b", "/dev/nvme3n1"))},
 }
 
 # Exit codes the docs give besides 0, and where they say so: by suite (its prefix) and by option.
@@ -348,6 +357,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
             stack.callback(started[-1].stop)
         mp.chdir(root)
         mp.delenv("SSDLAB_RESULTS", raising=False)
+        doc_trace(root / "my-trace.csv")
         for name, argv in PREPARED.items():
             res = run_cli(*argv)
             assert res.code == 0, res.err
@@ -397,6 +407,8 @@ def _prepare(lab: Lab, cwd: Path, text: str) -> dict[str, str]:
         (cwd / "lab.toml").write_text(toml, encoding="utf-8")
     if "my-suite.toml" in text:
         (cwd / "my-suite.toml").write_text(_doc_suite(), encoding="utf-8")
+    if "my-trace.csv" in text:
+        doc_trace(cwd / "my-trace.csv")
     return values
 
 
@@ -425,6 +437,24 @@ def _stopped(src: Path, dst: Path) -> Path:
     doc["status"] = "interrupted"
     (dst / "run.json").write_text(json.dumps(doc), encoding="utf-8")
     return dst
+
+
+def doc_trace(path: Path) -> None:
+    """docs/replay.md's my-trace.csv: an MSR-Cambridge trace of two volumes, prxy_0 (2,400 I/Os over 3 s, 65 %
+    reads, 4K-64K, anywhere in 40 GiB, with response times) and prxy_1 (300 I/Os)."""
+    import numpy as np
+
+    rng = np.random.default_rng(35)
+    rows = []
+    for disk, n in ((0, 2400), (1, 300)):
+        t = np.sort(rng.integers(0, 30_000_000, n))  # 100 ns ticks: 3 s
+        for tick in t.tolist():
+            size = int(rng.choice([4096, 8192, 16384, 65536]))
+            off = int(rng.integers(0, (40 << 30) // 4096)) * 4096
+            kind = "Read" if rng.random() < 0.65 else "Write"
+            rows.append((128166372000000000 + tick, f"{128166372000000000 + tick},prxy,{disk},{kind},{off},{size},"
+                                                   f"{int(rng.integers(500, 20000))}"))
+    path.write_text("".join(r + "\n" for _, r in sorted(rows)), encoding="utf-8")
 
 
 def _doc_block(doc: str, start: str) -> str:

@@ -230,7 +230,7 @@ def test_file_targets_on_two_hosts_write_and_report_the_ceiling(three: list[Agen
     assert "[1/2]" in said
     assert "[2/2]" in said
     assert "[3/" not in said
-    assert "run complete: 2 points measured" in said
+    assert "run complete: 2 measured points" in said
     assert "host ceiling: Host ceiling" not in said
     assert said.count("Host ceiling: null engine") == 1
     assert "hosts-smoke.toml on hosts a, b" in html
@@ -312,7 +312,7 @@ def test_local_devices_run_together_with_per_device_results(suite_file: Path, tm
     said = res.out + res.err
     assert "[1/2]" in said
     assert "[3/" not in said
-    assert "run complete: 2 points measured" in said
+    assert "run complete: 2 measured points" in said
     job = (tmp_path / "r" / "points" / "001-rnd-randread" / "job.fio").read_text()
     assert "[001-rnd-randread-d0]" in job
     assert "[001-rnd-randread-d1]" in job

@@ -68,7 +68,7 @@ def test_run_succeeds_and_prints_the_report_path(quick: QuickRun) -> None:
     assert quick.result.code == 0, quick.result.err
     assert quick.result.out.strip().splitlines()[-1] == str(quick.out / "report.html")
     assert f"results: {quick.out}" in quick.result.err
-    assert "run complete: 8 points measured" in quick.result.err
+    assert "run complete: 8 measured points" in quick.result.err
 
 
 def test_run_json_holds_every_point(quick: QuickRun) -> None:
@@ -210,3 +210,17 @@ def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
                                                               rel=0.02)
     # interval rates are of the same order as the final average
     assert max(s.read_iops for s in samples) > 0.3 * m.directions["read"].iops
+
+
+def test_quick_with_passes_measures_each_test_that_often_and_its_grid_says_how_it_reads_them(tmp_path: Path) -> None:
+    out = tmp_path / "passes"
+    res = run_cli("run", "quick", "--target", "null", "--runtime", "0.5", "--passes", "2", "--pass-stat", "mean",
+                  "--out", str(out))
+    assert res.code == 0, res.err
+    run = load_run(out)
+    ids = [r.point.id for r in run.points if r.status == "ok"]
+    assert len(ids) == 16
+    assert ids[:2] == ["01-seq1m-q8t1-read-p1", "01-seq1m-q8t1-read-p2"]  # a test's passes one after the other
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "Read MB/s (mean of 2)" in report
+    assert "SEQ1M Q8T1 Read (pass 2 of 2)" in report  # each pass a row of the results table

@@ -158,7 +158,7 @@ def test_catalog_reports_comparison_and_a_run_watched_live(root: Path, server: s
                     time.sleep(0.1)
                 page.goto(f"{base}/live/{catalog_id(load_run(run_dir))}")
                 page.wait_for_function("() => { const d = document.getElementById('c-iops').data;"
-                                       " if (!d || !d[0].x.length) return false;"
+                                       " if (!d || !d.length || !d[0].x.length) return false;"
                                        " const x = d[0].x; return x[x.length - 1] - x[0] >= 5000; }")
                 _shot(page, "serve-live.png")  # the run going on, with 5 s of charts
                 page.wait_for_selector("#verdict:not(.hidden) .badge.v-complete")
@@ -211,4 +211,81 @@ def test_catalog_reports_comparison_and_a_run_watched_live(root: Path, server: s
             _shot(page, "serve-live-24-devices.png")
         finally:
             browser.close()
+    assert errors == []
+
+
+def _sweep_live(root: Path) -> tuple[Path, str]:
+    """A stored QD sweep on two files (schema 3), made to look as if it were going on: a live record with
+    read-only samples so far."""
+    run_dir = root / "sweep"
+    shutil.copytree(DATA / "schema3" / "sweep-2file-killed", run_dir)
+    names = ["/tmp/a.dat", "/tmp/b.dat"]
+    start = time.time() - 12
+    head = [{"k": "run", "t": start, "v": 1, "title": "sweep-qd on two files", "devices": names, "engine": "fio",
+             "host_group": False},
+            {"k": "point", "t": start, "id": "p7", "label": "randread QD64", "index": 7, "phase": "measure",
+             "eta": {"expected_s": 60, "worst_s": 60, "expected_points": 3, "worst_points": 3}}]
+    lines = [json.dumps(x) for x in head]
+    for i in range(10):
+        fig = {"r": [9000.0 + 800 * (i % 3), 36.9, 0.0 if i == 4 else 157.0 + i, 171.0 + i, 240.0, 410.0]}
+        lines.append(json.dumps({"k": "s", "t": start + 1 + i, "e": i + 1.0, "dt": 1.0, "a": fig, "d": [fig, fig]}))
+    (run_dir / LIVE_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return run_dir, catalog_id(load_run(run_dir))
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_live_charts_show_the_directions_present_ticks_that_bracket_and_points_against_the_swept_axis(
+        root: Path, server: str) -> None:
+    from playwright.sync_api import sync_playwright
+
+    base = server.split("/login")[0]
+    run_dir, run = _sweep_live(root)
+    lock = (run_dir / ".lock").open("w", encoding="utf-8")  # held as `ssdlab run` holds it
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    errors: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(TIMEOUT_MS)
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(server)
+            page.goto(f"{base}/live/{run}")
+            for chart in ("c-iops", "c-points"):
+                page.wait_for_function(f"() => {{ const d = document.getElementById('{chart}').data;"
+                                       " return d && d.length; }")
+            got = page.evaluate("""() => {
+                const chart = (id) => { const d = document.getElementById(id);
+                  return { names: d.data.map(t => t.name), colors: d.data.map(t => t.line && t.line.color),
+                           y: d.data.map(t => t.y), axis: d.layout.yaxis, xaxis: d.layout.xaxis }; };
+                return { iops: chart('c-iops'), lat: chart('c-lat'), points: chart('c-points') }; }""")
+            # a read-only phase draws no write series
+            assert got["iops"]["names"] == ["read"]
+            assert all(n.startswith("read ") for n in got["lat"]["names"])
+            # the latency axis: its labelled ticks bracket the data (157-181 µs here), one label per tick, no
+            # stray "2"/"5" between decades, and a missing mean is a gap, not a drop to zero
+            lat = got["lat"]["axis"]
+            values = [v for ys in got["lat"]["y"] for v in ys if v is not None]
+            assert 0 not in values
+            assert len(lat["ticktext"]) == len(lat["tickvals"]) >= 3
+            assert lat["tickvals"][0] <= min(values)
+            assert lat["tickvals"][-1] >= max(values)
+            # finished points against the swept axis: queue depth on a log2 axis, not the point's number
+            xaxis = got["points"]["xaxis"]
+            assert xaxis["title"]["text"] == "queue depth (QD)"
+            assert xaxis["type"] == "log"
+            assert xaxis["tickvals"] == [1, 2, 4, 8, 16, 32]
+            # writes begin: their series appear, in their own colour
+            with (run_dir / LIVE_FILE).open("a", encoding="utf-8") as fh:
+                fig = {"w": [7000.0, 28.7, 300.0, 900.0, 1500.0, 2500.0]}
+                for i in range(3):
+                    fh.write(json.dumps({"k": "s", "t": time.time() + i * 0.01, "e": 20.0 + i, "a": fig,
+                                         "d": [fig, fig]}) + "\n")
+            page.wait_for_function("() => document.getElementById('c-iops').data.length === 2")
+            iops = page.evaluate("() => document.getElementById('c-iops').data.map(t => [t.name, t.line.color])")
+            assert iops == [["read", "#0072B2"], ["write", "#D55E00"]]
+            browser.close()
+    finally:
+        lock.close()
     assert errors == []

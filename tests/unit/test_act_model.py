@@ -368,3 +368,14 @@ def test_validate_records_what_a_resume_needs(tmp_path: Path, monkeypatch: pytes
     point = ActSuite().plan(resumed)[-1]
     assert point.id == "act-2x-s002"
     assert point.tags["service_threads"] == 20
+
+
+def test_act_on_the_simulator_is_refused_and_suites_and_readme_say_so(cli: Any) -> None:
+    res = cli("plan", "act", "--target", "sim:p5430", traceback=False)
+    assert res.code == 2
+    assert "the simulated SSD does not model" in res.err
+    listing = next(line for line in cli("suites").out.splitlines() if line.startswith("act "))
+    assert "fio targets only: the simulator has no paced concurrent streams" in listing
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| Certification |"))
+    assert "`--target sim:...` is refused" in row

@@ -153,3 +153,86 @@ def test_agent_answers_a_complete_challenge_and_resolves_paths(tmp_path: Path) -
     assert report is not None
     assert client.answer_for(report, token) is not None
     assert client.answer_for(report, client.new_token()) is None
+
+
+# --- the agent's working directory (--dir) gets the socket directory's rules (issue 31) --------------------
+
+NOBODY = 65534
+
+
+def _planted(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory another user owns, holding a link named like the agent's log to a file of this user's."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    d = tmp_path / "theirs"
+    d.mkdir(mode=0o700)
+    (d / "fio-server.log").symlink_to(victim)
+    os.lchown(d / "fio-server.log", NOBODY, NOBODY)
+    os.chown(d, NOBODY, NOBODY)
+    return d, victim
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a directory to another user")
+def _never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent these tests start must be refused before it serves (a served one would run until stopped)."""
+    import ssdlab.commands.agent as agent
+
+    def serve(*args: object, **kwargs: object) -> int:
+        raise AssertionError("the agent started serving from a directory it should have refused")
+
+    monkeypatch.setattr(agent, "_serve", serve)
+
+
+def test_agent_dir_owned_by_another_user_is_refused_before_anything_is_written(cli: CliRunner, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _never_serve(monkeypatch)
+    d, victim = _planted(tmp_path)
+    res = cli("agent", "--socket", tmp_path / "run" / "agent.sock", "--dir", d, traceback=False)
+    assert res.code == 2, res.err
+    assert res.err_lines == [f"ssdlab: error: --dir {d}: {d} belongs to another user, who could plant links or read "
+                             "what the agent writes there: choose a directory this agent's user alone owns and can "
+                             "change"]
+    assert victim.read_text() == "precious\n"
+    assert not (tmp_path / "run" / "agent.sock").exists()
+
+
+def test_agent_dir_open_to_others_a_link_or_in_a_shared_parent_is_refused(cli: CliRunner, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _never_serve(monkeypatch)
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o755)
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "private")
+    (tmp_path / "private").mkdir(mode=0o700)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    for d, why in ((open_dir, f"is open to other users (mode 0755), so they could reach the agent or change its "
+                              f"files: chmod 700 {open_dir}"),
+                   (link, "is not a plain directory (a symlink, or not a directory)"),
+                   (shared / "mine", f"{shared} can be changed by other users")):
+        res = cli("agent", "--socket", tmp_path / "run" / "agent.sock", "--dir", d, traceback=False)
+        assert res.code == 2, res.err
+        assert len(res.err_lines) == 1
+        assert why in res.err, res.err
+    assert not (shared / "mine").exists()  # nothing was made where others could change it
+
+
+def test_agent_files_never_follow_a_link_planted_among_them(tmp_path: Path) -> None:
+    from ssdlab.commands.agent import _read_head, create_private, private_dir
+
+    d = tmp_path / "work"
+    private_dir(d, None, "--dir", "choose another")
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (d / "fio-server.log").symlink_to(victim)
+    fd = create_private(d / "fio-server.log")
+    with os.fdopen(fd, "w") as fh:
+        fh.write("log\n")
+    assert victim.read_text() == "precious\n"  # the link itself was replaced, not the file it named
+    assert not (d / "fio-server.log").is_symlink()
+    assert stat.S_IMODE((d / "fio-server.log").stat().st_mode) == 0o600
+    (d / f"{client.CHALLENGE_PREFIX}x").symlink_to(victim)
+    assert _read_head(d / f"{client.CHALLENGE_PREFIX}x") == b""  # a challenge file is never read through a link

@@ -26,7 +26,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def _runs(root: Path, *args: str) -> list[dict[str, object]]:
-    res = run_cli("runs", "--root", root, "--json", *args)
+    res = run_cli("runs", "--results", root, "--json", *args)
     assert res.code == 0, res.err
     data: list[dict[str, object]] = json.loads(res.out)
     return data
@@ -43,7 +43,7 @@ def test_lists_runs_and_filters(root: Path) -> None:
     assert [r["run_id"] for r in _runs(root, "--verdict", "complete")] == ["quick"]
     assert _runs(root, "--since", "2100-01-01") == []
     assert len(_runs(root, "--until", "2100-01-01")) == 3
-    text = run_cli("runs", "--root", root)
+    text = run_cli("runs", "--results", root)
     assert text.code == 0
     assert text.out.splitlines()[0].startswith("id ")
     assert len(text.out.splitlines()) == 4
@@ -62,14 +62,14 @@ def test_text_filters_take_globs_as_suite_does(root: Path) -> None:
 
 
 def test_tag_takes_options_between_its_arguments(root: Path) -> None:
-    """`tag RUN --root DIR k=v` failed with 'unrecognized arguments' (argparse's intermixed parsing now)."""
-    res = run_cli("tag", "op28", "--root", root, "label=fw-2.1", "note=x")
+    """`tag RUN --results DIR k=v` (then --root) failed with 'unrecognized arguments' (intermixed parsing now)."""
+    res = run_cli("tag", "op28", "--results", root, "label=fw-2.1", "note=x")
     assert res.code == 0, res.err
     assert json.loads((root / "op28" / "tags.json").read_text()) == {"label": "fw-2.1", "note": "x"}
-    res = run_cli("tag", "op28", "--root", root, "--remove", "note", "label=fw-2.2")
+    res = run_cli("tag", "op28", "--results", root, "--remove", "note", "label=fw-2.2")
     assert res.code == 0, res.err
     assert json.loads((root / "op28" / "tags.json").read_text()) == {"label": "fw-2.2"}
-    bad = run_cli("tag", "op28", "--root", root, "--bogus", "k=v", traceback=False)
+    bad = run_cli("tag", "op28", "--results", root, "--bogus", "k=v", traceback=False)
     assert bad.code == 2
     assert "unrecognized arguments: --bogus" in bad.err
 
@@ -130,7 +130,7 @@ def test_ambiguous_and_unreadable(root: Path, tmp_path: Path, monkeypatch: pytes
     shutil.copytree(root / "op7", root / "op7-copy")  # the same run twice: one id, two paths
     (root / "broken").mkdir()
     (root / "broken" / "run.json").write_text("{not json", encoding="utf-8")
-    res = run_cli("runs", "--root", root)
+    res = run_cli("runs", "--results", root)
     assert res.code == 8  # the others are listed; a malformed stored result still shows in the exit status
     assert "skipped unreadable run" in res.err
     assert "broken" in res.err
@@ -141,7 +141,7 @@ def test_ambiguous_and_unreadable(root: Path, tmp_path: Path, monkeypatch: pytes
 
 
 def test_bad_input(root: Path, tmp_path: Path) -> None:
-    res = run_cli("runs", "--root", tmp_path / "none", traceback=False)
+    res = run_cli("runs", "--results", tmp_path / "none", traceback=False)
     assert res.code == 2
     assert "does not exist" in res.err
     res = run_cli("tag", root / "op7", "no-equals-sign", traceback=False)
@@ -150,7 +150,7 @@ def test_bad_input(root: Path, tmp_path: Path) -> None:
     res = run_cli("tag", root / "op7", "--remove", "absent", traceback=False)
     assert res.code == 2
     assert "has no tag 'absent'" in res.err
-    res = run_cli("runs", "--root", root, "--since", "yesterday", traceback=False)
+    res = run_cli("runs", "--results", root, "--since", "yesterday", traceback=False)
     assert res.code == 2
 
 
@@ -174,3 +174,28 @@ def test_schema2_runs_and_their_points_log_are_indexed(root: Path) -> None:
     log.write_text("".join(records), encoding="utf-8")  # the next point arrives: run.json is unchanged
     assert {r["run_id"]: r["points"] for r in _runs(root)}["killed"] == 2
     assert [r["run_id"] for r in _runs(root, "--suite", "pts-dirth")] == ["dirth"]
+
+
+def test_the_results_root_is_results_as_in_serve_and_root_still_works(root: Path) -> None:
+    """`runs` took --root where `serve` takes --results: --results now everywhere, --root its deprecated alias."""
+    new = run_cli("runs", "--results", root, "--json")
+    old = run_cli("runs", "--root", root, "--json")
+    assert new.code == old.code == 0
+    assert json.loads(new.out) == json.loads(old.out)
+    assert new.err == ""
+    assert old.err.strip() == ("ssdlab: note: --root is now --results (as `ssdlab serve` and `ssdlab compare` "
+                               "name it); --root still works, for now")
+    import argparse
+
+    from ssdlab.commands.catalog import add_commands
+
+    sub = argparse.ArgumentParser().add_subparsers()
+    add_commands(sub)
+    text = sub.choices["runs"].format_help()
+    assert "--results DIR" in text
+    assert "--root" not in text  # hidden: one name in the help
+    tagged = run_cli("tag", "op28", "--root", root, "k=v")
+    assert tagged.code == 0, tagged.err
+    both = run_cli("runs", "--results", root, "--root", root / "op7", traceback=False)
+    assert both.code == 2
+    assert "disagree" in both.err

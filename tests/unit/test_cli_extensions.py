@@ -48,7 +48,7 @@ def test_help_lists_compare_runs_and_tag_without_loading_them() -> None:
 
 
 def test_runs_loads_the_catalog_but_not_compare(tmp_path: Path) -> None:
-    _, loaded = _loaded_after("runs", "--root", str(tmp_path))
+    _, loaded = _loaded_after("runs", "--results", str(tmp_path))
     assert "ssdlab.commands.catalog" in loaded
     assert "ssdlab.commands.compare" not in loaded
     assert not {m for m in loaded if m.startswith("scipy")}

@@ -58,12 +58,18 @@ def test_default_labels_and_output_directory(tmp_path: Path, monkeypatch: object
     import pytest
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
-    monkeypatch.chdir(tmp_path)
-    b = copy_run("series-sim", tmp_path / "b", run_id="faster", scale=1.1)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    monkeypatch.chdir(work)  # compare used to write its folder here, into whatever directory it was run from
+    a = copy_run("series-sim", tmp_path / "results" / "a", run_id="series-sim")
+    b = copy_run("series-sim", tmp_path / "results" / "b", run_id="faster", scale=1.1)
     (b / "tags.json").write_text(json.dumps({"label": "fw-2"}), encoding="utf-8")
-    res = run_cli("compare", SCHEMA1 / "series-sim", b)
+    res = run_cli("compare", a, b)
     assert res.code == 0, res.err
-    assert (tmp_path / "compare-series-sim-vs-fw-2" / "compare.html").is_file()
+    out = tmp_path / "results" / "compare-series-sim-vs-fw-2"  # beside the baseline, with the runs
+    assert (out / "compare.html").is_file()
+    assert res.out.strip() == str((out / "compare.html").resolve())
+    assert list(work.iterdir()) == []
 
 
 def test_compare_errors_are_one_line(tmp_path: Path) -> None:

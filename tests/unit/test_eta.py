@@ -14,6 +14,7 @@ from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, 
 from ssdlab.run.eta import (
     HOST_GROUP_OVERHEAD_PRIOR_S,
     SIM_IOPS_SHARE_PRIORS,
+    SIM_OVERHEAD_PRIOR_S,
     SIM_UNIT_BYTES,
     SIM_UNIT_RATE_PRIOR,
     Estimator,
@@ -77,7 +78,7 @@ def test_the_simulator_is_timed_by_simulated_work_not_simulated_time() -> None:
     ios = iops_bound(params, read.workload) * 0.5 * share
     assert est.simulated_ios(read) == pytest.approx(ios)
     weight = 1 + 4096 / SIM_UNIT_BYTES
-    assert est.seconds(read) == pytest.approx(ios * weight / SIM_UNIT_RATE_PRIOR + 0.01)
+    assert est.seconds(read) == pytest.approx(ios * weight / SIM_UNIT_RATE_PRIOR + SIM_OVERHEAD_PRIOR_S)
     paced = pt("q", runtime_s=2.0, rate_iops=1000, numjobs=2)
     assert est.simulated_ios(paced) == pytest.approx(2 * 1000 * 2.0)  # rate_iops is per job
     sized = pt("s", rw="write", runtime_s=None, io_bytes=256 * MiB, bs=131072)
@@ -238,3 +239,170 @@ def test_a_host_group_expects_the_agents_round_trip_per_point() -> None:
     group = Estimator({"kind": "multi", "hosts": [{"name": "a"}, {"name": "b"}]}, overhead_s=0.5)
     assert group.seconds(pt("a", runtime_s=1.0)) == pytest.approx(1.0 + HOST_GROUP_OVERHEAD_PRIOR_S)
     assert Estimator({"kind": "multi"}, overhead_s=0.5).seconds(pt("a", runtime_s=1.0)) == 1.5  # local devices
+
+
+# ---------------------------------------------------------------- issue 34: estimates that hold on a busy host
+
+
+def test_cpu_share_follows_the_tasks_that_want_a_cpu() -> None:
+    from ssdlab.run.eta import cpu_share
+
+    assert cpu_share(cpus=2, runnable=1) == 1.0  # this process alone
+    assert cpu_share(cpus=2, runnable=12) == pytest.approx(2 / 12)  # eleven others running on two CPUs
+    assert cpu_share(cpus=2, runnable=3) == pytest.approx(2 / 3)  # a load average of 26 from I/O waits aside
+    assert cpu_share(cpus=2, runnable=1000) == 0.05  # never below
+    # without a count of runnable tasks: the 1-minute load average, this process added
+    assert cpu_share(cpus=2, load=0.3) == 1.0
+    assert cpu_share(cpus=2, load=6.0) == pytest.approx(2 / 7)
+
+
+def test_procs_running_is_read_from_proc_stat(tmp_path: Any) -> None:
+    from ssdlab.run.eta import procs_running
+
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  1 2 3 4\nctxt 5\nprocs_running 7\nprocs_blocked 20\n", encoding="ascii")
+    assert procs_running(stat) == 7  # tasks blocked on I/O (procs_blocked) are not counted
+    assert procs_running(tmp_path / "missing") is None
+    assert procs_running() is not None  # this host's
+
+
+def test_a_loaded_host_slows_the_priors_not_what_was_measured() -> None:
+    params = resolve("tlc-4k", {})
+    quiet = Estimator({"kind": "sim", "sim": {"params": params}}, share=1.0)
+    busy = Estimator({"kind": "sim", "sim": {"params": params}}, share=2 / 7)
+    read = pt("r", runtime_s=0.5, iodepth=32, numjobs=4)
+    assert busy.seconds(read) == pytest.approx(quiet.seconds(read) * 3.5)
+    wr = pt("x", rw="randwrite")
+    busy.observe(done(wr, sim={"simulated_ios": 3e6, "simulated_ios_per_wall_s": 6e6}), 0.6)
+    assert busy.sim_rate() == pytest.approx(3e6 * (1 + 4096 / SIM_UNIT_BYTES) / 0.5)  # measured: no share applied
+    # a fio point's overhead prior is not slowed: fio's start-up waits more than it computes
+    assert Estimator({"kind": "file"}, 0.5, share=0.25).seconds(pt("a")) == 5.5
+
+
+def _history(**kw: Any) -> dict[str, Any]:
+    return {"results": 338, "wall_s": 13.0, "exec_s": 10.7, "overhead_s": 0.01, "bookkeeping_s": 0.005,
+            "sim_units": 8e7, "sim_core_s": 8.0, **kw}
+
+
+def test_history_of_earlier_runs_takes_the_median_of_each_figure() -> None:
+    from ssdlab.run.eta import History
+
+    h = History.of([_history(), _history(results=400, sim_units=4e7), _history(results=300, layout_s=2.0,
+                                                                                 layout_bytes=800e6)])
+    assert h.runs == 3
+    assert h.results == 338
+    assert h.sim_rate == pytest.approx(1e7)  # the median of 1e7, 5e6, 1e7
+    assert h.overhead_s == pytest.approx(0.015)  # executor overhead and bookkeeping per point
+    assert h.layout_bps == pytest.approx(400e6)
+    assert History.of([]).sim_rate is None
+
+
+def test_earlier_runs_replace_the_priors_until_this_run_measures() -> None:
+    from ssdlab.run.eta import History
+
+    params = resolve("tlc-4k", {})
+    history = History.of([_history(share=0.5)])  # an earlier run with half a CPU: 2e7 units/s on an idle one
+    assert history.sim_rate == pytest.approx(2e7)
+    assert history.overhead_s == pytest.approx(0.0075)
+    est = Estimator({"kind": "sim", "sim": {"params": params}}, history=history, share=0.25)
+    assert est.sim_rate() == pytest.approx(5e6)  # the earlier runs' rate, with today's quarter of a CPU
+    assert est.overhead_s == pytest.approx(0.03)
+    wr = pt("x", rw="randwrite")
+    est.observe(done(wr, sim={"simulated_ios": 3e6, "simulated_ios_per_wall_s": 6e6}), 0.6)
+    assert est.sim_rate() == pytest.approx(3e6 * (1 + 4096 / SIM_UNIT_BYTES) / 0.5)  # then this run's own
+
+
+def test_an_adaptive_suite_is_expected_to_need_the_points_earlier_runs_needed() -> None:
+    """pts-iops expected 282 points (steady at round 5) and ran 338: earlier runs say so."""
+    from ssdlab.run.eta import History
+
+    worst = (pt("a", runtime_s=1.0), 100)
+    expected = (pt("a", runtime_s=1.0), 20)
+    outlook = Outlook(worst=(worst,), expected=(expected,))
+    plain = Estimator({"kind": "file"}, overhead_s=0.0).estimate(outlook)
+    assert (plain.expected_points, plain.expected_s) == (20, pytest.approx(20.0))
+    learned = Estimator({"kind": "file"}, overhead_s=0.0, history=History(runs=1, results=50.0))
+    eta = learned.estimate(outlook, done=10)  # 10 results stored: 40 more expected, at most the worst case
+    assert (eta.expected_points, eta.expected_s) == (40, pytest.approx(40.0))
+    assert learned.estimate(outlook, done=45).expected_points == 20  # fewer earlier: the suite's own expectation
+    capped = Estimator({"kind": "file"}, overhead_s=0.0, history=History(runs=1, results=500.0))
+    assert capped.estimate(outlook).expected_points == 100
+
+
+def test_laying_out_the_target_is_part_of_the_estimate() -> None:
+    from ssdlab.run.eta import History, layout_bytes
+
+    est = Estimator({"kind": "file"}, overhead_s=0.0, share=0.5)
+    assert est.layout_s(400e6) == pytest.approx(2.0)  # 400 MB/s before any run laid one out, halved by the load
+    assert Estimator({"kind": "file"}, history=History(layout_bps=100e6)).layout_s(400e6) == pytest.approx(4.0)
+    eta = Eta(expected_s=10.0, worst_s=10.0, expected_points=4, worst_points=4, next_s=2.0, spread=0.1)
+    with_layout = eta.with_setup(5.0, 0.4)
+    assert (with_layout.expected_s, with_layout.next_s) == (15.0, 7.0)
+    assert with_layout.spread == pytest.approx((1.0 + 2.0) / 15.0)
+    target = {"kind": "file", "capacity_bytes": 1 << 30}
+    assert layout_bytes(target, "creates /x and lays it out (1 GiB)") == 1 << 30
+    assert layout_bytes(target, "") == 0
+    sim = {"kind": "sim", "capacity_bytes": 3 << 30, "sim": {"params": {"layout": 1}}}
+    assert layout_bytes(sim, "") == 3 << 30
+    assert layout_bytes(sim, "", resumed=True) == 0  # a resumed simulated drive reloads its state
+
+
+def test_an_eta_never_says_0s_while_points_remain() -> None:
+    eta = Eta(expected_s=0.3, worst_s=0.3, expected_points=17, worst_points=17)
+    assert eta.text() == "<1s"
+    assert Eta(expected_s=0.0, worst_s=0.0, expected_points=0, worst_points=0).text() == "0s"
+    assert progress_live_eta(0.2) == "<1s"
+
+
+def progress_live_eta(seconds: float) -> str:
+    from ssdlab.results.live import LiveSample
+    from ssdlab.run.progress import live_text
+
+    text = live_text(LiveSample(elapsed_s=1.0, read_iops=1.0), 0.5, seconds)
+    return text.rsplit("ETA ", 1)[1]
+
+
+def test_the_worst_case_gives_its_point_count_as_the_bound_and_its_time_as_an_estimate() -> None:
+    eta = Eta(expected_s=6.0, worst_s=29.0, expected_points=282, worst_points=1402, spread=0.8)
+    assert eta.text() == "6s ±80 % expected, at most 1402 points"
+    assert eta.worst_text() == "about 29s if all run"
+
+
+def test_a_large_outlook_between_full_estimates_keeps_each_point_s_overhead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shortcut for long outlooks once said 0s with about 60 points left."""
+    from ssdlab.run import eta as eta_mod
+
+    est = Estimator({"kind": "file"}, overhead_s=0.5)
+    outlook = Outlook(worst=tuple((pt(f"p{i}", runtime_s=0.01), 1) for i in range(300)))
+    clock = iter([100.0, 200.0])
+    monkeypatch.setattr(eta_mod.time, "monotonic", lambda: next(clock))
+    est.estimate(outlook)
+    est._full = (199.5, est._full[1], est._observed)  # type: ignore[index]  # a full estimate 0.5 s ago
+    later = est.estimate(outlook)
+    assert later.expected_s >= 300 * 0.5
+
+
+def test_a_resumed_simulated_drive_replays_the_points_after_its_checkpoint() -> None:
+    params = resolve("tlc-4k", {})
+    est = Estimator({"kind": "sim", "sim": {"params": params}})
+    replayed = [done(pt(f"r{i}", rw="randwrite"), sim={"simulated_ios": 2e6, "simulated_ios_per_wall_s": 4e6})
+                for i in range(3)]
+    weight = 1 + 4096 / SIM_UNIT_BYTES
+    assert est.replay_s(replayed) == pytest.approx(3 * 2e6 * weight / SIM_UNIT_RATE_PRIOR)
+    assert est.replay_s([done(pt("fio-point"))]) == 0.0
+
+
+def test_a_resumed_run_s_earlier_points_teach_times_not_confidence() -> None:
+    """A resume estimated 17 s ±5 % took 21 s: the earlier session's points had made the estimate sure of itself."""
+    est = Estimator({"kind": "file"}, overhead_s=0.0)
+    points = [pt(f"p{i}", bs=4096 << (i % 3)) for i in range(9)]
+    for p in points:
+        est.observe(done(p), 5.0, earlier=True)  # as resume replays them: exactly as predicted after the first
+    outlook = Outlook(worst=tuple((p, 1) for p in points[:3]))
+    eta = est.estimate(outlook)
+    assert eta.expected_s == pytest.approx(15.0)
+    assert eta.spread == pytest.approx(est.error(False))  # not the repeat error of shapes this session ran
+    assert est.error(False) == 0.25  # and no error was learned from them
+    for p in points[:3]:
+        est.observe(done(p), 5.0)  # the same shapes run in this session
+    assert est.estimate(outlook).spread == pytest.approx(est.error(True))

@@ -58,13 +58,14 @@ def point(pid: str, rw: str, bw: float, io_bytes: int, *, flagged: bool = False)
     extra: dict[str, Any] = {"host_cpu": {"available": True, "submitting_busy_pct": 100.0 if flagged else 31.0,
                                           "submitting_cpus": "all", "submitting_count": 8, "online_cpus": 8}}
     if flagged:
-        extra["host_limit"] = {"saturated": True, "reasons": ["all CPUs were 100 % busy"], "advice": []}
+        extra["host_limit"] = {"saturated": True, "reasons": ["fio's jobs kept their CPUs 97 % busy"],
+                               "advice": ["more jobs"]}
     m = Measurement(engine="fio", engine_version="3.33", directions={"read" if rw == "read" else "write": d},
-                    usr_cpu=20, sys_cpu=11, extra=extra)
+                    usr_cpu=60 if flagged else 20, sys_cpu=37 if flagged else 11, extra=extra)
     tp = TestPoint(id=pid, label=pid, workload=Workload(rw=rw, bs=131072, iodepth=32, runtime_s=60))
     return PointResult(point=tp, status="ok", started="2024-04-30T12:40:00+00:00",
                        finished="2024-04-30T12:41:00+00:00", measurement=m,
-                       warnings=("host CPU limit: all CPUs were 100 % busy",) if flagged else ())
+                       warnings=("host CPU limit: fio's jobs kept their CPUs 97 % busy",) if flagged else ())
 
 
 def firecuda_run(tmp_path: Path) -> tuple[Run, Path]:
@@ -121,7 +122,9 @@ def test_report_on_an_nvme_drive_carries_identity_health_link_and_cpu_flag(tmp_p
     assert "the test read 420,000,000,000 bytes" in page
     assert "counter moved by 76,800,000 bytes (73.24 MiB), counted in steps of 512,000 bytes" in page
     assert "⚠ host-limited" in page
-    assert "1 of 2 measured points ran with the submitting CPUs saturated" in page
+    assert "1 of 2 measured points ran with fio&#39;s submitting threads saturated" in page
+    assert page.count("To lift it: more jobs") == 1  # the advice once per report
+    assert "⚠ host CPU limit" not in page  # a run stored with the paragraph per point: not under its row
     assert "Drive temperature during the run" in page
     assert "health/before-nvme0n1-smartctl.json" in page
     assert "not available: nvme (nvme-cli) is not installed" in page  # power state: smartctl cannot read it

@@ -140,6 +140,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ssdlab.results",),  # the result model and its store: what every other part reads or writes
     ("ssdlab.metrics",),  # the metric vocabulary: names, units, directions, read from a measurement
     ("ssdlab.analysis",),  # pure statistics over results (steady state, anomalies, significance)
+    ("ssdlab.trace",),  # block traces read, characterized, fitted and mapped (pure numpy; replayed by fio/, sim/)
     ("ssdlab.fio",),  # the fio boundary, its executor included
     ("ssdlab.targets",),  # what a run writes to: kinds, hazards, purge, drive health, host groups
     ("ssdlab.sim",),  # the simulated SSD: a target kind and its executor
@@ -200,3 +201,12 @@ def test_every_module_opens_with_a_docstring_saying_its_job() -> None:
     missing = sorted(m for m, path in MODULES.items()
                      if len((ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()) < 20)
     assert not missing, "modules without a docstring saying their one job: " + ", ".join(missing)
+
+
+def test_hosts_and_hostgroup_depend_one_way() -> None:
+    """targets/hosts.py (the group) uses targets/hostgroup.py (its executor); the executor names what it needs of
+    a group as a Protocol and never imports hosts.py, not even for type checking (issue 31)."""
+    tree = ast.parse(MODULES["ssdlab.targets.hostgroup"].read_text(encoding="utf-8"))
+    named = {t for n in ast.walk(tree) for t in _targets("ssdlab.targets.hostgroup", n)}
+    assert "ssdlab.targets.hosts" not in named
+    assert "ssdlab.targets.hostgroup" in import_graph()["ssdlab.targets.hosts"]

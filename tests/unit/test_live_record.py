@@ -56,6 +56,11 @@ def test_a_later_interval_takes_the_percentiles_of_its_own_ios(golden: Callable[
     second = rates.feed(docs[1])
     assert second is not None
     assert second.read_pcts_us is not None
+    ms = [d["jobs"][0].get("job_runtime") for d in docs[:2]]  # the run time the interval's rates cover
+    if all(isinstance(m, (int, float)) for m in ms):
+        assert second.interval_s == pytest.approx((ms[1] - ms[0]) / 1000)
+    assert second.read_iops * second.interval_s == pytest.approx(
+        docs[1]["jobs"][0]["read"]["total_ios"] - docs[0]["jobs"][0]["read"]["total_ios"])
     own = _counts(docs[1]) - _counts(docs[0])  # the I/Os of the second interval alone
     expected = hist.percentiles(own, LIVE_PERCENTILES)
     clat = docs[1]["jobs"][0]["read"]["clat_ns"]
@@ -122,7 +127,7 @@ def test_the_recorder_writes_each_event_and_passes_it_on(tmp_path: Path) -> None
     part = LiveSample(elapsed_s=5.0, read_iops=10.0, read_mbps=0.04, read_lat_us=100.0,
                       read_pcts_us=(200.0, 300.0, 400.0))
     rec.live(LiveSample(elapsed_s=5.0, read_iops=20.0, read_mbps=0.08, read_lat_us=100.0,
-                        read_pcts_us=(210.0, 310.0, 410.123456), parts=(part, None)))
+                        read_pcts_us=(210.0, 310.0, 410.123456), parts=(part, None), interval_s=0.1024))
     rec.health("/dev/a", {"time": "x", "elapsed_s": 30.0, "temperature_c": 41, "tmt1_seconds": 2})
     rec.point_end(PointResult(point=POINT, status="ok", started="s", finished="f"))
     rec.note("a note")
@@ -138,6 +143,7 @@ def test_the_recorder_writes_each_event_and_passes_it_on(tmp_path: Path) -> None
     assert sample["a"] == {"r": [20.0, 0.08, 100.0, 210.0, 310.0, 410.1]}  # four significant digits
     assert sample["d"] == [{"r": [10.0, 0.04, 100.0, 200.0, 300.0, 400.0]}, None]
     assert sample["f"] == 0.5
+    assert sample["dt"] == 0.102  # the time the rates cover (`e` may count whole seconds)
     assert sample["left_s"] >= 5.0
     assert temp["device"] == "/dev/a"
     assert temp["temperature_c"] == 41

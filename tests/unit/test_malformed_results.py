@@ -101,7 +101,7 @@ MUTATIONS = list(_mutations())
 def _commands(run: Path, root: Path) -> list[tuple[str, ...]]:
     point = "01-seq1m-q8t1-read"
     return [("report", str(run)), ("export", str(run)), ("resume", str(run)), ("verify", str(run)),
-            ("compare", str(BASE), str(run)), ("latency", str(run), point), ("runs", "--root", str(root))]
+            ("compare", str(BASE), str(run)), ("latency", str(run), point), ("runs", "--results", str(root))]
 
 
 def _assert_one_line(res: CliResult, command: str, *needles: str) -> None:
@@ -169,7 +169,7 @@ def test_a_torn_last_record_is_ignored_not_an_error(cli: CliRunner, tmp_path: Pa
 def test_a_damaged_catalog_is_one_line_and_exit_8(cli: CliRunner, tmp_path: Path, damage: str) -> None:
     root = tmp_path / "results"
     shutil.copytree(BASE, root / "a")
-    assert cli("runs", "--root", root).code == 0
+    assert cli("runs", "--results", root).code == 0
     cat = root / CATALOG_FILE
     if damage == "garbage":
         cat.write_bytes(b"this is not a database\n" * 100)
@@ -179,7 +179,7 @@ def test_a_damaged_catalog_is_one_line_and_exit_8(cli: CliRunner, tmp_path: Path
         with sqlite3.connect(cat) as conn:
             conn.execute("UPDATE runs SET capacity = 'lots'")
     # runs lists the catalog; tag resolves its RUN (a catalog id or label) through it
-    for argv in (("runs", "--root", str(root)), ("tag", "no-such-label", "x=y", "--root", str(root))):
+    for argv in (("runs", "--results", str(root)), ("tag", "no-such-label", "x=y", "--results", str(root))):
         _assert_one_line(cli(*argv, traceback=False), argv[0], str(cat))
 
 
@@ -190,7 +190,7 @@ def test_one_malformed_run_under_a_root_is_named_and_the_others_listed(cli: CliR
     doc = json.loads((bad / "run.json").read_text())
     doc["points"] = "x"
     (bad / "run.json").write_text(json.dumps(doc))
-    res = cli("runs", "--root", root, traceback=False)
+    res = cli("runs", "--results", root, traceback=False)
     assert res.code == STORED
     assert len(res.out.splitlines()) == 2  # the header and the readable run
     assert res.err_lines == [f"ssdlab: skipped unreadable run: {bad / 'run.json'}: points: expected a list, found "

@@ -77,7 +77,7 @@ def test_the_ceiling_check_is_not_one_of_the_suites_points() -> None:
     assert orchestrate.point_index(run) == 1
     run = run.with_point(_done("01-a"))
     assert orchestrate.point_index(run) == 2
-    assert progress.run_end_text(run) == "run complete: 1 points measured"
+    assert progress.run_end_text(run) == "run complete: 1 measured point; host-ceiling check"
 
 
 def test_the_hint_for_an_unreachable_agent_is_the_command_that_listens_there() -> None:

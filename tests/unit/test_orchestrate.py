@@ -13,7 +13,8 @@ from ssdlab.errors import FioFailedError, RunInterrupted, TargetError
 from ssdlab.fio import runner
 from ssdlab.fio.executor import LiveCallback
 from ssdlab.results import store
-from ssdlab.results.model import DirectionStats, Measurement, Run, TestPoint, Workload
+from ssdlab.results.model import DirectionStats, Measurement, PointResult, Run, TestPoint, Workload
+from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
 from ssdlab.run import orchestrate
 from ssdlab.run.progress import QuietProgress
 from ssdlab.safety import WriteGrant
@@ -153,16 +154,74 @@ def test_points_the_target_cannot_do_are_skipped_with_a_reason() -> None:
     assert orchestrate.skip_reason(point, NullTarget(spec="null", kind="null", options=TargetOptions())) == ""
 
 
-def test_cpu_bound_points_get_a_warning() -> None:
-    point = TestPoint(id="x", label="x", workload=Workload(rw="randread", bs=4096))
+@dataclass
+class BusyExecutor(FakeExecutor):
+    """fio's jobs at `cpu` % usr+sys on every point."""
+
+    cpu: float = 97.0
+    name: str = "fio"
+
+    def run_point(self, point: TestPoint, target: Target, point_dir: Path,
+                  on_live: LiveCallback | None = None) -> Measurement:
+        """A fio measurement whose submitting threads were `cpu` % busy."""
+        d = DirectionStats(iops=1000.0, bw_bytes=4096e3, io_bytes=4096 * 1000, total_ios=1000, runtime_ms=1000)
+        return Measurement(engine="fio", engine_version="3.33", directions={"read": d}, usr_cpu=self.cpu * 0.6,
+                           sys_cpu=self.cpu * 0.4)
+
+
+class Notes(QuietProgress):
+    """Keeps the notes and point summaries a run prints."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.ends: list[str] = []
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def point_end(self, result: PointResult) -> None:
+        from ssdlab.run.progress import _summary
+
+        self.ends.append(_summary(result))
+
+
+def _busy_run(tmp_path: Path, kind: str, cpu: float) -> tuple[Run, Notes]:
+    run_dir = store.create_run_dir(tmp_path / "run")
+    target = NullTarget(spec="null", kind=kind, options=TargetOptions())
+    executor = BusyExecutor(run_dir, cpu=cpu)
+    run = orchestrate.new_run(ThreePoints(), target, executor, {"suite": "three"}, run_dir)
+    notes = Notes()
+    done = orchestrate.drive(run_dir, run, ThreePoints(), PlanContext(capacity=target.capacity()), target,
+                             executor, notes, grant=WriteGrant(target, writes=False))
+    return done, notes
+
+
+def test_the_host_cpu_advice_is_said_once_per_run_and_each_point_is_marked(tmp_path: Path) -> None:
+    """Issue 34: a three-line paragraph under every point became one mark per point and the advice once."""
+    run, said = _busy_run(tmp_path, "file", 97.0)
+    assert [w for r in run.points for w in r.warnings] == []  # no per-point paragraph
+    assert all(r.measurement is not None and r.measurement.extra["host_limit"]["saturated"] for r in run.points)
+    assert all(end.endswith("[host CPU limit: fio 97 % per job]") for end in said.ends)
+    advice = [n for n in said.notes if n.startswith("host CPU limit")]
+    assert len(advice) == 1
+    assert "To lift it: " in advice[0]
+
+
+def test_fio_at_a_few_percent_cpu_or_on_null_is_not_flagged(tmp_path: Path) -> None:
+    """A loaded host flagged points where fio used 3-8 % CPU; the null engine was flagged and called
+    'expected'."""
+    for kind, cpu in (("file", 6.0), ("null", 99.0)):
+        run, said = _busy_run(tmp_path / kind, kind, cpu)
+        assert not any("host CPU" in t or "expected" in t for t in said.notes + said.ends)
+        assert not any(r.measurement is not None and r.measurement.extra.get("host_limit") for r in run.points)
+
+
+def test_measurement_warnings_leave_the_host_flag_out() -> None:
     d = DirectionStats(iops=1.0, bw_bytes=1.0, io_bytes=1, total_ios=1, runtime_ms=1)
     busy = Measurement(engine="fio", engine_version="3.33", directions={"read": d}, usr_cpu=60, sys_cpu=39)
-    assert any("host CPU limit" in w for w in orchestrate.measurement_warnings(point, busy, "file"))
-    on_null = orchestrate.measurement_warnings(point, busy, "null")  # flagged too, and said to be expected
-    assert len(on_null) == 1
-    assert "expected on the null engine" in on_null[0]
-    idle = Measurement(engine="fio", engine_version="3.33", directions={})
-    assert orchestrate.measurement_warnings(point, idle, "file") == []  # not a warning: an invalid point
+    assert orchestrate.measurement_warnings(busy) == []
+    failing = Measurement(engine="fio", engine_version="3.33", directions={"read": d}, errors=2)
+    assert orchestrate.measurement_warnings(failing) == ["fio reported errors in 2 job(s)"]
 
 
 @dataclass
@@ -294,3 +353,24 @@ def test_on_error_continue_goes_on_past_a_failed_sample(tmp_path: Path) -> None:
     assert [(p.point.id, p.status) for p in run.points] == [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
     assert [(p.point.id, p.status) for p in store.load_run(run_dir).points] == \
         [("s1", "ok"), ("s2", "failed"), ("s3", "ok")]
+
+
+def test_a_finished_run_teaches_the_next_run_of_its_suite(tmp_path: Path) -> None:
+    """Issue 34: ETAs learn from earlier runs of the same suite and target kind in the catalog."""
+    _, _, go, _ = start(tmp_path)
+    first = go()
+    assert first.host[SHARE_KEY] > 0  # the share of a CPU it expected as it started
+    run_dir = store.create_run_dir(tmp_path / "second")
+    tgt = NullTarget(spec="null", kind="null", options=TargetOptions())
+    second = orchestrate.new_run(ThreePoints(), tgt, FakeExecutor(run_dir), {"suite": "three"}, run_dir)
+    loop = orchestrate.RunLoop(run_dir, second, ThreePoints(), PlanContext(capacity=tgt.capacity()), tgt,
+                               FakeExecutor(run_dir), QuietProgress(), WriteGrant(tgt, writes=False))
+    assert loop.estimator.history.runs == 1
+    assert loop.estimator.history.results == 3
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    lonely = orchestrate.RunLoop(store.create_run_dir(other / "r"), second, ThreePoints(),
+                                 PlanContext(capacity=tgt.capacity()), tgt, FakeExecutor(run_dir), QuietProgress(),
+                                 WriteGrant(tgt, writes=False))
+    assert lonely.estimator.history.runs == 0  # another results root: no catalog, none created by looking
+    assert not (other / CATALOG_FILE).exists()

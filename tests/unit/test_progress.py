@@ -68,7 +68,7 @@ def test_skipped_and_run_end_lines() -> None:
     run = Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="interrupted", created="",
               options={}, target={}, host={})
     p.run_end(run)
-    assert out.getvalue().splitlines() == ["    -> skipped: bs too small", "run interrupted: 0 points measured"]
+    assert out.getvalue().splitlines() == ["    -> skipped: bs too small", "run interrupted: 0 measured points"]
 
 
 def test_rich_progress_runs_on_a_fake_terminal() -> None:
@@ -94,8 +94,8 @@ def test_adaptive_eta_shows_expected_and_worst_case(monkeypatch: pytest.MonkeyPa
     p.run_start("pts on sim:tlc-4k", ADAPTIVE)
     p.point_start(_point(), 12, ADAPTIVE)
     assert out.getvalue().splitlines() == [
-        "pts on sim:tlc-4k: about 120 points, 40s expected; at most 3174 points, 52m50s",
-        "[12/~131] RND4K Q1T1 Read (ETA 40s expected, at most 3174 points in 52m50s)",
+        "pts on sim:tlc-4k: about 120 points, 40s expected; at most 3174 points (about 52m50s if all run)",
+        "[12/~131] RND4K Q1T1 Read (ETA 40s expected, at most 3174 points)",
     ]
 
 

@@ -38,3 +38,23 @@ def test_a_single_test_suite_shows_its_own_options_only() -> None:
 def test_other_suites_list_every_option() -> None:
     flags = dict(option_facts(_run("quick", anything="x")))
     assert flags["--anything"] == "x"
+
+
+def test_options_not_given_are_one_row_not_a_row_of_default_each() -> None:
+    """An ACT report listed some 30 options as 'default': those the run was not given are named in one row."""
+    from ssdlab.suites import get_suite
+
+    act = get_suite("act")
+    opts = {o.key: o.default for o in act.suite_options()}
+    opts["load"] = "3x"
+    rows = option_facts(_run("act", **opts))
+    values = [v for _, v in rows]
+    assert "default" not in values
+    flags = dict(rows)
+    assert flags["--load"] == "3x"  # what differs is listed
+    assert "--duration" not in flags
+    unset = sum(1 for v in opts.values() if v is None)
+    assert unset >= 20
+    assert flags["not given"].startswith(f"{unset} options at their defaults: ")
+    assert "--duration" in flags["not given"]
+    assert "`ssdlab run act --help`" in flags["not given"]

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from matplotlib.backends import backend_svg
 
 from ssdlab.report import charts, latency
@@ -303,8 +305,8 @@ def test_a_figure_drawn_again_lays_out_its_ticks_again() -> None:
     first = charts.fig_to_svg(fig)
     ax.set_xlim(0, 1000)
     second = charts.fig_to_svg(fig)
-    assert ">1000<" not in first
-    assert ">1000<" in second
+    assert ">1,000<" not in first
+    assert ">1,000<" in second
     assert charts.fig_to_png(fig).startswith(b"\x89PNG")
 
 
@@ -346,15 +348,103 @@ def test_a_log_axis_always_has_two_labels_or_more(lo: float, hi: float) -> None:
     assert len(labels) >= 2, labels
 
 
-def test_narrow_log_axis_gets_denser_ticks_not_a_single_decade() -> None:
-    # 72 µs and 132 µs: one 1-2-5 step (100) falls inside, so the steps become 1..9 per decade (80, 90, 100)
-    ticks = [t for t in charts.log_locator(72.0, 132.0, charts.LOG_STEPS[1]).tick_values(72.0, 132.0)
-             if 72.0 <= t <= 132.0]
-    assert ticks == pytest.approx([80.0, 90.0, 100.0])
-    # 102 to 180: even 1..9 per decade leaves one (200 is outside): evenly spaced ticks
-    ticks = [t for t in charts.log_locator(102.0, 180.0, charts.LOG_STEPS[1]).tick_values(102.0, 180.0)
-             if 102.0 <= t <= 180.0]
-    assert len(ticks) >= 2
+@pytest.mark.parametrize(("lo", "hi", "expected"), [
+    (50.5, 171.0, [50.0, 100.0, 200.0]),  # the LAT confidence chart: 1-2-5 ticks bracket both lines
+    (157.0, 171.0, [156.0, 160.0, 164.0, 168.0, 172.0]),  # too narrow for any decade step: even ticks
+    (104_351.0, 111_398.0, [104e3, 106e3, 108e3, 110e3, 112e3]),  # (matplotlib's LogLocator left one: 100k)
+    (9.0, 4e5, [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]),  # beyond three decades: one per decade
+    (300.0, 2000.0, [200.0, 500.0, 1000.0, 2000.0]),
+])
+def test_log_ticks_bracket_the_data_with_one_between(lo: float, hi: float, expected: list[float]) -> None:
+    ticks = charts.log_ticks(lo, hi)
+    assert ticks == pytest.approx(expected)
+    assert ticks[0] <= lo
+    assert ticks[-1] >= hi
+    assert any(lo < t < hi for t in ticks) or len(ticks) >= 3
+
+
+@given(st.floats(1e-6, 1e9), st.floats(1.0001, 1e6))
+def test_log_ticks_always_bracket(lo: float, ratio: float) -> None:
+    hi = lo * ratio
+    ticks = charts.log_ticks(lo, hi)
+    assert len(ticks) >= 3
+    assert ticks[0] <= lo * (1 + 1e-9)
+    assert ticks[-1] >= hi * (1 - 1e-9)
+    assert ticks == sorted(ticks)
+
+
+def test_the_lat_confidence_chart_labels_bracket_its_data() -> None:
+    """The issue's chart: values at 50 and at 157-171 got the labels 50 and 100 only."""
+    svg = charts.percentile_chart([("w", {99.9: 50.5, 99.99: 50.5, 99.999: 50.5}), ("r", {99.9: 157.0, 99.99: 171.0})])
+    assert _log_labels(svg, "log-y-0") == ["50", "100", "200"]
+    svg = charts.percentile_chart([("r", {99.9: 157.0, 99.99: 165.0, 99.999: 171.0})])
+    labels = [float(t) for t in _log_labels(svg, "log-y-0")]
+    assert labels[0] <= 157
+    assert labels[-1] >= 171
+
+
+@pytest.mark.parametrize(("values", "log", "expected"), [
+    ([50_000, 100_000, 200_000], True, ["50k", "100k", "200k"]),  # never "50,000" beside "100k"
+    ([500, 1_000, 5_000, 50_000], True, ["500", "1,000", "5,000", "50,000"]),
+    ([1e-5, 1e-4, 1e-3, 1.0], True, ["10⁻⁵", "10⁻⁴", "10⁻³", "10⁰"]),  # never "1e-05" beside "0.001"
+    ([0.0, 250_000, 500_000, 750_000, 1_000_000], False, ["0", "0.25M", "0.50M", "0.75M", "1.00M"]),
+    ([0.0, 20_000, 40_000], False, ["0", "20k", "40k"]),
+    ([0.0, 0.05, 0.10, 0.15], False, ["0", "0.05", "0.10", "0.15"]),
+    ([0.0, 2_500.0, 5_000.0], False, ["0", "2,500", "5,000"]),
+])
+def test_one_tick_style_per_axis(values: list[float], log: bool, expected: list[str]) -> None:
+    text = charts.tick_style(values, log=log)
+    assert [text(v) for v in values] == expected
+
+
+def test_a_chart_log_axis_never_mixes_label_styles() -> None:
+    svg = charts.line_chart([charts.Series("a", [1, 2, 3], [40_000.0, 90_000.0, 210_000.0])], logy=True)
+    labels = _log_labels(svg, "log-y-0")
+    assert labels
+    assert all(t.endswith("k") for t in labels), labels
+
+
+def test_queue_depths_and_block_sizes_get_log2_axes() -> None:
+    fig = charts.line_figure([charts.Series("a", [1, 2, 4, 8, 16, 32, 64], [1.0] * 7)], log2x=True)
+    ax = fig.axes[0]
+    assert ax.xaxis.get_scale() == "log"
+    assert ax.xaxis.get_transform().base == 2
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "4", "8", "16", "32", "64"]
+    fig = charts.line_figure([charts.Series("a", [512, 4096, 131072, 1 << 20], [1.0] * 4)], log2x=True,
+                             xticks=[512, 4096, 131072, 1 << 20], xfmt=charts.bs_tick)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["512", "4K", "128K", "1M"]
+    assert charts.log2_ticks(1, 1024) == [2.0 ** k for k in range(11)]
+    many = charts.log2_ticks(1, 2 ** 30)  # every third power: still from 1 to at least 2^30
+    assert len(many) <= charts.MAX_LOG2_TICKS
+    assert many[0] == 1
+    assert many[-1] >= 2 ** 30
+
+
+def test_linear_axes_end_at_ticks() -> None:
+    fig = charts.line_figure([charts.Series("a", [0, 11], [3.0, 171.0])])
+    ax = fig.axes[0]
+    lo, hi = ax.get_xlim()  # from the data's first tick (no "-2" on a time axis from 0) to just past 12
+    assert lo == 0.0
+    assert hi == pytest.approx(12.0 * (1 + charts.EDGE))
+    ylo, yhi = ax.get_ylim()
+    ticks = [t for t in ax.get_yticks() if ylo <= t <= yhi]
+    assert ticks[0] <= 3.0
+    assert ticks[-1] >= 171.0
+
+
+def test_bars_stand_on_a_linear_axis_unless_asked() -> None:
+    """73 bars on a log axis from 1 were unreadable: a bar's length is its value."""
+    svg = charts.grouped_hbar_chart([f"p{i}" for i in range(73)], {"Read": [1.5 + i * 100 for i in range(73)]})
+    assert "log-x-0" not in svg
+    assert "log-y-0" not in charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs")
+    asked = charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs", log=True)
+    assert 'id="log-y-0"' in asked
+    assert "µs (log scale)" in asked
+
+
+def test_the_palette_is_distinct() -> None:
+    assert len(set(charts.PALETTE)) == len(charts.PALETTE)
+    assert charts.PALETTE[:2] == ("#0072B2", "#D55E00")  # read, write: Okabe-Ito blue and vermillion
 
 
 def test_values_spanning_more_than_two_decades_get_a_log_axis() -> None:
@@ -362,14 +452,7 @@ def test_values_spanning_more_than_two_decades_get_a_log_axis() -> None:
     assert not charts.wide_span([68.0, 6_800.0])  # two decades exactly: linear
     assert not charts.wide_span([0.0, 93_000.0])  # a zero cannot be drawn on a log axis
     assert not charts.wide_span([None, 5.0])
-    wide = charts.bar_chart(["a", "b"], {"MRT": [68.0, 93_000.0]}, ylabel="µs")
-    assert 'id="log-y-0"' in wide
-    assert "µs (log scale)" in wide
-    narrow = charts.bar_chart(["a", "b"], {"MRT": [68.0, 900.0]}, ylabel="µs")
-    assert "log-y-0" not in narrow
-    assert "log scale" not in narrow
     line = charts.line_chart([charts.Series("a", [1, 2, 3], [50.0, 900.0, 70_000.0])], ylabel="µs")
     assert 'id="log-y-0"' in line
     assert 'id="log-y-0"' not in charts.line_chart([charts.Series("a", [1, 2], [50.0, 70_000.0])], logy=False)
-    hbar = charts.grouped_hbar_chart(["x", "y"], {"Read": [68.0, 93_000.0]})
-    assert 'id="log-x-0"' in hbar
+

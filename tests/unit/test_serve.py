@@ -5,12 +5,14 @@ browsers following one run at once."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -265,9 +267,10 @@ def _live_run(root: Path, devices: int = 2) -> Path:
     doc["status"] = "running"
     (run_dir / "run.json").write_text(json.dumps(doc), encoding="utf-8")
     names = [f"/dev/nvme{i}n1" for i in range(devices)]
-    lines = [{"k": "run", "t": 1000.0, "v": 1, "title": "quick on two", "devices": names, "engine": "fio",
+    start = time.time() - 5
+    lines = [{"k": "run", "t": start, "v": 1, "title": "quick on two", "devices": names, "engine": "fio",
               "host_group": False},
-             {"k": "point", "t": 1000.0, "id": "p1", "label": "RND4K Q32T1 Read", "index": 1, "round": None,
+             {"k": "point", "t": start, "id": "p1", "label": "RND4K Q32T1 Read", "index": 1, "round": None,
               "eta": {"expected_s": 60, "worst_s": 60, "expected_points": 8, "worst_points": 8}}]
     (run_dir / LIVE_FILE).write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     append_samples(run_dir, 0, 3, devices)
@@ -278,7 +281,7 @@ def append_samples(run_dir: Path, first: int, count: int, devices: int) -> None:
     with (run_dir / LIVE_FILE).open("a", encoding="utf-8") as fh:
         for i in range(first, first + count):
             fig = {"r": [1000.0 + i, 4.0, 50.0, 90.0, 120.0, 300.0]}
-            fh.write(json.dumps({"k": "s", "t": 1001.0 + i, "e": i + 1.0, "a": fig, "left_s": 50 - i,
+            fh.write(json.dumps({"k": "s", "t": time.time() - 3 + i, "e": i + 1.0, "a": fig, "left_s": 50 - i,
                                  "d": [fig] * devices}) + "\n")
 
 
@@ -305,6 +308,16 @@ async def _events(c: TestClient[Any, Any], run: str, wanted: int) -> list[tuple[
     return got
 
 
+@contextlib.contextmanager
+def driven(run_dir: Path) -> Iterator[None]:
+    """The run's lock held, as the ssdlab process driving a run holds it."""
+    import fcntl
+
+    with (run_dir / ".lock").open("w", encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+
+
 def test_many_browsers_follow_one_run_and_each_gets_the_whole_history(root: Path) -> None:
     run_dir = _live_run(root)
     browsers = 40
@@ -327,12 +340,13 @@ def test_many_browsers_follow_one_run_and_each_gets_the_whole_history(root: Path
         metrics = await (await c.get("/metrics", headers=BEARER)).text()
         assert f'ssdlab_iops{{run="{run}",device="all",direction="read"}} 1005' in metrics
         assert f'ssdlab_iops{{run="{run}",device="/dev/nvme1n1",direction="read"}} 1005' in metrics
-        assert f'ssdlab_latency_seconds{{run="{run}",device="all",direction="read",quantile="0.9999"}} 0.0003' \
-            in metrics
-        assert f'ssdlab_run_state{{run="{run}",state="running"}} 1' in metrics
+        assert f'ssdlab_sample_latency_seconds{{run="{run}",device="all",direction="read",percentile="99.99"}} ' \
+            '0.0003' in metrics
+        assert f'ssdlab_run_phase{{run="{run}",phase="measure"}} 1' in metrics
         assert "# TYPE ssdlab_iops gauge" in metrics
 
-    serve(root, test)
+    with driven(run_dir):
+        serve(root, test)
 
 
 def test_a_late_browser_of_a_long_run_gets_a_thinned_history(tmp_path: Path) -> None:
@@ -364,7 +378,7 @@ def test_a_run_is_in_progress_while_a_process_holds_its_lock(tmp_path: Path) -> 
 
 
 def test_pts_tracking_comes_with_the_stored_points(root: Path) -> None:
-    stored = live.read_stored(root / "pts")
+    stored, _ = live.read_stored(root / "pts")
     (test,) = [t for t in stored["pts"] if t["test"] == "iops"]
     assert test["rounds"] >= 5
     assert test["trackers"]

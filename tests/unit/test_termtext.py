@@ -41,13 +41,13 @@ def test_runs_and_tag_print_tags_escaped(cli: CliRunner, tmp_path: Path) -> None
     assert res.code == 0, res.err
     assert "\x1b" not in res.out
     assert "\\x1b]0;pwned" in res.out
-    res = cli("runs", "--root", root)
+    res = cli("runs", "--results", root)
     assert res.code == 0, res.err
     assert "\x1b" not in res.out
     assert "\x07" not in res.out
     assert "\u202e" not in res.out
     assert "label=fw\\x1b]0;pwned" in res.out
-    res = cli("runs", "--root", root, "--json")
+    res = cli("runs", "--results", root, "--json")
     assert json.loads(res.out)[0]["tags"]["label"] == EVIL  # JSON keeps the value, escaped by JSON itself
     assert "\x1b" not in res.out
 

@@ -79,7 +79,8 @@ def add_commands(subparsers: Any) -> dict[str, Any]:
                    help="with --insecure-tcp, allow a non-loopback --bind (only on an isolated, trusted network)")
     p.add_argument("--dir", type=Path, metavar="DIR",
                    help="working directory of the server and its device report (default: a new private temporary "
-                        "directory, removed at exit)")
+                        "directory, removed at exit); the socket directory's rules apply: created 0700 if missing, "
+                        "else owned by this user, closed to others, not a symlink, in a parent others cannot change")
     p.add_argument("--interval", type=float, default=2.0, metavar="SECONDS",
                    help="how often the device report is refreshed (default 2)")
     return {"agent": cmd_agent}
@@ -126,28 +127,57 @@ def prepare_socket_dir(sock: Path, gid: int | None) -> None:
     """Make sure the socket's directory is this user's alone (or this user's and group `gid`'s): created with mode
     0700 (0750) if missing; an existing one must be owned by this user, not a symlink and closed to others,
     and its parent must not let others replace it. Raises UsageError saying what to fix."""
-    d = sock.parent
+    private_dir(sock.parent, gid, f"--socket {sock}", "choose a socket path in a directory of this agent's own")
+
+
+def private_dir(d: Path, gid: int | None, option: str, instead: str) -> None:
+    """The rules of every directory the agent works in (its socket's, --dir): created with mode 0700 (0750 for
+    group `gid`) if missing; an existing one must be a plain directory (not a symlink), owned by this user,
+    closed to others (and to the group, without one), and in a parent only root or this user can change (or a
+    sticky one, as /tmp). Raises UsageError naming `option`, what is wrong and what to do."""
     want = 0o750 if gid is not None else 0o700
-    if not d.exists():
+    if not os.path.lexists(d):
+        if d.parent.is_dir():  # nothing is made in a parent others can change
+            _check_parent(d, option, instead)
         d.mkdir(parents=True, mode=want)
         d.chmod(want)  # mkdir's mode passes through the umask
         if gid is not None:
             os.chown(d, -1, gid)
     st = os.lstat(d)
     if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"--socket {sock}: {d} is not a plain directory: choose a socket path in a directory of "
-                         "this agent's own")
+        raise UsageError(f"{option}: {d} is not a plain directory (a symlink, or not a directory): {instead}")
     if st.st_uid != os.geteuid():
-        raise UsageError(f"--socket {sock}: {d} belongs to another user: choose a directory this agent's user owns")
+        raise UsageError(f"{option}: {d} belongs to another user, who could plant links or read what the agent "
+                         f"writes there: {instead}")
     closed = 0o027 if gid is not None else 0o077
     if st.st_mode & closed or (gid is not None and st.st_gid != gid):
         fix = (f"chmod 750 {d} && chgrp {grp.getgrgid(gid).gr_name} {d}" if gid is not None else f"chmod 700 {d}")
-        raise UsageError(f"--socket {sock}: {d} is open to other users (mode {stat.S_IMODE(st.st_mode):04o}), so "
-                         f"they could reach the agent: {fix}, or choose another directory")
+        raise UsageError(f"{option}: {d} is open to other users (mode {stat.S_IMODE(st.st_mode):04o}), so "
+                         f"they could reach the agent or change its files: {fix}, or {instead}")
+    _check_parent(d, option, instead)
+
+
+def _check_parent(d: Path, option: str, instead: str) -> None:
     parent = os.lstat(d.parent)
     if parent.st_uid not in (0, os.geteuid()) or (parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX):
-        raise UsageError(f"--socket {sock}: {d.parent} can be changed by other users, who could replace {d}: "
-                         "choose a socket path under a directory only root or this user can change")
+        raise UsageError(f"{option}: {d.parent} can be changed by other users, who could replace {d}: {instead} "
+                         "under a directory only root or this user can change")
+
+
+def create_private(path: Path) -> int:
+    """A new file at `path` for the agent to write, replacing what is there without following it: created as a
+    temporary file with O_CREAT|O_EXCL|O_NOFOLLOW (mode 0600) beside it, then renamed over `path` (a rename
+    replaces a planted symlink itself, never the file it points to). Returns the open descriptor."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        tmp.replace(path)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def clear_stale_socket(sock: Path) -> None:
@@ -188,10 +218,11 @@ def cmd_agent(args: argparse.Namespace, env: Any) -> int:
     binary = runner.fio_binary()
     inspector = Inspector(interval_s=args.interval, fio_version=runner.fio_version(binary))
     own_dir = args.dir is None
-    workdir = Path(tempfile.mkdtemp(prefix="ssdlab-agent-")) if own_dir else args.dir
+    if not own_dir:  # before anything is written there (also the temporary directory's rules, checked)
+        private_dir(args.dir.absolute(), None, f"--dir {args.dir}",
+                    "choose a directory this agent's user alone owns and can change")
+    workdir = Path(tempfile.mkdtemp(prefix="ssdlab-agent-")) if own_dir else args.dir.absolute()
     try:
-        if not own_dir:
-            workdir.mkdir(parents=True, exist_ok=True)
         agent = _Agent(workdir, inspector)
         agent.write_report()
         if sock is not None:
@@ -242,11 +273,17 @@ class _Agent:
 
 
 def _read_head(path: Path) -> bytes:
+    """The start of a challenge file: a regular file, never followed through a link."""
     try:
-        with path.open("rb") as fh:
-            return fh.read(4096)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return b""
+    try:
+        return os.read(fd, 4096) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _complete_challenge(base: Path, files: list[Path]) -> dict[str, str] | None:
@@ -281,7 +318,7 @@ def _server_umask(group: bool) -> None:
 def _serve(argv: list[str], where: str, env: Any, workdir: Path, agent: _Agent, interval: float,
            sock: Path | None, gid: int | None) -> int:
     log = workdir / "fio-server.log"
-    with log.open("w", encoding="utf-8") as fh:
+    with os.fdopen(create_private(log), "w", encoding="utf-8") as fh:
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=workdir, start_new_session=True,
                                 preexec_fn=lambda: _server_umask(gid is not None))
     try:

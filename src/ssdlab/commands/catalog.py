@@ -1,4 +1,7 @@
-"""`ssdlab runs` (list and filter the results catalog) and `ssdlab tag RUN k=v` (notes stored in DIR/tags.json)."""
+"""`ssdlab runs` (list and filter the results catalog) and `ssdlab tag RUN k=v` (notes stored in DIR/tags.json).
+
+The results root is `--results DIR` here as in `ssdlab serve` and `ssdlab compare` (add_results_option); `--root`,
+its old name, still works and says so once."""
 
 from __future__ import annotations
 
@@ -19,11 +22,29 @@ def _day(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date: use YYYY-MM-DD") from None
 
 
+def add_results_option(p: Any, help_text: str) -> None:
+    """`--results DIR`, and `--root DIR`, its old name (deprecated: hidden from --help, a note when used)."""
+    p.add_argument("--results", type=Path, metavar="DIR", help=help_text)
+    p.add_argument("--root", dest="old_root", type=Path, metavar="DIR", help=argparse.SUPPRESS)
+
+
+def results_option(args: argparse.Namespace, env: Any) -> Path | None:
+    """The results root the user named (None: the default), and a note when it was named by --root."""
+    if args.old_root is None:
+        return args.results  # type: ignore[no-any-return]
+    if args.results is not None and args.results != args.old_root:
+        raise UsageError(f"--results {args.results} and --root {args.old_root} disagree: give --results only "
+                         "(--root is its old name)")
+    env.err("ssdlab: note: --root is now --results (as `ssdlab serve` and `ssdlab compare` name it); --root "
+            "still works, for now")
+    return args.old_root  # type: ignore[no-any-return]
+
+
 def add_commands(sub: Any) -> dict[str, Any]:
     """Register `runs` and `tag`."""
     p = sub.add_parser("runs", help="list the runs of a results root (an SQLite catalog, rebuilt from the run "
                                     "directories), filtered by device, model, firmware, suite, verdict, date, tag")
-    p.add_argument("--root", type=Path, metavar="DIR", help="results root (default $SSDLAB_RESULTS or ./results)")
+    add_results_option(p, "results root (default $SSDLAB_RESULTS or ./results)")
     p.add_argument("--device", metavar="TEXT",
                    help="target name contains TEXT (e.g. nvme0n1, tlc-4k) or matches a glob")
     p.add_argument("--model", metavar="TEXT", help="device model contains TEXT or matches a glob (*qlc*)")
@@ -42,7 +63,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("run", metavar="RUN", help="run directory or catalog id")
     p.add_argument("tags", nargs="*", metavar="KEY=VALUE", help="tags to set (an empty value is allowed)")
     p.add_argument("--remove", action="append", default=[], metavar="KEY", help="remove this tag (repeatable)")
-    p.add_argument("--root", type=Path, metavar="DIR", help="results root whose catalog resolves ids")
+    add_results_option(p, "results root whose catalog resolves ids (default $SSDLAB_RESULTS or ./results)")
     return {"runs": cmd_runs, "tag": cmd_tag}
 
 
@@ -51,7 +72,7 @@ def cmd_runs(args: argparse.Namespace, env: Any) -> int:
     and make the exit status 8 (a stored result is malformed) once the others are listed."""
     from ssdlab.results.catalog import Catalog, Filters, default_root, parse_tag
 
-    root = args.root or default_root()
+    root = results_option(args, env) or default_root()
     filters = Filters(device=args.device, model=args.model, serial=args.serial, firmware=args.firmware,
                       suite=args.suite, verdict=args.verdict, since=args.since, until=args.until,
                       tags=tuple(parse_tag(t) for t in args.tag))
@@ -92,7 +113,12 @@ def cmd_tag(args: argparse.Namespace, env: Any) -> int:
 
     if not args.tags and not args.remove:
         raise UsageError("tag needs KEY=VALUE to set or --remove KEY (e.g. `ssdlab tag RUN label=fw-2.1`)")
-    run_dir = resolve(args.run, args.root)
+    for text in [*args.tags, *args.remove]:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # raw bytes the command line could not decode: never stored, never echoed
+            raise UsageError(f"tag {printable(text)} is not valid UTF-8 text: write tags in UTF-8") from None
+    run_dir = resolve(args.run, results_option(args, env))
     load_run(run_dir)  # a run directory, readable: never tag something that is not a run
     tags = read_tags(run_dir)
     for key in args.remove:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ssdlab.commands.catalog import add_results_option, results_option
 from ssdlab.errors import ExitCode, UsageError
 
 
@@ -45,7 +46,8 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("--labels", metavar="A,B,...", help="names of the runs in the report (default: each run's "
                                                        "`label` tag, else its run id)")
     p.add_argument("--out", "-o", type=Path, metavar="DIR",
-                   help="directory for compare.html and compare.csv (default compare-<labels>)")
+                   help="directory for compare.html and compare.csv (default compare-<labels> beside the baseline "
+                        "run, in its results root; never the current directory unless it is that)")
     p.add_argument("--fail-on", action="append", default=[], metavar="METRIC:THRESHOLD[:SCOPE]",
                    help="fail (exit 1) when a run regresses past THRESHOLD against the baseline, e.g. "
                         "read_iops:-5%%, write_p99_99_us:+20%%, iops:-5%%:pts-iops (repeatable; SCOPE is a suite, "
@@ -61,8 +63,7 @@ def add_commands(sub: Any) -> dict[str, Any]:
                    help="significance level of the two-sided Welch t-test (default 0.05)")
     p.add_argument("--min-effect", type=_pct, default=None, metavar="PCT",
                    help="smallest change called significant (default 2%%)")
-    p.add_argument("--root", type=Path, metavar="DIR", help="results root whose catalog resolves ids "
-                                                            "(default $SSDLAB_RESULTS or ./results)")
+    add_results_option(p, "results root whose catalog resolves ids (default $SSDLAB_RESULTS or ./results)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary on stderr")
     return {"compare": cmd_compare}
 
@@ -87,8 +88,15 @@ def _labels(args: argparse.Namespace, dirs: list[Path], runs: list[Any]) -> list
     return out
 
 
-def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> None:
-    """--out (what "dir") or --junit ("file", possibly inside `out`, which is made after the checks)."""
+def default_out(baseline: Path, labels: list[str]) -> Path:
+    """Where a comparison goes unless --out says: compare-<labels> beside the baseline run (results/op7 and
+    results/op28 -> results/compare-op7-vs-op28), with the runs it compares, whatever the current directory."""
+    return baseline.absolute().parent / ("compare-" + re.sub(r"[^A-Za-z0-9._-]+", "-", "-vs-".join(labels))[:80])
+
+
+def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> str:
+    """--out (what "dir") or --junit ("file", possibly inside `out`, which is made after the checks); returns
+    what --force will replace ('' when nothing)."""
     from ssdlab.results import outputs
 
     parent = path if what == "dir" else path.parent
@@ -97,9 +105,8 @@ def _check_out(path: Path, what: str, force: bool, out: Path | None = None) -> N
     if what == "file" and not parent.is_dir() and (out is None or parent.absolute() != out.absolute()):
         raise UsageError(f"--junit {path}: directory {parent} does not exist")
     if what == "dir":
-        outputs.check_output_dir(path, "compare.html", ["compare.csv"], force=force, option="--out")
-    else:
-        outputs.check_new_file(path, force=force, option="--junit")
+        return outputs.check_output_dir(path, "compare.html", ["compare.csv"], force=force, option="--out")
+    return outputs.check_new_file(path, force=force, option="--junit")
 
 
 def cmd_compare(args: argparse.Namespace, env: Any) -> int:
@@ -115,13 +122,16 @@ def cmd_compare(args: argparse.Namespace, env: Any) -> int:
     if len(args.runs) < 2:
         raise UsageError("compare needs at least two runs: the baseline first, then the runs to compare with it")
     rules = [gate.parse_rule(t) for t in args.fail_on]
-    dirs = [catalog.resolve(r, args.root) for r in args.runs]
+    root = results_option(args, env)
+    dirs = [catalog.resolve(r, root) for r in args.runs]
     stored = [load_run(d) for d in dirs]
     labels = _labels(args, dirs, stored)
-    out: Path = args.out or Path("compare-" + re.sub(r"[^A-Za-z0-9._-]+", "-", "-vs-".join(labels))[:80])
-    _check_out(out, "dir", args.force)
+    out: Path = args.out or default_out(dirs[0], labels)
+    replacing = [_check_out(out, "dir", args.force)]
     if args.junit is not None:
-        _check_out(args.junit, "file", args.force, out)
+        replacing.append(_check_out(args.junit, "file", args.force, out))
+    for line in filter(None, replacing):
+        env.err(line)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -39,7 +39,9 @@ def cmd_latency(args: argparse.Namespace, env: Any) -> int:
     if not args.points:
         return 0
     out: Path = args.out or (args.dir / f"latency-{args.points[0]}.svg")
-    charts.check_figure_path(out, force=args.force)
+    replacing = charts.check_figure_path(out, force=args.force)
+    if replacing:
+        env.err(replacing)
     charts.write_figure(latency.distribution_figure(dists, title=f"{run.run_id}: response times"), out)
     env.out(str(out))
     return 0

@@ -30,6 +30,15 @@ CHECKED_AXES = ("rw", "bs", "bssplit", "iodepth", "numjobs", "rwmixread", "rate"
 _GROUP_NAMES = ("matrix",)
 # axes drawn as categories (besides any axis whose values are not numbers)
 CATEGORICAL = ("label", "rw", "matrix", "group", "bssplit")
+# axes drawn on a base-2 log axis: they double from point to point (1, 2, 4 ... 256 queued I/Os; 4K ... 1M)
+LOG2 = ("bs", "iodepth", "numjobs", "outstanding", "qd", "threads", "toio")
+# the names of parameters on an axis (a metric's name comes from the registry: metrics.Metric.title)
+TITLES = {"bs": "block size", "iodepth": "queue depth (iodepth)", "numjobs": "threads (numjobs)",
+          "outstanding": "outstanding I/O (threads × queue depth)", "rwmixread": "reads (% of I/Os, rwmixread)",
+          "rate": "rate", "rate_pct": "rate (% of the maximum)", "target_iops": "target IOPS", "qd": "queue depth",
+          "threads": "threads", "toio": "total outstanding I/O (TOIO)", "round": "round", "sample": "sample",
+          "rw": "read/write pattern (rw)", "label": "point", "matrix": "matrix", "group": "group",
+          "bssplit": "block-size mix (bssplit)"}
 # axes that move with the x axis by construction (outstanding = iodepth x numjobs, ...)
 _DERIVED = {"outstanding": {"iodepth", "numjobs"}, "rate_pct": {"rate", "target_iops"},
             "rate": {"rate_pct", "target_iops"}, "target_iops": {"rate", "rate_pct"}, "qd": {"iodepth"},
@@ -57,7 +66,8 @@ def add_commands(sub: Any) -> dict[str, Any]:
     p.add_argument("--out", type=Path, help="output file, .svg or .png (default RUN/plot-<y>-vs-<x>.svg for one "
                                             "run, ./plot-<y>-vs-<x>.svg for several)")
     p.add_argument("--phase", default="measure", help="points of this phase only (default measure; 'all' for all)")
-    p.add_argument("--logx", action="store_true", help="logarithmic x axis")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis (queue depths, threads, outstanding I/O "
+                                                      "and block sizes are on a base-2 log axis anyway)")
     p.add_argument("--logy", action="store_true", help="logarithmic y axis")
     p.add_argument("--force", action="store_true", help="replace --out even if ssdlab did not write it")
     return {"plot": cmd_plot}
@@ -285,10 +295,12 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
                      parse_where(args.where))
     default_dir = dirs[0] if len(dirs) == 1 else Path()
     out: Path = args.out or (default_dir / f"plot-{args.y}-vs-{args.x}.svg")
-    charts.check_figure_path(out, force=args.force)
+    replacing = charts.check_figure_path(out, force=args.force)
+    if replacing:
+        env.err(replacing)
     where = f" ({', '.join(args.where)})" if args.where else ""
     names = " vs ".join(labels) if len(runs) > 1 else runs[0].suite.split("/")[-1]
-    title = f"{names}: {args.y} vs {args.x}{where}"
+    title = f"{names}: {axis_title(args.y)} vs {axis_title(args.x)}{where}"
     note = data.note()
     if note:
         env.err(f"note: {note}")
@@ -298,22 +310,30 @@ def cmd_plot(args: argparse.Namespace, env: Any) -> int:
     return 0
 
 
+def axis_title(name: str) -> str:
+    """An axis's title: a metric's label and unit from the registry ('p99 latency (µs)'), a parameter's name
+    ('queue depth (iodepth)'), else the name itself."""
+    from ssdlab.metrics import get, is_metric
+
+    return get(name).title if is_metric(name) else TITLES.get(name, name)
+
+
 def _figure(data: PlotData, args: argparse.Namespace, title: str) -> Any:
     from ssdlab.report import charts
-    from ssdlab.units import format_bs
 
+    xlabel, ylabel = charts.plain_label(axis_title(args.x)), charts.plain_label(axis_title(args.y))
     if data.categories is not None:
         bars = {charts.plain_label(name): _by_category(pts, len(data.categories)) for name, pts in data.lines.items()}
-        return charts.category_figure(data.categories, bars, title=title, xlabel=args.x, ylabel=args.y,
+        return charts.category_figure(data.categories, bars, title=title, xlabel=xlabel, ylabel=ylabel,
                                       logy=args.logy)
     series = [charts.Series(charts.plain_label(label), [p[0] for p in pts], [p[1] for p in pts])
               for label, pts in data.lines.items()]
     xs = sorted({p[0] for pts in data.lines.values() for p in pts})
-    ticks: dict[str, Any] = {}
-    if args.x == "bs" and xs:
-        ticks = {"xticks": xs, "xticklabels": [format_bs(int(v)) for v in xs]}
-    fig = charts.line_figure(series, title=title, xlabel=args.x, ylabel=args.y, logx=args.logx or args.x == "bs",
-                             logy=args.logy, legend=False, **ticks)
+    log2 = args.x in LOG2 and bool(xs) and xs[0] > 0  # (a doubling parameter: QD 1, 2, 4 ... evenly spaced)
+    fig = charts.line_figure(series, title=title, xlabel=xlabel, ylabel=ylabel, logx=args.logx and not log2,
+                             logy=args.logy, legend=False, log2x=log2,
+                             xticks=xs if log2 and len(xs) <= charts.MAX_LOG2_TICKS else None,
+                             xfmt=charts.bs_tick if args.x == "bs" else None)
     charts.side_legend(fig.axes[0], len(series))
     return fig
 

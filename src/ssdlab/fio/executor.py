@@ -53,6 +53,10 @@ def job_on(point: TestPoint, options: Mapping[str, OptionValue],
     given: a caller that builds the jobs of a whole plan asks the target once."""
     from ssdlab.fio.job import build_device_job, build_job
 
+    if point.tags.replay:  # a trace replay: fio's iolog replay, a section per stream and device (fio/replay.py)
+        from ssdlab.fio.replay import replay_job
+
+        return replay_job(point, list(devices) if len(devices) > 1 else [options])
     if len(devices) > 1:
         return build_device_job(point, devices)
     return build_job(point, options, devices if point.streams else None)
@@ -90,6 +94,7 @@ class FioExecutor:
 
         job = point_job(point, target)
         on_status = live_status(on_live)
+        replay = _replay_logs(point, target, point_dir)  # a trace replay: the iologs its job reads
 
         self.idle.wait(point.idle_before_s)
         started = time.time()
@@ -113,7 +118,12 @@ class FioExecutor:
             listed = [io_error_from_dict(e) for e in errors.listed]
             raise FioFailedError(f"fio reported {error_message(listed, int(errors.count))}",
                                  partial=self._finish(m, point, point_dir, doc, job, target))
-        return self._finish(m, point, point_dir, doc, job, target)
+        m = self._finish(m, point, point_dir, doc, job, target)
+        if replay is not None:
+            from ssdlab.fio.replay import with_replay
+
+            m = with_replay(m, point, replay)
+        return m
 
     def _finish(self, m: Measurement, point: TestPoint, point_dir: Path, doc: dict[str, Any],
                 job: FioJob, target: FioTarget) -> Measurement:
@@ -190,6 +200,15 @@ class FioExecutor:
             if last is not None:
                 deliver(last, final)
         self.idle.observe(started, io_window(final))  # where the device's next idle starts
+
+
+def _replay_logs(point: TestPoint, target: FioTarget, point_dir: Path) -> dict[str, Any] | None:
+    """A replay point's iologs written into its directory (what each device replays), None for other points."""
+    if not point.tags.replay:
+        return None
+    from ssdlab.fio.replay import alignment, write_iologs
+
+    return write_iologs(point, target.device_fio_options(), point_dir, alignment(target))
 
 
 def live_status(on_live: LiveCallback | None) -> Callable[[dict[str, Any]], None]:

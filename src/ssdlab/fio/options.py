@@ -126,6 +126,35 @@ READ_ENGINES: frozenset[str] = frozenset({"null", "nbd"})
 SSDLAB_LOG_OPTIONS: frozenset[str] = frozenset({"write_bw_log", "write_lat_log", "write_iops_log",
                                                 "write_hist_log"})
 
+# An iolog replay's own options (fio/replay.py), accepted at the fio boundary only as ssdlab sets them: the iolog is
+# a file ssdlab wrote (a bare name in the point's directory, fio's working directory, or an absolute path to a
+# regular *.iolog file for agents that read it there), and every I/O of it is redirected to the section's own
+# file or device, so what the log names plays no part in what fio opens.
+REPLAY_OPTIONS: frozenset[str] = frozenset({"read_iolog", "replay_redirect"})
+
+
+def replay_input_ok(key: str, value: str, options: Mapping[str, object]) -> bool:
+    """Whether `key=value` is a replay option as fio/replay.py sets it in a section with these options."""
+    if key == "read_iolog":
+        from pathlib import Path
+
+        if ":" in value or not value.endswith(".iolog"):
+            return False
+        if "/" not in value:
+            return not value.startswith(".")
+        path = Path(value)
+        return path.is_absolute() and path.is_file() and ".." not in path.parts
+    if key == "replay_redirect":
+        return "filename" in options and value == str(options["filename"])
+    return False
+
+
+def replays_readonly(sections: list[Mapping[str, object]]) -> bool:
+    """A replay job none of whose sections writes: fio runs it with --readonly, so whatever its iolog holds, fio
+    skips every write and trim (iolog.c: 'skips replay of N writes due to read-only')."""
+    return any("read_iolog" in s for s in sections) and not any(section_writes(s) for s in sections)
+
+
 # rw values (before any ':N' modifier) that write or trim
 _WRITING_RW = frozenset({"write", "randwrite", "trim", "randtrim", "trimwrite", "randtrimwrite"})
 _MIXED_RW = frozenset({"rw", "readwrite", "randrw"})

@@ -27,7 +27,7 @@ from typing import IO, Any, Protocol
 
 from ssdlab.errors import FioFailedError, FioMissingError, ResultsDirError
 from ssdlab.fio.job import FioJob
-from ssdlab.fio.status import documents
+from ssdlab.fio.status import stream_documents
 from ssdlab.fio.stderr import write_times
 from ssdlab.results import atomic
 
@@ -197,6 +197,10 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
     failed point did finish is not lost."""
     gate.check_job(job)
+    if not readonly:  # a replay that does not write: fio skips any write its iolog might hold
+        from ssdlab.fio.options import replays_readonly
+
+        readonly = replays_readonly([{**job.global_options, **s.options} for s in job.jobs])
     point_dir.mkdir(parents=True, exist_ok=True)
     job_path = point_dir / "job.fio"
     atomic.write_text(job_path, job.render(), durable=False)  # made durable with fio's output after fio ends
@@ -314,7 +318,7 @@ def _read_stream(proc: subprocess.Popen[str], on_status: StatusCallback | None, 
     returns True stops fio early (SIGINT, once); reading goes on to its final document."""
     assert proc.stdout is not None
     last = ""
-    for text, doc in documents(proc.stdout):
+    for text, doc in stream_documents(proc.stdout.fileno()):
         last = text
         if on_status is not None and on_status(doc) and not early:
             early.append(True)

@@ -7,8 +7,10 @@ consecutive documents over their run time gives the interval's IOPS, MB/s and me
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,44 @@ def documents(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
                 continue
             if isinstance(doc, dict):
                 yield text, doc
+
+
+def stream_documents(fd: int, chunk: int = 1 << 16) -> Iterator[tuple[str, dict[str, Any]]]:
+    """documents() of what fio writes to the pipe `fd`, read in chunks as they come (not line by line: a json+
+    status document is thousands of lines, and splitting them cost more CPU than the rest of a point's
+    bookkeeping). The same documents: one starts at a line that begins with '{' and ends with a line that is
+    exactly '}'; text between them is skipped."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    start: int | None = None  # where the document being read starts in `pending`
+    scanned = 0  # how far `pending` was searched for the document's end
+    while True:
+        data = os.read(fd, chunk)
+        pending += decoder.decode(data, final=not data)
+        while True:
+            if start is None:
+                start = 0 if pending.startswith("{") else (pending.find("\n{") + 1 or None)
+                if start is None:
+                    pending = pending[pending.rfind("\n") + 1:]  # text between documents: only a partial line kept
+                    break
+                pending, start, scanned = pending[start:], 0, 0
+            end = pending.find("\n}\n", max(0, scanned - 2))
+            if end < 0 and not data and pending.rstrip("\n").endswith("\n}"):
+                end = len(pending.rstrip("\n")) - 2
+            if end < 0:
+                scanned = len(pending)
+                break
+            text, pending, start, scanned = pending[:end + 3], pending[end + 3:], None, 0
+            if not text.endswith("\n"):
+                text += "\n"
+            try:
+                doc = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(doc, dict):
+                yield text, doc
+        if not data:
+            return
 
 
 class StatusRates:
@@ -71,7 +111,7 @@ class StatusRates:
             whole.sample(dt, max(now["elapsed_s"], now["runtime_s"]), now["read_bytes"] + now["write_bytes"]),
             read_iops=d["read_ios"] / dt, write_iops=d["write_ios"] / dt, read_mbps=d["read_bytes"] / dt / 1e6,
             write_mbps=d["write_bytes"] / dt / 1e6,
-            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0, parts=parts)
+            mean_lat_us=(d["lat_sum_ns"] / ios / 1000.0) if ios > 0 else 0.0, parts=parts, interval_s=dt)
 
 
 _DIRECTIONS = ("read", "write")

@@ -227,7 +227,6 @@ def _bs_sweep(results: list[PointResult]) -> list[Section]:
     groups = _by(results, _matrix)
     sizes = sorted({r.point.workload.bs for r in results})
     ticks = [float(s) for s in sizes]
-    labels = [format_bs(s) for s in sizes]
     figs = []
     for metric, ylabel, logy in (("bw_MBps", "MB/s", None), ("iops", "IOPS", True),
                                  ("lat_mean_us", "mean latency (µs)", True)):
@@ -236,7 +235,8 @@ def _bs_sweep(results: list[PointResult]) -> list[Section]:
             xs, ys = _values(rs, "bs", metric)
             series.append(Series(name, xs, ys))
         figs.append(_chart(charts.line_chart(series, title=f"{ylabel} vs block size", xlabel="block size",
-                                             ylabel=ylabel, logx=True, logy=logy, xticks=ticks, xticklabels=labels)))
+                                             ylabel=ylabel, log2x=True, logy=logy, xticks=ticks,
+                                             xfmt=charts.bs_tick)))
     rows = [Group(f"{name}: {rs[0].point.workload.rw} Q{rs[0].point.workload.iodepth}T{rs[0].point.workload.numjobs}",
                   [], _perf_table(rs, ["bs"]), _skipped(rs)) for name, rs in groups.items()]
     return _section("Block-size sweep", "characterization_groups.html.j2",
@@ -256,7 +256,7 @@ def _qd_group(name: str, rs: list[PointResult]) -> Group:
             xs, ys = _values(ordered, "outstanding", metric)
             series.append(Series(f"T{t}", xs, ys))
         figs.append(_chart(charts.line_chart(series, title=f"{name}: {ylabel} vs outstanding I/O",
-                                             xlabel="outstanding I/O (threads × QD)", ylabel=ylabel, logx=True,
+                                             xlabel="outstanding I/O (threads × QD)", ylabel=ylabel, log2x=True,
                                              logy=logy)))
     return Group(f"{name}: {w.rw} {format_bs(w.bs)}{mix}", figs, _perf_table(rs, ["numjobs", "iodepth", "outstanding"]),
                  _skipped(rs))
@@ -450,7 +450,7 @@ def _app_sweep(name: str, rs: list[PointResult]) -> Group:
     for metric, ylabel, logy in (("iops", "IOPS", None), ("lat_mean_us", "mean latency (µs)", True)):
         xs, ys = _values(ordered, "outstanding", metric)
         figs.append(_chart(charts.line_chart([Series(name, xs, ys)], title=f"{ylabel} vs outstanding I/O",
-                                             xlabel="outstanding I/O", ylabel=ylabel, logx=True, logy=logy)))
+                                             xlabel="outstanding I/O", ylabel=ylabel, log2x=True, logy=logy)))
     return Group(None, figs, _perf_table(ordered, ["numjobs", "iodepth"]), _skipped(ordered))
 
 
@@ -478,7 +478,8 @@ def _matrix_chart(name: str, rs: list[PointResult], swept: list[str]) -> Chart |
             xs, ys = _values(ordered, x, "iops")
             series.append(Series(label or name, xs, ys))
         return _chart(charts.line_chart(series, title=f"{name}: IOPS vs {x}", xlabel=x, ylabel="IOPS",
-                                        logx=x in ("bs", "iodepth", "numjobs")))
+                                        log2x=x in ("bs", "iodepth", "numjobs"),
+                                        xfmt=charts.bs_tick if x == "bs" else None))
     ok = [r for r in rs if r.status == "ok"]
     if not ok:
         return None
@@ -519,7 +520,7 @@ def _long_phase(r: PointResult, m: Measurement) -> tuple[list[Any], list[Chart]]
         _chart(charts.line_chart([Series("IOPS", t_iops, iops, style=".")],
                                  title=f"{r.point.group}: IOPS per second (total written {format_bytes(written)})",
                                  xlabel="time (s)", ylabel="IOPS")),
-        _chart(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#d62728")],
+        _chart(charts.line_chart([Series("MB/s", t_bw, bw, style=".", color="#D55E00")],
                                  title=f"{r.point.group}: bandwidth per second", xlabel="time (s)", ylabel="MB/s"))]
 
 

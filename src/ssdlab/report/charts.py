@@ -39,12 +39,13 @@ from matplotlib.backends import backend_mixed, backend_svg
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
+from matplotlib.ticker import AutoLocator, FixedLocator, Formatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
 from ssdlab import formatting
 from ssdlab.errors import UsageError
 from ssdlab.results import atomic
+from ssdlab.units import format_bs
 
 matplotlib.rcParams.update({
     "svg.hashsalt": "ssdlab",  # stable element ids: identical data -> identical SVG
@@ -57,8 +58,11 @@ matplotlib.rcParams.update({
 
 P = ParamSpec("P")
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
+# Okabe and Ito's colour-blind-safe set (blue, vermillion, bluish green, orange, reddish purple, sky blue, black;
+# its yellow is too pale on white), then three of Paul Tol's (wine, olive, grey) for charts of more series. Read is
+# the first colour and write the second everywhere, the live page included (serve/static/live.js, COLORS).
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#882255", "#999933",
+           "#777777")
 
 
 @dataclass(frozen=True)
@@ -303,21 +307,23 @@ def fig_to_png(fig: Any, dpi: int = 120, software: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def check_figure_path(out: Path, *, force: bool = False) -> None:
+def check_figure_path(out: Path, *, force: bool = False) -> str:
     """Refuse, with one line, a chart file (`--out`) that is not .svg or .png, whose directory does not exist, or
-    that would replace a file ssdlab did not write (unless `force`)."""
+    that would replace a file ssdlab did not write (unless `force`); returns what --force replaces ('' when
+    nothing: results/outputs.py)."""
     from ssdlab.results import outputs
 
     if out.suffix.lower() not in (".svg", ".png"):
         raise UsageError(f"--out {out}: use a .svg or .png file name")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: directory {out.parent} does not exist")
-    outputs.check_new_file(out, force=force, option="--out")
+    return outputs.check_new_file(out, force=force, option="--out")
 
 
 def write_figure(fig: Any, out: Path) -> None:
     """Render a figure into `out` atomically: PNG for a .png name, else SVG (check_figure_path first); either
-    carries ssdlab's mark (results/outputs.py), so a later run may replace it."""
+    carries ssdlab's mark (results/outputs.py), so a later run may replace it. The file gets the mode the user's
+    umask gives (0644 under 022), as a report does: the atomic write's temporary file is private (0600)."""
     from ssdlab.results import outputs
 
     if out.suffix.lower() == ".png":
@@ -326,6 +332,7 @@ def write_figure(fig: Any, out: Path) -> None:
         svg = fig_to_svg(fig)
         head = svg.index(">") + 1  # the mark goes inside the <svg> element: the file still starts with it
         atomic.write_text(out, svg[:head] + outputs.SVG_MARK + svg[head:] + "\n")
+    atomic.make_shareable(out)
 
 
 def new_figure(size: tuple[float, float]) -> Any:
@@ -513,12 +520,11 @@ def wide_span(values: Iterable[float | None]) -> bool:
 
 @chart
 def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | None]], *, title: str = "",
-              ylabel: str = "", log: bool | None = None, annotate: bool = True) -> str:
-    """Grouped vertical bars: one group per category, one bar per series (None -> no bar). `log` None: a log
-    axis when the values span more than two decades (wide_span), said in the axis label."""
-    if log is None:
-        log = wide_span(v for values in series.values() for v in values)
-        ylabel += LOG_NOTE if log else ""
+              ylabel: str = "", log: bool = False, annotate: bool = True) -> str:
+    """Grouped vertical bars: one group per category, one bar per series (None -> no bar), from zero on a linear
+    axis (a bar's length is its value); each bar's value is written on it, so a small one stays readable. `log`:
+    a log axis, said in the axis label (only where a caller asks for it)."""
+    ylabel += LOG_NOTE if log else ""
     n = max(1, len(series))
     width = 0.8 / n
     fig, ax = _axes(title, (max(6.0, 0.9 * len(categories) * max(1, n) ** 0.5 + 2), 3.6))
@@ -538,7 +544,7 @@ def bar_chart(categories: Sequence[str], series: Mapping[str, Sequence[float | N
     if log:
         log_axis(ax, "y")
     else:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
+        linear_axis(ax, "y")
     keys = [Key(name, PALETTE[i % len(PALETTE)], "bar") for i, name in enumerate(series)]
     return fig_to_svg(fig) + legend_html(keys)
 
@@ -563,7 +569,7 @@ def category_figure(categories: Sequence[str], series: Mapping[str, Sequence[flo
     if logy:
         log_axis(ax, "y")
     else:
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
+        linear_axis(ax, "y")
     ax.grid(axis="x", visible=False)
     side_legend(ax, len(series))
     return fig
@@ -591,6 +597,7 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
     ax.set_yticks(ys)
     ax.set_yticklabels(labels)
     ax.set_xlabel(xlabel)
+    linear_axis(ax, "x")
     for b, v in zip(bars, values, strict=False):
         ax.text(b.get_width(), b.get_y() + b.get_height() / 2, formatting.bar_label(v), va="center", fontsize=7,
                 transform=_nudge(fig, ax, 2, 0))
@@ -600,11 +607,13 @@ def hbar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "
 def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", ylabel: str = "",
                 logx: bool = False, logy: bool | None = False, ref_lines: Sequence[RefLine] = (),
                 xticks: Sequence[float] | None = None, xticklabels: Sequence[str] | None = None,
-                size: tuple[float, float] = (7.5, 3.6), legend: bool = True, vlines: Sequence[RefLine] = ()) -> Any:
+                size: tuple[float, float] = (7.5, 3.6), legend: bool = True, vlines: Sequence[RefLine] = (),
+                log2x: bool = False, xfmt: Callable[[float], str] | None = None) -> Any:
     """Lines/scatter of several series with optional horizontal reference lines and vertical markers (`vlines`:
     RefLine with the x value in `y`, e.g. a workload transition); line_chart draws it as SVG, its legend as
     HTML. `logy` None: a log y axis when the series and reference lines span more than two decades (wide_span),
-    said in the axis label."""
+    said in the axis label. `log2x`: a base-2 x axis (queue depths, threads, block sizes: log2_axis) with ticks
+    at `xticks` or the powers of two, labelled by `xfmt`."""
     if logy is None:
         logy = wide_span([*(y for s in series for y in s.y), *(r.y for r in ref_lines)])
         ylabel += LOG_NOTE if logy else ""
@@ -620,13 +629,17 @@ def line_figure(series: Sequence[Series], *, title: str = "", xlabel: str = "", 
         ax.axhline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
     for r in vlines:
         ax.axvline(r.y, linestyle=r.style, color=r.color, linewidth=1, label=r.label)
-    if logx:
+    if log2x:
+        log2_axis(ax, "x", fmt=xfmt, ticks=xticks)
+    elif logx:
         log_axis(ax, "x")
+    elif xticks is None:
+        linear_axis(ax, "x")
     if logy:
         log_axis(ax, "y")
     else:  # 2.5M rather than 2.5 with a detached "1e6" offset label
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
-    if xticks is not None:
+        linear_axis(ax, "y")
+    if xticks is not None and not log2x:
         ax.set_xticks(list(xticks))
         if xticklabels is not None:
             ax.set_xticklabels(list(xticklabels))
@@ -655,15 +668,16 @@ def line_chart(series: Sequence[Series], *, ref_lines: Sequence[RefLine] = (), v
 
 @chart
 def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequence[float | None]], *,
-                title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "") -> str:
-    """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS). Heights
-    spanning more than two decades are drawn on a log z axis (bars from the decade below the smallest value,
-    labelled with the values at each decade): matplotlib's 3D axes have no log scale of their own."""
+                title: str = "", xlabel: str = "", ylabel: str = "", zlabel: str = "", log: bool = False) -> str:
+    """3D bars: z[i][j] is the height at xlabels[i], ylabels[j] (e.g. block size x R/W mix -> IOPS), from zero
+    on a linear z axis. `log` (only where a caller asks) draws heights spanning more than two decades on a log z
+    axis (bars from the decade below the smallest value, labelled with the values at each decade): matplotlib's
+    3D axes have no log scale of their own."""
     fig = new_figure((7.5, 5.0))
     ax = fig.add_subplot(projection="3d")
     if title:
         _title(ax, title)
-    log = wide_span(v for row in z for v in row)
+    log = log and wide_span(v for row in z for v in row)
     base = math.floor(math.log10(min(float(v) for row in z for v in row if v is not None))) if log else 0
 
     def height(v: float) -> float:
@@ -683,8 +697,11 @@ def bar3d_chart(xlabels: Sequence[str], ylabels: Sequence[str], z: Sequence[Sequ
     if log:
         top = max(height(float(v)) for row in z for v in row if v is not None)
         ax.set_zticks(range(math.ceil(top) + 1))
-        ax.set_zticklabels([formatting.log_tick(10.0 ** (base + k)) for k in range(math.ceil(top) + 1)])
+        values = [10.0 ** (base + k) for k in range(math.ceil(top) + 1)]
+        ax.set_zticklabels([tick_style(values, log=True)(v) for v in values])
         zlabel += LOG_NOTE
+    else:
+        ax.zaxis.set_major_formatter(AxisTicks(log=False))
     ax.set_xticks([i + 0.3 for i in range(len(xlabels))])
     ax.set_xticklabels(list(xlabels), fontsize=7)
     ax.set_yticks([j + 0.3 for j in range(len(ylabels))])
@@ -701,6 +718,8 @@ def histogram_chart(values: Sequence[float], *, bins: int = 40, title: str = "",
     """Distribution of values (e.g. per-second IOPS of a stability run)."""
     fig, ax = _axes(title)
     ax.hist(list(values), bins=bins, color=PALETTE[0])
+    linear_axis(ax, "x")
+    linear_axis(ax, "y", integer=True)  # (a count)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     return fig_to_svg(fig)
@@ -751,8 +770,8 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
 
     Rows run top to bottom in the given order. A row only makes room for the series it has, so a sweep of
     read-only and write-only rows stays compact. None draws no bar; `missing[series][row]` (e.g. "skipped")
-    is written where that bar would be, so a value that was not measured is never shown as zero. Values
-    spanning more than two decades (wide_span) are drawn on a log axis, bars from the decade below the smallest.
+    is written where that bar would be, so a value that was not measured is never shown as zero. Bars start at
+    zero on a linear axis (a bar's length is its value) that ends at a tick past the longest bar and its value.
     """
     names = list(series)
     layout, per_row = _hbar_layout(labels, series, missing)
@@ -760,27 +779,21 @@ def grouped_hbar_chart(labels: Sequence[str], series: Mapping[str, Sequence[floa
     fig, ax = _axes("", (width, max(1.8, row_h * len(labels) + 1.1)))
     values = [float(v) for vals in series.values() for v in vals if v is not None]
     top = max(values, default=0.0)
-    log = wide_span(values)
-    floor = 10.0 ** math.floor(math.log10(min(values))) if log else 0.0  # where the bars start
     palette = list(colors) if colors else list(PALETTE)
     bars: dict[int, list[_HBar]] = {}
     for b in layout:
         bars.setdefault(b.series, []).append(b)
-        ax.text(max(b.width, floor), b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
+        ax.text(b.width, b.y, b.text, va="center", fontsize=7, transform=_nudge(fig, ax, 2, 0),
                 color="#9b1c1c" if b.missing else "black", fontstyle="italic" if b.missing else "normal")
     for i, bs in bars.items():
-        ax.barh([b.y for b in bs], [max(0.0, b.width - floor) for b in bs], height=[b.height for b in bs],
-                left=floor, color=palette[i % len(palette)])
+        ax.barh([b.y for b in bs], [max(0.0, b.width) for b in bs], height=[b.height for b in bs],
+                color=palette[i % len(palette)])
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels([textwrap.fill(plain_label(t), 24) for t in reversed(labels)])
     ax.set_ylim(-0.6, len(labels) - 0.4)
-    if log:
-        ax.set_xlim(floor, top * 2.2)  # (room for the value beside the longest bar)
-        log_axis(ax, "x")
-        xlabel += LOG_NOTE
-    else:
-        ax.set_xlim(0, top * 1.14 if top > 0 else 1.0)
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.tick(v)))
+    room = top * 1.14 if top > 0 else 1.0  # (room for the value beside the longest bar)
+    ax.set_xlim(0, bracket(AutoLocator().tick_values(0, room), 0, room)[1])
+    linear_axis(ax, "x", limits=False)
     ax.set_xlabel(xlabel)
     ax.grid(axis="y", visible=False)
     if title:
@@ -821,33 +834,220 @@ def percentile_chart(lines: Sequence[tuple[str, Mapping[float, float | None]]], 
 
 
 LOG_STEPS = ((1.0,), (1.0, 2.0, 5.0), tuple(float(k) for k in range(1, 10)))  # ticks per decade, sparse to dense
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def log_locator(lo: float, hi: float, subs: tuple[float, ...]) -> Any:
-    """Major ticks of a log axis from lo to hi: at `subs` of each decade (one of LOG_STEPS), or at denser steps
-    until at least two fall inside the range; a range too narrow for even 1..9 per decade (102 to 180) gets a
-    few evenly spaced ticks (120, 140, 160), so a reader always has two labels to read a value against."""
-    for steps in LOG_STEPS[LOG_STEPS.index(subs):]:
-        locator = LogLocator(base=10, subs=steps, numticks=12)
-        if sum(1 for t in locator.tick_values(lo, hi) if lo <= t <= hi) >= 2:
-            return locator
-    return MaxNLocator(nbins=4)
+def _decimals(values: Sequence[float]) -> int:
+    """The fewest decimals (up to 6) that write every value exactly (0.05, 0.10, 0.15 -> 2)."""
+    for d in range(7):
+        if all(abs(round(v, d) - v) <= 1e-9 * max(1.0, abs(v)) for v in values):
+            return d
+    return 6
+
+
+def tick_style(values: Sequence[float], *, log: bool) -> Callable[[float], str]:
+    """One label style for every tick of an axis, chosen from the ticks it shows.
+
+    A linear axis gets one unit for all its ticks, by the largest: 0, 50k, 100k, 150k; 0, 0.5M, 1M, 1.5M; below
+    10,000 plain numbers with the decimals the step needs (0.05, 0.10, 0.15). A log axis spans decades, so one unit
+    cannot fit: plain numbers (0.5, 20, 1,000, 50,000) while every tick is below 100,000, else SI suffixes on
+    every tick from 1,000 (500, 1k, 10k, 100k, 1M), never "50,000" beside "100k"; decades that reach below 0.001
+    are written as powers of ten (10⁻⁵ ... 10⁰)."""
+    shown = [float(v) for v in values if math.isfinite(v)]
+    top = max((abs(v) for v in shown), default=0.0)
+    if log:
+        positive = [v for v in shown if v > 0]
+        decades = bool(positive) and all(abs(math.log10(v) - round(math.log10(v))) < 1e-9 for v in positive)
+        if decades and min(positive) < 1e-3:
+            return lambda v: "10" + str(round(math.log10(v))).translate(_SUPERSCRIPT) if v > 0 else "0"
+        if top >= 1e5:
+            return lambda v: formatting.tick(v) if abs(v) >= 1000 else f"{v:g}"
+        return lambda v: f"{v:,.0f}" if abs(v) >= 1000 else f"{v:g}"
+    unit, suffix = (1e6, "M") if top >= 1e6 else (1e3, "k") if top >= 1e4 else (1.0, "")
+    digits = _decimals([v / unit for v in shown])
+    return lambda v: "0" if v == 0 else f"{v / unit:,.{digits}f}{suffix}"
+
+
+class AxisTicks(Formatter):
+    """matplotlib's formatter for tick_style: the style is chosen once per drawing from the ticks in view."""
+
+    def __init__(self, *, log: bool) -> None:
+        self.log = log
+        self._text: Callable[[float], str] = formatting.tick
+
+    def set_locs(self, locs: Sequence[float]) -> None:
+        shown = list(locs)
+        if self.axis is not None:
+            lo, hi = sorted(self.axis.get_view_interval())
+            shown = [v for v in locs if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)] or shown
+        self._text = tick_style(shown, log=self.log)
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return self._text(x)
+
+
+def linear_axis(ax: Any, which: str = "y", *, limits: bool = True, integer: bool = False) -> None:
+    """One tick style on a linear axis (tick_style); call after plotting. With `limits` the axis runs from the
+    tick at or below its data to the tick at or above, so its labels bracket the data (matplotlib's margins
+    would end it between ticks, or at -2 on a time axis that starts at 0). `integer`: ticks at whole numbers
+    only (counts: no 0.25 of a second)."""
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    locator = MaxNLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True) if integer else AutoLocator()
+    axis.set_major_locator(locator)
+    axis.set_major_formatter(AxisTicks(log=False))
+    box = ax.dataLim
+    lo, hi = (box.y0, box.y1) if which == "y" else (box.x0, box.x1)
+    if not limits or not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo:
+        return
+    if hi == lo:
+        lo, hi = (lo - 1, hi + 1) if lo == 0 else (lo - abs(lo) / 10, hi + abs(hi) / 10)
+    ticks = [float(t) for t in locator.tick_values(lo, hi)]
+    below, above = bracket(ticks, lo, hi)
+    _set_limits(ax, which, below, above, lo, hi, log=False)
+
+
+MAX_LOG_TICKS = 12
+FILL = 0.4  # the least share of a narrow log axis (its log span) the data fill before denser ticks are tried
+
+
+def _decade_ticks(lo: float, hi: float, steps: tuple[float, ...], most: int = MAX_LOG_TICKS) -> list[float]:
+    """`steps` of every decade from the one below lo to the one above hi (every second, third ... decade when
+    one label per decade would make more than `most`)."""
+    k0, k1 = math.floor(math.log10(lo) + 1e-9), math.ceil(math.log10(hi) - 1e-9)
+    stride = max(1, math.ceil((k1 - k0 + 1) / most)) if steps == LOG_STEPS[0] else 1
+    return [m * 10.0 ** k for k in range(k0 - stride, k1 + 2 * stride, stride) for m in steps]
+
+
+def log_ticks(lo: float, hi: float, *, decades: float = 3.0, most: int = MAX_LOG_TICKS) -> list[float]:
+    """The labelled ticks of a log axis showing lo..hi: from the tick at or below lo to the one at or above hi,
+    at least three of them, so the labels bracket the data and one lies between. One per decade beyond
+    `decades` decades (every second ... decade beyond `most` labels; a narrow panel takes fewer of both), else
+    1-2-5 steps, denser steps (1..9) when those leave no tick between or the data would fill less than FILL of
+    the axis, and for a range too narrow even for that (157 to 171) a few evenly spaced ones (156, 160 ... 172)."""
+    first = LOG_STEPS[0] if math.log10(hi / lo) > decades else LOG_STEPS[1]
+    for steps in LOG_STEPS[LOG_STEPS.index(first):]:
+        ticks = _decade_ticks(lo, hi, steps, most)
+        below, above = bracket(ticks, lo, hi)
+        kept = [t for t in ticks if below * (1 - 1e-9) <= t <= above * (1 + 1e-9)]
+        if len(kept) >= 3 and math.log(hi / lo) >= FILL * math.log(above / below):
+            return kept
+    even = [float(t) for t in MaxNLocator(nbins=4).tick_values(lo, hi) if t > 0]
+    below, above = bracket(even, lo, hi)
+    return [t for t in even if below <= t <= above]
+
+
+EDGE = 0.02  # share of an axis left beyond a bracketing tick the data reach (a marker on the tick stays whole)
+
+
+def _set_limits(ax: Any, which: str, below: float, above: float, lo: float, hi: float, *, log: bool) -> None:
+    """Axis limits a little beyond the ticks `below` and `above` that bracket the data lo..hi (a marker at or near
+    a tick stays whole), but not below a zero where linear data start (bars stand on it)."""
+    def pos(v: float) -> float:
+        return math.log(v) if log else v
+
+    a, b = pos(below), pos(above)
+    span = (b - a) or 1.0
+    if log or below != 0 or lo > 0:
+        a -= EDGE * span
+    b += EDGE * span
+    (ax.set_ylim if which == "y" else ax.set_xlim)(*((math.exp(a), math.exp(b)) if log else (a, b)))
+
+
+def _data_span(ax: Any, which: str) -> tuple[float, float] | None:
+    """The smallest positive and the largest value the axes' artists put on one axis (None: nothing drawn)."""
+    box = ax.dataLim
+    lo = box.minposy if which == "y" else box.minposx
+    hi = box.y1 if which == "y" else box.x1
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo <= 0 or hi < lo:
+        return None
+    return float(lo), float(hi)
+
+
+def bracket(ticks: Iterable[float], lo: float, hi: float) -> tuple[float, float]:
+    """The last tick at or below lo and the first at or above hi (lo and hi themselves when no tick is)."""
+    found = sorted(float(t) for t in ticks)
+    below = max((t for t in found if t <= lo * (1 + 1e-9)), default=lo)
+    above = min((t for t in found if t >= hi * (1 - 1e-9)), default=hi)
+    return below, above
 
 
 def log_axis(ax: Any, which: str = "y") -> None:
-    """Log scale with plain-number tick labels (0.05, 1, 20, 1,000) instead of 10^n; call after plotting.
+    """Log scale with plain-number tick labels (0.05, 1, 20, 1,000) in one style per axis (tick_style); call after
+    plotting. The axis runs from the tick at or below its smallest value to the tick at or above its largest, so
+    the labels bracket the data (never 50 and 100 alone beside values at 157-171).
 
     Spans up to three decades get 1-2-5 steps, wider ones one label per decade; a narrow span gets denser
-    steps (log_locator), at least two labels.
+    steps (log_ticks), at least three labels.
     """
     axis = ax.yaxis if which == "y" else ax.xaxis
+    span = _data_span(ax, which)
     (ax.set_yscale if which == "y" else ax.set_xscale)("log")
-    lo, hi = ax.get_ylim() if which == "y" else ax.get_xlim()
-    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
-    axis.set_major_locator(log_locator(lo, hi, LOG_STEPS[1] if decades <= 3 else LOG_STEPS[0]))  # labels apart
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: formatting.log_tick(v)))
+    lo, hi = span if span is not None else (ax.get_ylim() if which == "y" else ax.get_xlim())
+    if not 0 < lo <= hi:
+        lo, hi = 1.0, 10.0
+    if hi == lo:
+        lo, hi = lo / 1.5, hi * 1.5
+    decades = math.log10(hi / lo)
+    ticks = log_ticks(lo, hi)
+    _set_limits(ax, which, ticks[0], ticks[-1], lo, hi, log=True)
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(AxisTicks(log=True))
     # minor ticks only where the labels are a decade apart (each tick is an artist to lay out and draw)
     axis.set_minor_locator(NullLocator() if decades <= 3 else LogLocator(base=10, subs=(2.0, 5.0), numticks=12))
     axis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="major", axis=which, alpha=0.3)
 
+
+MAX_LOG2_TICKS = 12
+
+
+def log2_ticks(lo: float, hi: float) -> list[float]:
+    """Powers of two from the one at or below lo to the one at or above hi, every second (fourth ...) one when
+    there would be more than MAX_LOG2_TICKS, still bracketing lo..hi."""
+    k0, k1 = math.floor(math.log2(lo) + 1e-9), math.ceil(math.log2(hi) - 1e-9)
+    stride = max(1, math.ceil((k1 - k0 + 1) / MAX_LOG2_TICKS))
+    ks = list(range(k0, k1 + stride, stride))
+    return [2.0 ** k for k in ks]
+
+
+def bs_tick(v: float) -> str:
+    """A block size on an axis: 512, 4K, 128K, 1M."""
+    return format_bs(int(v))
+
+
+def whole(v: float) -> str:
+    """A queue depth, thread count or I/O count on an axis: 1, 32, 1,024 (0.5 below one)."""
+    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+
+
+def log2_axis(ax: Any, which: str = "x", *, fmt: Callable[[float], str] | None = None,
+              ticks: Sequence[float] | None = None) -> None:
+    """A base-2 log axis for queue depths, thread counts, outstanding I/Os and block sizes: ticks at the powers of
+    two the data span (or at `ticks`, e.g. the queue depths swept: 1, 2, 4, 6, 8, 16, 32), labelled by `fmt`
+    (format_bs for block sizes) or as whole numbers; call after plotting."""
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    span = _data_span(ax, which)
+    (ax.set_yscale if which == "y" else ax.set_xscale)("log", base=2)
+    given = sorted(float(t) for t in ticks or () if t > 0)
+    if given:
+        lo, hi = given[0], given[-1]
+        if span is not None:
+            lo, hi = min(lo, span[0]), max(hi, span[1])
+        found = given
+    else:
+        lo, hi = span if span is not None else (1.0, 2.0)
+        found = log2_ticks(lo, hi)
+    below, above = bracket(found, lo, hi)
+    (ax.set_ylim if which == "y" else ax.set_xlim)(below / 2 ** 0.2, above * 2 ** 0.2)
+    axis.set_major_locator(FixedLocator(found))
+    axis.set_major_formatter(_Labels(fmt or whole))
+    axis.set_minor_locator(NullLocator())
+    axis.set_minor_formatter(NullFormatter())
+
+
+class _Labels(Formatter):
+    def __init__(self, fmt: Callable[[float], str]) -> None:
+        self.fmt = fmt
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return self.fmt(x)

@@ -106,8 +106,8 @@ def _overlay(cmp: Comparison, rows: Sequence[Row], *, group: Callable[[PointData
     kwargs: dict[str, Any] = {}
     if bs_ticks:
         xs = sorted({a for _, _, pts in lines for a, _ in pts})
-        kwargs = {"xticks": xs, "xticklabels": [format_bs(int(v)) for v in xs]}
-    svg = charts.line_chart(series, title=title, xlabel=xlabel, ylabel=metric_title(metric), logx=logx,
+        kwargs = {"xticks": xs, "xfmt": charts.bs_tick}
+    svg = charts.line_chart(series, title=title, xlabel=xlabel, ylabel=metric_title(metric), log2x=logx,
                             logy=logy, size=(6.2, 3.4), **kwargs)
     return Chart(svg, caption or "Colour: run; line style: " + (group_name.__doc__ or "series"))
 

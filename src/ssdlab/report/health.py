@@ -158,15 +158,16 @@ def host_facts(run: Run) -> list[tuple[str, str]]:
     sampled = [r for r in measured if r.measurement is not None and (r.measurement.extra.get("host_cpu") or {})
                .get("available")]
     if flagged:
-        return [("CPU limit", f"{len(flagged)} of {len(measured)} measured points ran with the submitting CPUs "
-                              "saturated: they may show the host's limit, not the drive's (see their warnings)")]
-    text = f"no point saturated the submitting CPUs ({len(sampled)} of {len(measured)} sampled system-wide)"
+        return [("CPU limit", f"{len(flagged)} of {len(measured)} measured points ran with fio's submitting "
+                              "threads saturated: they may show the host's limit, not the drive's (see the notice)")]
+    text = (f"no point saturated fio's submitting threads ({len(sampled)} of {len(measured)} also sampled "
+            "system-wide)")
     return [("CPU limit", text)]
 
 
 def host_limited(m: Measurement) -> bool:
-    """The point ran with the submitting CPUs saturated (hostload.py's flag): it may show the host's limit."""
-    return bool((m.extra.get("host_limit") or {}).get("saturated"))
+    """fio's submitting threads were saturated on this point (hostload.saturated): it may show the host's limit."""
+    return hostload.saturated(m)
 
 
 def cpu_cell(m: Measurement) -> tuple[str, str]:
@@ -408,7 +409,7 @@ def _temperature_charts(entry: Mapping[str, Any], before: Mapping[str, Any] | No
         first = throttle[0][1]
         out.append(Chart(charts.line_chart(
             [charts.Series("TMT1+TMT2 transitions", [t / scale for t, _ in throttle], [v - first for _, v in throttle],
-                           style="-o", color="#d62728")],
+                           style="-o", color="#D55E00")],
             title="Thermal throttling transitions since the start", xlabel=xlabel, ylabel="transitions"),
             "the drive's thermal management counters (NVMe SMART log): each step is a throttling event"))
         return out, False
@@ -433,11 +434,10 @@ def _cpu(run: Run) -> CpuView | None:
         if r.status != "ok" or m is None or m.engine == "sim" or r.point.phase != "measure":
             continue
         cpu = m.extra.get("host_cpu") or {}
-        limit = m.extra.get("host_limit") or {}
         rows.append((r.point.label, f"{m.usr_cpu + m.sys_cpu:.0f}",
                      f"{cpu['submitting_busy_pct']:.0f}" if cpu.get("submitting_busy_pct") is not None else
                      ("not sampled" if not cpu else f"not available: {cpu.get('reason', '')}"),
-                     str(cpu.get("submitting_cpus", "")), "yes" if limit.get("saturated") else "no"))
+                     str(cpu.get("submitting_cpus", "")), "yes" if hostload.saturated(m) else "no"))
     if not rows:
         return None
     return CpuView(flagged=sum(1 for r in rows if r[-1] == "yes"), measured=len(rows),

@@ -26,9 +26,11 @@ from ssdlab.report import health as drive_health
 from ssdlab.report.sections import Section
 from ssdlab.report.templating import page_environment, trusted
 from ssdlab.results import atomic
+from ssdlab.results.counts import is_measured, point_counts
 from ssdlab.results.model import DirectionStats, LatencyStats, PointResult, Run
 from ssdlab.results.naming import run_title, target_name
 from ssdlab.results.verdict import RunVerdict, run_verdicts
+from ssdlab.run import hostload
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 PERCENTILES: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9, 99.99)
@@ -41,12 +43,13 @@ CHART_WIDTH_IN = 5.8  # two charts side by side on a laptop screen render near 1
 MAX_ARTEFACT_CHARS = 20_000  # per cmd.txt/job.fio/stderr.txt shown in the report
 GROUP_ARTEFACTS_OVER = 40  # more points than this: commands are grouped per test group
 RESULTS_OPEN_MAX = 60  # more measured points than this: the results table starts collapsed
-READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#1f77b4", "#d62728", "#2ca02c"
+READ_COLOR, WRITE_COLOR, TRIM_COLOR = "#0072B2", "#D55E00", "#009E73"
 DIRECTION_COLORS = {"read": READ_COLOR, "write": WRITE_COLOR, "trim": TRIM_COLOR}
 # the report modules of the suite families (and the I/O errors and stalls section of any suite); each registers
 # its sections with report.sections when imported
 SECTION_MODULES = ("ssdlab.report.pts", "ssdlab.report.pts_demand", "ssdlab.report.characterization",
-                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults", "ssdlab.report.groups")
+                   "ssdlab.report.act", "ssdlab.report.integrity", "ssdlab.report.faults", "ssdlab.report.groups",
+                   "ssdlab.report.replay")
 
 SIM_NOTE = (
     "These results come from ssdlab's SSD model, not from a real drive. They show mechanisms (write "
@@ -141,6 +144,7 @@ class ReportView:
     cdm: Markup = field(default_factory=Markup)  # the CrystalDiskMark-style grid of a corner suite (report/cdm.py)
     percentile_names: tuple[str, ...] = tuple(f"p{p:g}" for p in TABLE_PERCENTILES)
     results_open_max: int = RESULTS_OPEN_MAX
+    count: str = ""  # the results table's points as every page counts them (results/counts.py)
 
 
 # ---------------------------------------------------------------- formatting
@@ -224,7 +228,9 @@ def _dir_row(name: str, d: DirectionStats, link: Mapping[str, Any] | None = None
 
 
 def _point_warnings(r: PointResult) -> tuple[str, ...]:
-    out = list(r.warnings)
+    # the host-CPU flag is marked in the CPU cell and explained once, in the notices (runs stored before that
+    # carry it as a warning paragraph per point)
+    out = [w for w in r.warnings if not w.startswith("host CPU limit:")]
     m = r.measurement
     if m is not None and m.errors and not any("error" in w.lower() for w in (*out, r.reason)):
         out.append(f"fio reported {m.errors:,} I/O error(s) for this point")
@@ -383,12 +389,19 @@ def option_facts(run: Run) -> Facts:
 
 
 def _points_summary(run: Run) -> str:
-    counts: dict[str, int] = {}
-    for r in run.points:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    if not counts:
-        return "none recorded"
-    return ", ".join(f"{n} {status}" for status, n in counts.items())
+    """The run's points as every page counts them (results/counts.py)."""
+    return point_counts(run).text() if run.points else "none recorded"
+
+
+def _host_cpu_notice(run: Run) -> Notice | None:
+    """The host-CPU flag's one paragraph: how many measured points fio's threads saturated, how to lift it."""
+    measured = [r.measurement for r in run.points if r.measurement is not None and is_measured(r)]
+    flagged = [m for m in measured if drive_health.host_limited(m)]
+    if not flagged:
+        return None
+    advice = hostload.stored_advice(flagged)
+    return Notice("warn", "Host CPU limit", hostload.advice_text(len(flagged), len(measured), advice)
+                  + " (marked ⚠ host-limited in the CPU column).")
 
 
 def notices(run: Run) -> list[Notice]:
@@ -417,6 +430,9 @@ def notices(run: Run) -> list[Notice]:
                           "run.json says the run is still running: this report shows the points saved so far."))
     for w in run.warnings:
         out.append(Notice("warn", "Warning", w))
+    cpu = _host_cpu_notice(run)
+    if cpu is not None:
+        out.append(cpu)
     bad = [r for r in run.points if r.status != "ok"]
     if bad:
         out.append(Notice("warn", f"{len(bad)} point(s) not measured or invalid",
@@ -727,6 +743,7 @@ def build_view(run: Run, run_dir: Path) -> ReportView:
         points=[point_view(r, link) for r in measure], procedure=[point_view(r) for r in steps],
         bar_figures=bars, bar_note=bar_note, latency_figures=lats, latency_note=lat_note, sections=secs,
         artefacts=group_artefacts(run, point_artefacts(run, run_dir)), verdict=run_verdicts(run), cdm=cdm.grid(run),
+        count=point_counts(run).table_text(),
     )
     toc = [("summary", "Run")]
     if view.notices or view.events:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
 
 from ssdlab import formatting
 from ssdlab.report import charts
@@ -157,13 +157,13 @@ def binned(dist: Distribution, per_bin: int = BUCKETS_PER_BIN) -> tuple[npt.NDAr
 # --------------------------------------------------------------------------- charts
 
 def _us_axis(ax: Any, lo: float, hi: float) -> None:
-    """Log x axis in µs from lo to hi for a narrow panel: one label per decade, 1-2-5 steps when the span is
-    little more than a decade, denser when that leaves fewer than two (charts.log_locator)."""
+    """Log x axis in µs over lo..hi, from the tick below to the tick above (charts.log_ticks), labelled in one
+    style (charts.tick_style)."""
     ax.set_xscale("log")
-    ax.set_xlim(lo, hi)
-    subs = charts.LOG_STEPS[1] if lo > 0 and hi / lo <= 100 else charts.LOG_STEPS[0]
-    ax.xaxis.set_major_locator(charts.log_locator(lo, hi, subs))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ticks = charts.log_ticks(lo, hi, decades=2.0, most=6)  # (a panel a third of the page wide)
+    ax.set_xlim(ticks[0], ticks[-1])
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(charts.AxisTicks(log=True))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
@@ -233,7 +233,7 @@ def _scale(axes: Any, dists: Sequence[Distribution], nines: Sequence[float], low
     ax_e.set_yscale("log")
     bottom = min(lowest_tail, min(1 - p / 100.0 for p in nines)) / 3
     ax_e.set_ylim(bottom, 1.5)
-    ax_e.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax_e.yaxis.set_major_formatter(charts.AxisTicks(log=True))  # 10⁻⁵ ... 10⁰, not 1e-05 beside 0.001
 
 
 def distribution_figure(dists: Sequence[Distribution], *, title: str = "", nines: Sequence[float] = NINES,

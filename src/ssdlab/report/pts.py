@@ -257,14 +257,19 @@ def _grid(t: Matrix, sizes: Sequence[int], mixes: Sequence[int]) -> list[list[fl
     return [[t.get((bs, m)) for m in mixes] for bs in sizes]
 
 
+def _bs_tick(v: float) -> str:
+    """A block size on a log2 axis as the spec writes it (a module function: charts are drawn in workers)."""
+    return bs_label(int(v))
+
+
 def _iops_charts(stimuli: Sequence[Stimulus], t: Matrix) -> list[Chart]:
     """IOPS against block size, one line per mix (log scale), and the 3D bars of the whole matrix."""
     sizes, mixes = _sizes(stimuli), _mixes(stimuli)
-    xs = [float(i) for i in range(len(sizes))]
+    xs = [float(bs) for bs in sizes]
     series = [charts.Series(f"{mix_label(m)}", xs, [t.get((bs, m)) for bs in sizes]) for m in mixes]
     return [
         chart(charts.line_chart(series, title="IOPS vs block size, one line per R/W mix", xlabel="Block size",
-                                ylabel="IOPS", logy=True, xticks=xs, xticklabels=[bs_label(b) for b in sizes]),
+                                ylabel="IOPS", logy=True, log2x=True, xticks=xs, xfmt=_bs_tick),
               "2D plot: IOPS by block size for every R/W mix (log scale)"),
         chart(charts.bar3d_chart([bs_label(b) for b in sizes], [mix_label(m) for m in mixes],
                                  _grid(t, sizes, mixes), title="IOPS by block size and R/W mix",

@@ -238,21 +238,20 @@ def _sweep_charts(ds: demand.DemandSettings, vals: list[SweepValue], by: dict[tu
     qx = [float(q) for q in sorted(ds.qds)]
     dv = [charts.Series(f"TC {tc}", qx, [by[(tc, int(q))].iops for q in qx]) for tc in ds.tcs]
     out = [chart(charts.line_chart(dv, title="Demand variation: IOPS vs queue depth, one line per thread count",
-                                   xlabel="queue depth per thread (QD)", ylabel="IOPS", logx=True, xticks=qx,
-                                   xticklabels=[f"{q:g}" for q in qx]),
+                                   xlabel="queue depth per thread (QD)", ylabel="IOPS", log2x=True, xticks=qx),
                  "Demand variation: which TC/QD gives the most IOPS for this access pattern"),
            _intensity_chart(ds, by, sel)]
     toio = sorted(vals, key=lambda v: (v.toio, v.tc))
     per_tc = [charts.Series(f"TC {tc}", [float(v.toio) for v in toio if v.tc == tc],
                             [v.iops for v in toio if v.tc == tc], "o") for tc in ds.tcs]
     out.append(chart(charts.line_chart(per_tc, title="IOPS vs total outstanding I/O (TOIO = TC x QD)", xlabel="TOIO",
-                                       ylabel="IOPS", logx=True),
+                                       ylabel="IOPS", log2x=True),
                      "Every point of the sweep by its total outstanding I/O"))
     if any(v is not None for v in cpu.values()):
         series = [charts.Series(f"TC {tc}", [float(tc * q) for q in sorted(ds.qds)],
                                 [cpu[(tc, q)] for q in sorted(ds.qds)]) for tc in ds.tcs]
         out.append(chart(charts.line_chart(series, title="CPU utilisation vs TOIO", xlabel="TOIO",
-                                           ylabel="host CPU busy (%)", logx=True),
+                                           ylabel="host CPU busy (%)", log2x=True),
                          "fio's usr+sys CPU per thread x threads / host CPUs, window average"))
     return out
 

@@ -218,7 +218,7 @@ def window_chart(name: str, d: Determination, unit: str) -> str:
     return charts.line_chart(
         [charts.Series(name, xs, [float(v) for v in d.values], "-o"),
          charts.Series(f"best fit {d.formula()}", xs, [d.fit(x) for x in xs], "--", color="#000000")],
-        ref_lines=[charts.RefLine(avg, "average", "-", "#2ca02c"),
+        ref_lines=[charts.RefLine(avg, "average", "-", "#009E73"),
                    charts.RefLine(1.1 * avg, "110% x average", ":", "#888888"),
                    charts.RefLine(0.9 * avg, "90% x average", ":", "#888888")],
         title=f"Steady-state measurement window: {name}", xlabel="Round", ylabel=unit,

@@ -129,13 +129,13 @@ def _transition_chart(s: PtsSettings, state: xsr_mod.XsrState, prev: xsr_mod.Seg
                             xsr_mod.segment_values(state, seg, "mbps")[:n_next], "-o", color=COLORS[seg.key])]
     refs = []
     if r.settled is not None:
-        refs = [charts.RefLine(r.settled, f"{seg.name} settled level", "-", "#2ca02c"),
+        refs = [charts.RefLine(r.settled, f"{seg.name} settled level", "-", "#009E73"),
                 charts.RefLine(r.settled * (1 + xsr_mod.RECOVERY_BAND), f"±{xsr_mod.RECOVERY_BAND:.0%}", ":",
                                "#888888"),
                 charts.RefLine(r.settled * (1 - xsr_mod.RECOVERY_BAND), f"_band {seg.name}", ":", "#888888")]
     marks = [charts.RefLine(times[prev.key][-1], f"transition {prev.name}->{seg.name}", "--", "#555555")]
     if r.recovery_s is not None:
-        marks.append(charts.RefLine(times[prev.key][-1] + r.recovery_s / 60.0, "recovered", "-.", "#9467bd"))
+        marks.append(charts.RefLine(times[prev.key][-1] + r.recovery_s / 60.0, "recovered", "-.", "#CC79A7"))
     return chart(charts.line_chart(detail, ref_lines=refs, vlines=marks,
                                    title=f"XSR: transition {prev.name} -> {seg.name} (throughput)",
                                    xlabel="Time (min of stimulus)", ylabel="MB/s"),

@@ -127,9 +127,13 @@ def unselected_test_options(run: Run) -> set[str]:
 
 
 def option_facts(run: Run) -> list[tuple[str, str]]:
-    """(option, value) rows: the common options, then the suite's, named as on the command line."""
+    """(option, value) rows: the common options, then the suite's, named as on the command line. An option the
+    run was not given and that has no value of its own (stored as None: its default applies, e.g. most of ACT's
+    thirty) is no row of "default" but named in one closing row; an option with a value is listed, default or
+    not (PTS's --spec E says what the run did)."""
     o = run.options
     rows: list[tuple[str, str]] = []
+    unset: list[str] = []
     for key, v in o.to_dict().items():  # the options the run recorded, in order
         if key in ("suite", "suite_options", "runtime_s") or (key == "target_specs" and o.hosts):
             continue
@@ -138,13 +142,25 @@ def option_facts(run: Run) -> list[tuple[str, str]]:
                         if k in DEVICE_SETTING_FLAGS and x is not None)
             continue
         flag = COMMON_FLAGS.get(key) or _OTHER_FLAGS.get(key) or "--" + key.replace("_", "-")
-        rows.append((flag, value_text(v, key)))
+        if v is None:
+            unset.append(flag)
+        else:
+            rows.append((flag, value_text(v, key)))
     suite_opts = o.suite_options
     if isinstance(suite_opts, Mapping):
         unused = unselected_test_options(run)
         for key, v in suite_opts.items():
-            if str(key) not in unused:
-                rows.append(("--" + str(key).replace("_", "-"), value_text(v, str(key))))
+            flag = "--" + str(key).replace("_", "-")
+            if str(key) in unused:
+                continue
+            if v is None:
+                unset.append(flag)
+            else:
+                rows.append((flag, value_text(v, str(key))))
+    if unset:
+        rows.append(("not given", f"{len(unset)} option{'' if len(unset) == 1 else 's'} at their defaults: "
+                     f"{', '.join(unset)} (`ssdlab run {run.suite.rsplit('/', 1)[-1]} --help` says what each "
+                     "does)"))
     rows.append(("command", command_line(run)))
     return rows
 

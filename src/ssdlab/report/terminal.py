@@ -12,9 +12,11 @@ from rich.table import Table
 
 from ssdlab import formatting
 from ssdlab.report import health as drive_health
+from ssdlab.results.counts import MEASURE, last_results, point_counts
 from ssdlab.results.model import Run
 from ssdlab.results.naming import run_title
 from ssdlab.results.verdict import RunVerdict, run_verdicts
+from ssdlab.run import hostload
 from ssdlab.targets import link as drive_link
 from ssdlab.termtext import printable
 
@@ -31,7 +33,7 @@ STYLE = {"steady": "green", "pass": "green", "complete": "green", "not-steady": 
 
 def results_table(run: Run, max_rows: int = MAX_ROWS) -> Table:
     """Every measured point with its MB/s, IOPS and latency (the last `max_rows` of a long run)."""
-    measured = [r for r in run.points if r.point.phase == "measure"]
+    measured = [r for r in last_results(run) if r.point.phase == MEASURE]
     shown = measured[-max_rows:]
     caption = (f"last {len(shown)} of {len(measured)} points; all are in report.html and `ssdlab export`"
                if len(shown) < len(measured) else None)
@@ -93,21 +95,23 @@ def verdict_table(verdicts: RunVerdict) -> Table:
 def print_results(run: Run, stream: IO[str], verdicts: RunVerdict | None = None) -> None:
     """The end summary: the point table (short runs only), warnings, then the verdict panel last."""
     console = Console(file=stream, width=None if stream.isatty() else 120)
-    measured = sum(1 for r in run.points if r.point.phase == "measure")
+    counts = point_counts(run)
     lines = suite_lines(run)
     if lines:  # the suite's own table instead of the point table (ACT: never sums its concurrent streams)
         for line in lines:
             console.print(printable(line), markup=False, highlight=False, soft_wrap=True)
-    elif measured <= MAX_ROWS:
+    elif counts.measured + counts.not_measured <= MAX_ROWS:
         console.print(results_table(run))
+        console.print(counts.text())
     else:
-        console.print(_safe(run_title(run.suite, run.target)) + f": {measured} measured points; "
-                      "every one is in report.html and `ssdlab export`")
-    flagged = sum(1 for r in run.points if r.measurement is not None and drive_health.host_limited(r.measurement))
+        console.print(_safe(run_title(run.suite, run.target)) + f": {counts.text()}; every one is in "
+                      "report.html and `ssdlab export`")
+    flagged = [r.measurement for r in run.points if r.measurement is not None
+               and drive_health.host_limited(r.measurement)]
     if flagged:
-        console.print(f"[yellow]host CPU limit:[/] {flagged} point(s) ran with the submitting CPUs saturated (! in "
-                      "the CPU column): their numbers may be the host's limit, not the drive's (advice in their "
-                      "warnings)")
+        advice = hostload.stored_advice(flagged)
+        console.print("[yellow]host CPU limit:[/] " + _safe(hostload.advice_text(len(flagged), counts.measured,
+                                                                                 advice)) + " (! in the CPU column)")
     for w in run.warnings:
         console.print(f"[yellow]warning:[/] {_safe(w)}")
     console.print(verdict_table(verdicts or run_verdicts(run)))

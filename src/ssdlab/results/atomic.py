@@ -22,7 +22,9 @@ from ssdlab.errors import ResultsDirError
 
 
 def write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    write_bytes(path, text.encode("utf-8"), durable=durable)
+    """`text` as UTF-8; a lone surrogate (text that came from bytes that were not UTF-8, e.g. a hand-edited
+    run.json's "\\udc9b") is written as its backslash escape, never as an error."""
+    write_bytes(path, text.encode("utf-8", "backslashreplace"), durable=durable)
 
 
 def write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:

@@ -25,15 +25,18 @@ from typing import Any, TypeVar
 
 from ssdlab.errors import ResultsDirError, StoredResultsError, UsageError
 from ssdlab.results import atomic
+from ssdlab.results.counts import point_counts
 from ssdlab.results.model import Run
 from ssdlab.results.naming import target_name
 from ssdlab.results.store import LOG_FILE, RUN_FILE, load_run
+from ssdlab.results.timing import CATALOG_FILE, run_timing
 
-CATALOG_FILE = ".ssdlab-catalog.sqlite"
 TAGS_FILE = "tags.json"
 ROOT_ENV = "SSDLAB_RESULTS"
 MAX_DEPTH = 4  # run directories up to ROOT/a/b/c/run.json
-_FORMAT = 1  # the index's own layout (PRAGMA user_version); a different one is rebuilt
+# the index's own layout (PRAGMA user_version); a different one is rebuilt (2: points = measured points, timing)
+_FORMAT = 2
+HISTORY_RUNS = 5  # the latest complete runs of a suite on a kind of target that teach a new run's ETA
 
 
 def default_root() -> Path:
@@ -84,7 +87,7 @@ def read_tags(run_dir: Path) -> dict[str, str]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise StoredResultsError(f"cannot read {path}: {exc}; fix or delete it") from exc
     if not isinstance(data, dict):
         raise StoredResultsError(f"{path} does not hold a JSON object of tags; fix or delete it")
@@ -131,9 +134,10 @@ class Entry:
     serial: str
     firmware: str
     capacity: int
-    points: int
+    points: int  # measured points, as every page counts them (results/counts.py)
     schema: int
     tags: Mapping[str, str] = field(default_factory=dict)
+    timing: Mapping[str, Any] = field(default_factory=dict)  # what the run took (results/timing.py), for ETAs
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": str(self.path), "run_id": self.run_id, "suite": self.suite,
@@ -151,7 +155,7 @@ def entry_for(run: Run, run_dir: Path, tags: Mapping[str, str]) -> Entry:
         verdict=run_verdict(run), created=run.created, target=target_name(t),
         kind=str(t.get("kind") or ""), model=str(ident.get("model") or ""), serial=str(ident.get("serial") or ""),
         firmware=str(ident.get("firmware") or ""), capacity=int(t.get("capacity_bytes") or 0),
-        points=len(run.points), schema=run.schema_version, tags=dict(tags))
+        points=point_counts(run).measured, schema=run.schema_version, tags=dict(tags), timing=run_timing(run))
 
 
 _COLUMNS = ("id", "path", "run_id", "suite", "status", "verdict", "created", "target", "kind", "model", "serial",
@@ -160,7 +164,7 @@ _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
   path TEXT PRIMARY KEY, id TEXT NOT NULL, run_id TEXT, suite TEXT, status TEXT, verdict TEXT, created TEXT,
   target TEXT, kind TEXT, model TEXT, serial TEXT, firmware TEXT, capacity INTEGER, points INTEGER,
-  schema INTEGER, stamp TEXT NOT NULL);
+  schema INTEGER, stamp TEXT NOT NULL, timing TEXT);
 CREATE INDEX IF NOT EXISTS runs_id ON runs(id);
 CREATE TABLE IF NOT EXISTS tags (
   path TEXT NOT NULL REFERENCES runs(path) ON DELETE CASCADE, key TEXT NOT NULL, value TEXT NOT NULL,
@@ -240,7 +244,7 @@ class Catalog:
 
     def _connect(self) -> sqlite3.Connection:
         if not self.root.is_dir():
-            raise UsageError(f"results root {self.root} does not exist: pass --root DIR (or set {ROOT_ENV})")
+            raise UsageError(f"results root {self.root} does not exist: pass --results DIR (or set {ROOT_ENV})")
         if not os.access(self.root, os.W_OK):  # a read-only results root: an index in memory, for this command
             conn = sqlite3.connect(":memory:")
             conn.executescript(_SCHEMA)
@@ -317,6 +321,30 @@ class Catalog:
         return Refresh(added, updated, len(gone), tuple(bad))
 
     @_guarded
+    def record(self, run: Run, run_dir: Path) -> None:
+        """Index one run as it is now (a run that just ended: the next run's ETA learns from it at once, without
+        walking the root)."""
+        stamp = _stamp(run_dir)
+        if stamp is not None:
+            with self.conn:
+                self._put(self._rel(run_dir), entry_for(run, run_dir, read_tags(run_dir)), stamp)
+
+    @_guarded
+    def timings(self, suite: str, kind: str, limit: int = HISTORY_RUNS) -> list[dict[str, Any]]:
+        """What the latest complete runs of `suite` on a `kind` target took (results/timing.py), newest first."""
+        rows = self.conn.execute("SELECT timing FROM runs WHERE suite = ? AND kind = ? AND status = 'complete' "
+                                 "AND timing IS NOT NULL ORDER BY created DESC LIMIT ?", (suite, kind, limit))
+        out = []
+        for (text,) in rows.fetchall():
+            try:
+                value = json.loads(text)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(value, dict) and value:
+                out.append(value)
+        return out
+
+    @_guarded
     def rebuild(self) -> Refresh:
         """Forget everything and index the run directories again."""
         with self.conn:
@@ -328,8 +356,8 @@ class Catalog:
         self.conn.execute("DELETE FROM runs WHERE path = ?", (rel,))
         values = [getattr(e, c) for c in _COLUMNS]
         values[1] = rel
-        self.conn.execute(f"INSERT INTO runs ({', '.join(_COLUMNS)}, stamp) VALUES "  # noqa: S608 - fixed names
-                          f"({', '.join('?' * (len(_COLUMNS) + 1))})", (*values, stamp))
+        self.conn.execute(f"INSERT INTO runs ({', '.join(_COLUMNS)}, stamp, timing) VALUES "  # noqa: S608 - fixed names
+                          f"({', '.join('?' * (len(_COLUMNS) + 2))})", (*values, stamp, json.dumps(dict(e.timing))))
         self.conn.executemany("INSERT INTO tags (path, key, value) VALUES (?, ?, ?)",
                               [(rel, k, v) for k, v in e.tags.items()])
 
@@ -409,7 +437,7 @@ def resolve(ref: str | Path, root: Path | None = None) -> Path:
     base = root or default_root()
     if not base.is_dir():
         raise UsageError(f"{ref}: no such run directory (and no results root {base} to look it up as a catalog "
-                         f"id; pass --root DIR or set {ROOT_ENV})")
+                         f"id; pass --results DIR or set {ROOT_ENV})")
     with Catalog(base) as cat:
         cat.refresh()
         found = cat.find(str(ref))
@@ -420,3 +448,28 @@ def resolve(ref: str | Path, root: Path | None = None) -> Path:
         listed = "; ".join(f"{e.id} {e.path}" for e in found[:5])
         raise UsageError(f"{ref} is ambiguous in the catalog of {base}: {listed}; use a longer id or the path")
     return found[0].path
+
+
+def history(root: Path, suite: str, kind: str) -> list[dict[str, Any]]:
+    """What earlier complete runs of `suite` on a `kind` target took, from ROOT's catalog as it stands (not
+    brought up to date: a run records itself as it ends, `remember`); [] when there is none or it cannot be
+    read (an ETA never stops a run)."""
+    if not (root / CATALOG_FILE).is_file():
+        return []
+    try:
+        with Catalog(root) as cat:
+            return cat.timings(suite, kind)
+    except Exception:  # an index that cannot be read teaches nothing; the run goes on
+        return []
+
+
+def remember(root: Path, run: Run, run_dir: Path) -> None:
+    """Index a run that just ended in ROOT's catalog (created if absent, when ROOT is writable), so the next run
+    of its suite starts its ETA from what this one took; any failure is ignored (the catalog is an index)."""
+    if not os.access(root, os.W_OK):
+        return
+    try:
+        with Catalog(root) as cat:
+            cat.record(run, run_dir)
+    except Exception:  # a finished run never fails on its index (`ssdlab runs` re-reads it)
+        return

@@ -93,3 +93,4 @@ class MeasurementExtra(Record):
     hist_logs = Key[Sequence[str]](())  # histogram-log files in the point directory
     hist_log_ms = Key[int | None](None)
     hosts = Key[Mapping[str, str]](_NONE)  # a host group: host -> its agent's address
+    replay = Key[Mapping[str, Any] | None](None)  # a trace replay: expected and replayed I/Os, rates, lag

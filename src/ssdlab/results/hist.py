@@ -55,6 +55,16 @@ def value_to_idx(value_ns: int) -> int:
     return min((shift + 1) * PLAT_VAL + ((v >> shift) & (PLAT_VAL - 1)), PLAT_NR - 1)
 
 
+def values_to_idx(values_ns: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """value_to_idx of every element (latencies below 2^53 ns, as every real one is)."""
+    v = np.maximum(np.asarray(values_ns, dtype=np.int64), 0)
+    _, exp = np.frexp(v.astype(np.float64))  # v = m * 2^exp with m in [0.5, 1): msb = exp - 1
+    msb = np.where(v > 0, exp.astype(np.int64) - 1, 0)
+    shift = np.maximum(msb - PLAT_BITS, 0)
+    idx = (shift + 1) * PLAT_VAL + ((v >> shift) & (PLAT_VAL - 1))
+    return np.where(msb <= PLAT_BITS, v, np.minimum(idx, PLAT_NR - 1))
+
+
 _VALUES = np.array([idx_to_value(i) for i in range(PLAT_NR)], dtype=np.int64)
 _VALUE_TO_IDX = {int(v): i for i, v in enumerate(_VALUES)}
 _VALUE_LIST: list[int] = _VALUES.tolist()  # the same values as Python ints

@@ -37,6 +37,7 @@ class LiveSample:
     write_pcts_us: tuple[float, ...] | None = None
     # a point on several devices of this host: one sample per device, in the target's device order
     parts: tuple[LiveSample | None, ...] = ()
+    interval_s: float = 0.0  # the engine time the rates cover (fio: run time between status documents; 0: unknown)
 
     @property
     def iops(self) -> float:

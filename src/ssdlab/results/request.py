@@ -23,7 +23,9 @@ DEFAULT_STRAGGLER_MARGIN_PCT = 10.0
 # keys every stored request has, in order; then the ones added later, written only when set
 _CORE_KEYS = ("suite", "target_specs", "size", "capacity", "ioengine", "runtime_s", "ramp_s", "suite_options",
               "footprint", "misalign")
-_LATER_KEYS = ("on_error", "straggler_margin_pct", "hosts", "device_settings")
+_LATER_KEYS = ("on_error", "straggler_margin_pct", "hosts", "device_settings", "suite_digest")
+# the I/O engines a request may name (--ioengine; `resume` checks a stored request against the same list)
+IOENGINES = ("libaio", "io_uring", "psync", "sync", "posixaio")
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class RunRequest:
     straggler_margin_pct: float | None = DEFAULT_STRAGGLER_MARGIN_PCT  # None: not recorded
     hosts: str | None = None  # --hosts INVENTORY
     device_settings: DeviceSettings = field(default_factory=DeviceSettings)
+    suite_digest: str | None = None  # a suite file's sha256 when the run started (resume refuses a changed file)
     # the keys it was stored with, in order (empty: a request made now, written in the order above) and
     # keys this version does not know
     recorded: tuple[str, ...] = field(default=(), compare=False, repr=False)
@@ -125,4 +128,5 @@ class RunRequest:
             footprint=d.get("footprint"), misalign=d.get("misalign"), on_error=d.get("on_error"),
             straggler_margin_pct=d.get("straggler_margin_pct"), hosts=d.get("hosts"),
             device_settings=DeviceSettings.from_dict(d.get("device_settings") or {}),
-            recorded=tuple(d), other={k: v for k, v in d.items() if k not in known})
+            suite_digest=d.get("suite_digest"), recorded=tuple(d),
+            other={k: v for k, v in d.items() if k not in known})

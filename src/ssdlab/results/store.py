@@ -314,7 +314,11 @@ def _stored_form(record: Mapping[str, Any]) -> bool:
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise StoredResultsError(f"cannot read {path}: it is not UTF-8 text (byte {exc.start}): the file was changed "
+                                 "or damaged after ssdlab wrote it; restore it from a copy, or run the test "
+                                 "again") from exc
+    except (OSError, ValueError) as exc:  # ValueError: not JSON (json.JSONDecodeError), or NaN where not allowed
         raise StoredResultsError(f"cannot read {path}: {exc}") from exc
 
 
@@ -419,11 +423,26 @@ def load_run(run_dir: Path) -> Run:
         records = _log_records(log, path.parent, have) if run.schema_version != 1 else []  # schema 1: no log
         if _identity(path) == before:
             break
-    if not records:
-        return run
     for record in records:
         run = run.with_point(record)
-    return run
+    return _plausible(run)
+
+
+def _plausible(run: Run) -> Run:
+    """The run with every point stored ok whose measurement is missing or holds a value no run measures (NaN,
+    infinity, negative: verdict.stored_problem) loaded as invalid, with the reason: renderers and verdicts never
+    count it, and its test is incomplete."""
+    from ssdlab.results.verdict import stored_problem
+
+    changed = False
+    points = []
+    for p in run.points:
+        why = stored_problem(p)
+        if why:
+            p = dataclasses.replace(p, status="invalid", reason=why)
+            changed = True
+        points.append(p)
+    return dataclasses.replace(run, points=tuple(points)) if changed else run
 
 
 def _log_record(path: Path, number: int, record: dict[str, Any], run_dir: Path,

@@ -113,7 +113,16 @@ class IntegrityTags(Record):
     seed = Key[int | None](None)
 
 
-class PointTags(CommonTags, PtsTags, QuickTags, CharacterizationTags, ActTags, IntegrityTags):
+class ReplayTags(Record):
+    """Trace replays (suites/replay.py): what the point replays and how (trace/mapping.ReplaySpec's fields), and
+    what the trace holds (I/Os and bytes per direction, duration), for the report's expected-vs-replayed counts."""
+
+    __slots__ = ()
+    replay = Key[Mapping[str, Any] | None](None)
+    trace = Key[Mapping[str, Any] | None](None)
+
+
+class PointTags(CommonTags, PtsTags, QuickTags, CharacterizationTags, ActTags, IntegrityTags, ReplayTags):
     """A point's tags: every family's keys (see the module docstring)."""
 
     __slots__ = ()

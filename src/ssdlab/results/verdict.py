@@ -11,7 +11,10 @@ Kinds
          pass / fail a certification or a limit (ACT, stability CoV / p99 limits)
          complete    every point measured, and the test has no pass criterion (quick, sweeps, WSAT)
   point  invalid     a measured point that completed no I/O, or too few to carry what it reports
-                     (`point_problem`); it is never `ok` and never counted for steady state
+                     (`point_problem`); it is never `ok` and never counted for steady state. A stored point
+                     recorded ok whose measurement is missing, or holds a number that is not finite and
+                     non-negative (NaN, infinity, a negative count or time: `implausible`), is judged invalid
+                     too: its test is incomplete (exit 1), with the reason
 
 Exit codes (EXIT_CODES): steady, pass and complete are 0; not-steady, fail and incomplete are 1
 (ExitCode.NEGATIVE). A run's code is the highest of its tests' codes; a run that did not finish
@@ -36,12 +39,14 @@ point that issues I/O must complete some. A point that falls short is run again 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ssdlab.errors import ExitCode
+from ssdlab.results.counts import point_counts
 from ssdlab.results.events import VERDICT_KINDS, SteadyStateEvent, StopEvent, VerdictEvent, VerdictKind
 from ssdlab.results.model import Measurement, PointResult, Run, TestPoint
 
@@ -87,6 +92,8 @@ def point_problem(point: TestPoint, m: Measurement | None) -> str:
     n = completed_ios(m)
     if n == 0:
         return "it completed no I/O in its measured window"
+    if point.tags.replay:  # a trace replay does what its trace holds; the replay's own verdict judges it
+        return ""
     need = min_ios(point)
     if n < need:
         w = point.workload
@@ -96,11 +103,54 @@ def point_problem(point: TestPoint, m: Measurement | None) -> str:
     return ""
 
 
+def implausible(m: Measurement) -> str:
+    """Why a stored measurement cannot be what fio or the simulator measured ('' when it can): every rate, count,
+    time and latency statistic of every direction, and the CPU shares, are finite and non-negative."""
+    values: list[tuple[str, Any]] = [("usr_cpu", m.usr_cpu), ("sys_cpu", m.sys_cpu), ("runtime_ms", m.runtime_ms),
+                                     ("errors", m.errors)]
+    for name, d in m.directions.items():
+        values += [(f"{name}.{k}", getattr(d, k)) for k in ("iops", "bw_bytes", "io_bytes", "total_ios",
+                                                             "runtime_ms")]
+        for lat in (d.clat, d.lat):
+            if lat is not None:
+                where = f"{name}.{lat.kind}"
+                values += [(f"{where}.{k}", getattr(lat, k)) for k in ("n", "min_ns", "max_ns", "mean_ns",
+                                                                       "stddev_ns")]
+                values += [(f"{where}.p{k}", v) for k, v in lat.percentiles_ns.items()]
+    for field, v in values:
+        if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+            return (f"its stored measurement holds {field} = {v!r}, which no run measures (a finite, non-negative "
+                    "number)")
+    return ""
+
+
+def stored_problem(r: PointResult) -> str:
+    """Why a point stored as ok cannot be counted ('' when it can): its measurement is missing or implausible."""
+    if r.status != "ok" or r.point.phase == "purge":
+        return ""
+    if r.measurement is None:
+        return "its stored measurement is missing"
+    return implausible(r.measurement)
+
+
+def _judged_invalid(points: Sequence[PointResult]) -> tuple[PointResult, ...]:
+    """The invalid points: those stored invalid, and those stored ok whose measurement is missing or implausible
+    (returned as invalid, with the reason)."""
+    out = []
+    for r in points:
+        why = stored_problem(r)
+        if why:
+            out.append(dataclasses.replace(r, status="invalid", reason=why))
+        elif r.status == "invalid":
+            out.append(r)
+    return tuple(out)
+
+
 def extended_runtime(point: TestPoint, m: Measurement | None, planned_s: float) -> float | None:
     """The runtime to run a short point again with, or None when it cannot be extended (size-based, or
     already at MAX_EXTENSION x its planned runtime). Aims at 1.5x the I/Os it needs, at least doubling."""
     now = point.workload.runtime_s
-    if now is None or planned_s <= 0:
+    if now is None or planned_s <= 0 or point.tags.replay:
         return None
     cap = planned_s * MAX_EXTENSION
     if now >= cap - 1e-9:
@@ -229,13 +279,13 @@ def _invalid_text(points: Sequence[PointResult]) -> str:
 
 def _stopped_text(run: Run) -> str:
     last = next((e for e in reversed(run.events) if isinstance(e, StopEvent)), None)
-    done = len(run.ok_points())
+    done = point_counts(run).measured_text()  # the count every page shows (results/counts.py)
     if run.status == "interrupted":
-        return f"the run was interrupted after {done} point(s); `ssdlab resume DIR` continues it"
+        return f"the run was interrupted after {done}; `ssdlab resume DIR` continues it"
     if run.status == "failed":
         why = str(last.text) if last else ""
-        return f"the run failed after {done} point(s)" + (f": {why}" if why else "")
-    return f"the run has not finished ({done} point(s) so far; still running, or killed)"
+        return f"the run failed after {done}" + (f": {why}" if why else "")
+    return f"the run has not finished ({done} so far; still running, or killed)"
 
 
 def _went_on_without_some(r: PointResult) -> bool:
@@ -248,7 +298,7 @@ def _went_on_without_some(r: PointResult) -> bool:
 def run_verdicts(run: Run) -> RunVerdict:
     """Every test's verdict from the stored run: the suites' verdict events, invalid points, the run status."""
     tests = recorded_verdicts(run)
-    invalid = tuple(r for r in run.points if r.status == "invalid")
+    invalid = _judged_invalid(run.points)
     failed = tuple(r for r in run.points if r.status == "failed" or _went_on_without_some(r)) \
         if run.status == "complete" else ()
     _mark_incomplete(tests, run.suite, invalid, failed=False)
@@ -296,9 +346,8 @@ def _failed_text(points: Sequence[PointResult]) -> str:
 
 def _complete(run: Run) -> TestVerdict:
     """The one verdict of a finished run whose suite recorded none: complete, with what it measured."""
-    measured = sum(1 for r in run.points if r.status == "ok" and r.point.phase == "measure")
-    skipped = sum(1 for r in run.points if r.status == "skipped")
-    reason = f"{measured} point(s) measured" + (f", {skipped} skipped (see their reasons)" if skipped else "")
+    counts = point_counts(run)
+    reason = counts.measured_text() + (f", {counts.skipped} skipped (see their reasons)" if counts.skipped else "")
     return TestVerdict(test=run.suite, title=run.suite, kind="complete", reason=reason)
 
 

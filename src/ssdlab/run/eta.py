@@ -15,39 +15,56 @@ write goal). The Estimator predicts each point's wall-clock seconds on this targ
   time, scaled by the share of that bound this drive reached on points of the same kind (random or sequential,
   reads, writes or a mix, QD1 or deeper). Simulated time itself says nothing about how long a point takes.
 
+Before this run has shown anything, the figures come from earlier complete runs of the same suite on the same
+kind of target (`History`, from the results catalog: results/timing.py), else from priors scaled by the share
+of a CPU this process can expect on a loaded host (`cpu_share`). Work before the first point counts too: laying
+out a new file or a simulated drive (`Estimator.layout_s`), and an adaptive suite that earlier runs showed to
+need more points than it expects is expected to need as many again.
+
 Each ETA carries its uncertainty (`Eta.spread`, a share of the expected time): the errors this run's
 predictions made on points of a shape not seen before (and on repeated shapes), weighted by what is left of
 each kind, plus, for a suite that may stop early, a share for the rounds it may need beyond the expected.
+The one bound an ETA gives is its worst case's point count; its worst-case time is an estimate like the others.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ssdlab.results import timing
 from ssdlab.results.extra import SimCounters
 from ssdlab.results.model import PointResult, Run, TestPoint, Workload
 from ssdlab.results.request import RunRequest
+from ssdlab.results.timing import SIM_UNIT_BYTES
 from ssdlab.suites.base import Goal, Outlook, PlanContext, Suite, traits_of
 from ssdlab.units import format_duration
 
-# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES) per wall-clock second of the simulator's
-# core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
+# simulated work units (I/Os weighted by 1 + size / SIM_UNIT_BYTES, results/timing.py) per wall-clock second of
+# the simulator's core before the first point (p5430, 512 B to 1 MiB points: 11-19 M)
 SIM_UNIT_RATE_PRIOR = 14e6
-SIM_UNIT_BYTES = 8192
 # share of the IOPS bound a point reaches before one of its kind (sim_kind) ran: sequential transfers reach it,
 # random reads about half of it, random writes and mixes a quarter once garbage collection runs (0.1-1.1 measured)
 SIM_IOPS_SHARE_PRIOR = 0.35
 SIM_IOPS_SHARE_PRIORS = {(False, "r"): 1.0, (False, "w"): 1.0, (False, "m"): 1.0, (True, "r"): 0.55,
                          (True, "w"): 0.3, (True, "m"): 0.25}
-SIM_OVERHEAD_PRIOR_S = 0.01  # per simulated point: translation, result shaping, storing
+# per simulated point on an idle host: translation, result shaping, storing, the suite's next outlook (0.0023-0.0033
+# in PTS runs on p5430, each run's figure over the CPU share it had)
+SIM_OVERHEAD_PRIOR_S = 0.003
 PURGE_PRIOR_S = {"sim": 0.05, "null": 0.05, "file": 1.0, "block": 10.0}  # nvme format / blkdiscard / recreate
 HOST_GROUP_OVERHEAD_PRIOR_S = 1.6  # per point on a host group (1.6-2.1 s on two loopback agents, eta_accuracy.py)
 BANDWIDTH_PRIOR = {"null": 5e9}  # bytes/s for size-based fio points before one is measured (else 500 MB/s)
+# bytes per second of laying a target out before the first point: a new file written in 1 MiB blocks and fsynced,
+# a simulated drive filled sequentially by its core (p5430: 3 GiB in 4-6 ms)
+LAYOUT_PRIOR_BPS = {"sim": 500e9, "file": 400e6}
+# per point beyond its executor time (storing, the suite's next outlook): 0.004-0.007 s in PTS runs on the simulator
+BOOKKEEPING_PRIOR_S = 0.005
 RECENT = 20  # overhead, share and error samples kept
 # relative error of a prediction before the run has shown any: a fio point's run time is known, its overhead
 # not; the simulator's speed and the drive's IOPS on a workload are both guesses
@@ -87,17 +104,30 @@ class Eta:
         return f"±{min(100, max(5, 5 * round(self.spread * 20)))} %"
 
     def text(self) -> str:
-        """'1m20s ±10 %' or, when the suite may stop early, '1m20s ±30 % expected, at most 3174 points in
-        52m50s' (the worst case)."""
-        expected = " ".join(t for t in (format_duration(self.expected_s), self.plus_minus()) if t)
+        """'1m20s ±10 %' or, when the suite may stop early, '1m20s ±30 % expected, at most 3174 points' (the
+        worst case's point count: the one bound)."""
+        expected = " ".join(t for t in (left_text(self.expected_s, self.expected_points), self.plus_minus()) if t)
         if not self.adaptive:
             return expected
-        return f"{expected} expected, at most {self.worst_points} points in {format_duration(self.worst_s)}"
+        return f"{expected} expected, at most {self.worst_points} points"
 
     def duration(self) -> str:
         """'1m20s (±10 %)': the expected time with its uncertainty, in a sentence."""
         pm = self.plus_minus()
-        return format_duration(self.expected_s) + (f" ({pm})" if pm else "")
+        return left_text(self.expected_s, self.expected_points) + (f" ({pm})" if pm else "")
+
+    def worst_text(self) -> str:
+        """'about 9m30s if all run': the worst case's time, an estimate (not a bound)."""
+        return f"about {format_duration(self.worst_s)} if all run"
+
+    def with_setup(self, seconds: float, spread: float) -> Eta:
+        """This ETA with work before the next point (laying the target out) of `seconds` ± `spread`."""
+        if seconds <= 0:
+            return self
+        total = self.expected_s + seconds
+        share = (self.spread * self.expected_s + spread * seconds) / total if total > 0 else 0.0
+        return Eta(expected_s=total, worst_s=self.worst_s + seconds, expected_points=self.expected_points,
+                   worst_points=self.worst_points, next_s=self.next_s + seconds, spread=share)
 
     def after(self, elapsed_s: float, fraction: float | None = None) -> float:
         """Expected seconds left once the next point has run `elapsed_s` (a `fraction` of it done, if known)."""
@@ -114,6 +144,96 @@ class Eta:
         share = (self.spread * self.expected_s + spread * seconds) / total if total > 0 else 0.0
         return Eta(expected_s=total, worst_s=self.worst_s + seconds, expected_points=self.expected_points,
                    worst_points=self.worst_points, next_s=seconds, spread=share)
+
+
+def left_text(seconds: float, points: int) -> str:
+    """A duration left: never '0s' while points remain ('<1s')."""
+    if points > 0 and seconds < 1.0:
+        return "<1s"
+    return format_duration(seconds)
+
+
+def cpu_share(cpus: int | None = None, load: float | None = None, runnable: float | None = None) -> float:
+    """The share of a CPU this process can expect now: the host's CPUs over the tasks running or waiting for one
+    at this moment (`runnable`, this process included; /proc/stat's procs_running), else over the 1-minute
+    load average plus this process (results/timing.cpu_share). The load average lags a minute behind and counts
+    tasks waiting for I/O, which take no CPU: a host where other jobs' fio waited on disks showed 26 with
+    3 tasks runnable, and one where a CPU hog had just started showed 8.6 with 12."""
+    n = cpus if cpus is not None else (os.cpu_count() or 1)
+    running = runnable if runnable is not None else (_runnable_now() if load is None else None)
+    if running is not None and running > 0:
+        return max(0.05, min(1.0, n / max(n, running)))
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            return 1.0
+    return timing.cpu_share(n, load)
+
+
+_RUNNABLE: list[int] = []  # procs_running as this process found it since it started (module import, each ETA)
+
+
+def _runnable_now() -> float | None:
+    """The median of the runnable counts this process read so far, this one included: one reading is a moment,
+    a few over the command's start-up say more."""
+    now = procs_running()
+    if now is not None:
+        _RUNNABLE.append(now)
+    return statistics.median(_RUNNABLE) if _RUNNABLE else None
+
+
+def procs_running(stat: Path = Path("/proc/stat")) -> int | None:
+    """Tasks running or runnable right now (this one included), None when /proc cannot say."""
+    try:
+        for line in stat.read_text(encoding="ascii", errors="replace").splitlines():
+            if line.startswith("procs_running "):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class History:
+    """What earlier complete runs of the same suite on the same kind of target took (results/timing.py, from
+    the catalog): the median of each figure over them, None where none measured it. The CPU-bound figures are
+    as on an idle host (each run's own divided by the CPU share it expected as it started; the Estimator
+    applies today's)."""
+
+    runs: int = 0
+    results: float | None = None  # results a run stored (steps included)
+    sim_rate: float | None = None  # simulated work units per second of the simulator's core, idle host
+    overhead_s: float | None = None  # per point beyond its I/O (or simulated) time, bookkeeping included, idle
+    layout_bps: float | None = None  # bytes per second of laying the target out
+    bandwidth: Mapping[str, float] = field(default_factory=dict)  # size-based points, bytes/s by direction
+
+    @staticmethod
+    def of(timings: Sequence[Mapping[str, Any]]) -> History:
+        """From the catalog's timing records of earlier runs (catalog.history)."""
+        def med(values: list[float]) -> float | None:
+            return statistics.median(values) if values else None
+
+        def num(t: Mapping[str, Any], key: str) -> float | None:
+            v = t.get(key)
+            return float(v) if isinstance(v, (int, float)) and v >= 0 else None
+
+        def share(t: Mapping[str, Any]) -> float:
+            return min(1.0, max(0.05, num(t, "share") or 1.0))
+
+        results = [v for t in timings if (v := num(t, "results"))]
+        rates = [u / c / share(t) for t in timings if (u := num(t, "sim_units")) and (c := num(t, "sim_core_s"))]
+        overheads = [(o + (num(t, "bookkeeping_s") or 0.0)) * share(t) for t in timings
+                     if (o := num(t, "overhead_s")) is not None]
+        layouts = [b / s for t in timings if (b := num(t, "layout_bytes")) and (s := num(t, "layout_s"))]
+        bandwidth: dict[str, float] = {}
+        for direction in ("read", "write"):
+            seen = [float(v) for t in timings if isinstance(t.get("bandwidth"), Mapping)
+                    and isinstance(v := t["bandwidth"].get(direction), (int, float)) and v > 0]
+            if seen:
+                bandwidth[direction] = statistics.median(seen)
+        return History(runs=len(timings), results=med(results), sim_rate=med(rates), overhead_s=med(overheads),
+                       layout_bps=med(layouts), bandwidth=bandwidth)
 
 
 def shape(point: TestPoint) -> tuple[Any, ...]:
@@ -161,7 +281,14 @@ class Estimator:
     """Predicts the wall-clock seconds of points on one target (its run.json `target` record) and learns
     from every finished point (`observe`)."""
 
-    def __init__(self, target: Mapping[str, Any], overhead_s: float = 0.5) -> None:
+    def __init__(self, target: Mapping[str, Any], overhead_s: float = 0.5, *, history: History | None = None,
+                 share: float = 1.0) -> None:
+        """`history`: what earlier runs of the suite on this kind of target took; `share`: the share of a CPU
+        this process expects (cpu_share()), which slows the simulator's CPU-bound priors (not what this run or
+        earlier ones measured, nor a fio point's overhead: fio's start-up and teardown wait more than compute,
+        and the suite's figure already holds a loaded host's)."""
+        self.history = history or History()
+        self.share = max(0.05, min(1.0, share))
         self.kind = str(target.get("kind") or "file")
         self.engine = "sim" if traits_of(self.kind).simulated else "fio"
         self.params: Mapping[str, Any] = dict((target.get("sim") or {}).get("params") or {})
@@ -184,14 +311,21 @@ class Estimator:
         self._bounds: dict[tuple[Any, ...], float] = {}  # simulated I/Os at the IOPS bound, by shape
         self._overhead: float | None = None  # overhead_s, until the next observe()
         self._observed = 0  # points observed
+        self._earlier: set[tuple[Any, ...]] = set()  # shapes known only from a resumed run's earlier session
         self._full: tuple[float, Eta, int] | None = None  # (when, the last full estimate of a large outlook, observed)
 
     # ------------------------------------------------------------------ learning
 
-    def observe(self, result: PointResult, wall_s: float) -> None:
-        """Learn from a finished point that took `wall_s` seconds, bookkeeping included."""
+    def observe(self, result: PointResult, wall_s: float, *, earlier: bool = False) -> None:
+        """Learn from a finished point that took `wall_s` seconds, bookkeeping included. `earlier`: a point of
+        the run's earlier session (resume): its time is a first guess for its shape, under that session's load,
+        so shapes known only from it keep the error of shapes not seen, and it teaches no error."""
         p = result.point
         key = shape(p)
+        if earlier:
+            self._earlier.add(key)
+        else:
+            self._earlier.discard(key)
         seen = key in self._last
         predicted = self.seconds(p)
         self._observed += 1
@@ -204,7 +338,7 @@ class Estimator:
         moved = sum(d.io_bytes for d in m.directions.values())
         if moved > 0:
             self._moved[key] = float(moved)
-        if predicted > 0 and wall_s > 0:
+        if predicted > 0 and wall_s > 0 and not earlier:
             errors = self._repeat_errors if seen else self._errors
             errors[:] = [*errors[-(RECENT - 1):], abs(wall_s / predicted - 1.0)]
         if self.engine == "sim":
@@ -256,8 +390,9 @@ class Estimator:
         one-time start-up costs), else the prior."""
         if self._overhead is None:
             samples = self._overheads or ([self._first_overhead] if self._first_overhead is not None else [])
-            self._overhead = statistics.median(samples) if samples else \
-                SIM_OVERHEAD_PRIOR_S if self.engine == "sim" else self.default_overhead_s
+            prior = self.history.overhead_s / self.share if self.history.overhead_s is not None else \
+                SIM_OVERHEAD_PRIOR_S / self.share if self.engine == "sim" else self.default_overhead_s
+            self._overhead = statistics.median(samples) if samples else prior
         return self._overhead
 
     def sim_rate(self, w: Workload | None = None) -> float:
@@ -267,7 +402,7 @@ class Estimator:
             work = self._sim_work.get(key)
             if work is not None and work[1] > 0:
                 return work[0] / work[1]
-        return SIM_UNIT_RATE_PRIOR
+        return (self.history.sim_rate or SIM_UNIT_RATE_PRIOR) * self.share
 
     def error(self, seen: bool) -> float:
         """The relative error of a prediction for a shape seen before (or not), as measured so far."""
@@ -293,8 +428,29 @@ class Estimator:
         w = point.workload
         if w.runtime_s is not None:
             return point.est_seconds + self.overhead_s
-        return self._bytes(point) / self._bandwidth.get("write" if w.writes else "read",
-                                                        BANDWIDTH_PRIOR.get(self.kind, 500e6)) + self.overhead_s
+        direction = "write" if w.writes else "read"
+        bandwidth = self._bandwidth.get(direction) or self.history.bandwidth.get(direction) or \
+            BANDWIDTH_PRIOR.get(self.kind, 500e6)
+        return self._bytes(point) / bandwidth + self.overhead_s
+
+    def layout_s(self, nbytes: float) -> float:
+        """Seconds to lay out `nbytes` of the target before the first point (a new file, a simulated drive)."""
+        if nbytes <= 0:
+            return 0.0
+        rate = self.history.layout_bps or LAYOUT_PRIOR_BPS.get(self.engine if self.engine == "sim" else self.kind,
+                                                               LAYOUT_PRIOR_BPS["file"]) * self.share
+        return nbytes / rate
+
+    def replay_s(self, results: Sequence[PointResult]) -> float:
+        """Seconds to simulate `results` again (a resumed simulated drive replays the points after its last
+        checkpoint before the next point: sim/target.py)."""
+        total = 0.0
+        for r in results:
+            sim = r.measurement.extra.sim if r.measurement is not None else None
+            if r.status == "ok" and sim is not None and sim.simulated_ios:
+                w = r.point.workload
+                total += float(sim.simulated_ios) * self._unit_weight(w) / self.sim_rate(w)
+        return total
 
     def _bytes(self, point: TestPoint) -> float:
         w = point.workload
@@ -346,24 +502,34 @@ class Estimator:
             runs.append((g.point, count))
         return runs
 
-    def estimate(self, outlook: Outlook) -> Eta:
-        """The ETA of an outlook (each point shape is predicted once); a large one in full at most every
-        ESTIMATE_EVERY_S, else the last full estimate less the wall time and the points since."""
+    def estimate(self, outlook: Outlook, done: int = 0) -> Eta:
+        """The ETA of an outlook (each point shape is predicted once), `done` results into the run; a large one in
+        full at most every ESTIMATE_EVERY_S, else the last full estimate less the wall time and the points since
+        (never less than the per-point overhead of each point left)."""
         if len(outlook.worst) <= LARGE_OUTLOOK:
-            return self._estimate(outlook)
+            return self._estimate(outlook, done)
         now = time.monotonic()
         if self._full is not None and now - self._full[0] < ESTIMATE_EVERY_S:
             at, eta, observed = self._full
-            gone_s, done = now - at, self._observed - observed
-            return Eta(expected_s=max(0.0, eta.expected_s - gone_s), worst_s=max(0.0, eta.worst_s - gone_s),
-                       expected_points=max(1, eta.expected_points - done), worst_points=max(1, eta.worst_points - done),
-                       next_s=eta.next_s, spread=eta.spread)
-        eta = self._estimate(outlook)
+            gone_s, ran = now - at, self._observed - observed
+            expected_n, worst_n = max(1, eta.expected_points - ran), max(1, eta.worst_points - ran)
+            floor = self.overhead_s
+            return Eta(expected_s=max(expected_n * floor, eta.expected_s - gone_s),
+                       worst_s=max(worst_n * floor, eta.worst_s - gone_s), expected_points=expected_n,
+                       worst_points=worst_n, next_s=eta.next_s, spread=eta.spread)
+        eta = self._estimate(outlook, done)
         self._full = (now, eta, self._observed)
         return eta
 
-    def _estimate(self, outlook: Outlook) -> Eta:
-        cache, last = self._seconds, self._last
+    def _more_points(self, done: int, expected_n: int, worst_n: int) -> int:
+        """Points beyond an adaptive suite's expected ones that earlier runs of it needed (their median result
+        count), at most up to its worst case."""
+        if self.history.results is None:
+            return 0
+        return max(0, min(worst_n - expected_n, round(self.history.results) - done - expected_n))
+
+    def _estimate(self, outlook: Outlook, done: int = 0) -> Eta:
+        cache, last, earlier = self._seconds, self._last, self._earlier
         unseen_error, seen_error = self.error(False), self.error(True)
 
         def total(runs: Sequence[tuple[TestPoint, int]]) -> tuple[float, int, float]:
@@ -375,7 +541,7 @@ class Estimator:
                 s = count * cache[key]
                 secs += s
                 n += count
-                off += s * (seen_error if key in last else unseen_error)
+                off += s * (seen_error if key in last and key not in earlier else unseen_error)
             return secs, n, off
 
         worst_s, worst_n, worst_off = total(outlook.worst)
@@ -383,12 +549,27 @@ class Estimator:
             expected_s, expected_n, off = worst_s, worst_n, worst_off
         else:
             expected_s, expected_n, off = total((*outlook.expected, *self._goal_runs(outlook.goals)))
-        if worst_s > expected_s + 0.5:  # it may run longer than expected: a round or so more
+            more = self._more_points(done, expected_n, worst_n)
+            if more and worst_n > expected_n:  # as earlier runs went: at the worst case's mean time per point
+                per = max(0.0, worst_s - expected_s) / (worst_n - expected_n)
+                expected_s, expected_n = expected_s + more * per, expected_n + more
+                off += more * per * unseen_error  # it may run longer than expected: a round or so more
             off += min(worst_s - expected_s, ADAPTIVE_SHARE * expected_s)
         nxt = outlook.next_point
         return Eta(expected_s=expected_s, worst_s=worst_s, expected_points=expected_n, worst_points=worst_n,
                    next_s=cache.get(shape(nxt), 0.0) if nxt is not None else 0.0,
                    spread=off / expected_s if expected_s > 0 else 0.0)
+
+
+def layout_bytes(target: Mapping[str, Any], file_layout: str, resumed: bool = False) -> float:
+    """Bytes laid out before the first point: a new (or short) file in full (`file_layout`: what the target says
+    its preparation writes), a fresh simulated drive that is laid out (its `layout` parameter) in full."""
+    capacity = float(target.get("capacity_bytes") or 0)
+    if file_layout:
+        return capacity
+    params = (target.get("sim") or {}).get("params") or {}
+    simulated = traits_of(str(target.get("kind") or "")).simulated
+    return capacity if simulated and not resumed and str(params.get("layout", "0")) not in ("0", "") else 0.0
 
 
 def empty_run(suite: Suite, target: Mapping[str, Any]) -> Run:
@@ -397,8 +578,15 @@ def empty_run(suite: Suite, target: Mapping[str, Any]) -> Run:
                options=RunRequest(suite=suite.name), target=dict(target), host={})
 
 
-def plan_eta(suite: Suite, ctx: PlanContext) -> Eta:
-    """The ETA of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight): expected and worst."""
+def plan_eta(suite: Suite, ctx: PlanContext, *, history: History | None = None, file_layout: str = "",
+             share: float | None = None) -> Eta:
+    """The ETA of a suite's whole plan on the planned target (`ssdlab plan`, pre-flight): expected and worst,
+    the target's layout included (`file_layout`: what its preparation writes, Target.layout_writes)."""
     target = {"kind": ctx.target_kind, "capacity_bytes": ctx.capacity, **ctx.target}
-    estimator = Estimator(target, suite.point_overhead_s)
-    return estimator.estimate(suite.outlook(ctx, empty_run(suite, target)))
+    estimator = Estimator(target, suite.point_overhead_s, history=history,
+                          share=cpu_share() if share is None else share)
+    eta = estimator.estimate(suite.outlook(ctx, empty_run(suite, target)))
+    return eta.with_setup(estimator.layout_s(layout_bytes(target, file_layout)), estimator.error(False))
+
+
+_runnable_now()  # the first reading, as the command starts

@@ -1,14 +1,14 @@
-"""Host limit: how busy the CPUs that submitted a point's I/O were, and whether the host rather than the
-device may have set the result.
+"""Host limit: whether the CPU that submitted a point's I/O, rather than the device, may have set its result.
 
-Two measurements per point:
-  fio's usr+sys per job (100 % = the job's thread never waited for I/O: it was the bottleneck);
-  system-wide sampling of /proc/stat during the point, over the CPUs fio may run on (its `cpus_allowed`, else
-  every online CPU): the median over short intervals of their mean busy share. The median ignores the
-  start-up and tear-down intervals that a short point is made of, and counts time taken by other processes
-  too, which is right: a CPU busy with anything is not free to submit I/O.
-A point is flagged when either reaches SATURATED_PCT. The flag comes with advice on how to take the host out
-of the measurement, so nobody publishes a host limit as a drive limit.
+The flag comes from fio's own CPU share per submitting thread (its usr+sys per job in the json output): a job
+whose thread kept its CPU SATURATED_PCT busy never waited for the device, so the host set the pace. Other
+processes' load does not raise the flag: a busy host slows fio down, and fio's share then stays low. The
+system-wide busy share of the CPUs fio may use (sampled from /proc/stat during the point, the median over short
+intervals) is recorded beside it and shapes the advice. On the null engine there is no device: the host is
+what it measures, so nothing is flagged.
+
+The advice (how to take the host out of the measurement) is said once per run and once per report
+(`advice_text`), never under every point.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ssdlab.results.model import Measurement
 
 SATURATED_PCT = 90.0
 PROC_STAT = Path("/proc/stat")
@@ -166,22 +168,22 @@ class HostLimit:
 def assess(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numjobs: int = 1,
            submitting_count: int | None = None, online_cpus: int | None = None, ioengine: str = "",
            options: Mapping[str, Any] | None = None, null_target: bool = False) -> HostLimit:
-    """Whether the submitting CPUs were saturated, why, and what to change. Pure: tests feed it numbers."""
-    reasons = []
-    if job_cpu_pct is not None and job_cpu_pct >= SATURATED_PCT:
-        reasons.append(f"each fio job kept its CPU {job_cpu_pct:.0f} % busy (usr+sys): its thread never waited "
-                       "for the device")
-    if submitting_busy_pct is not None and submitting_busy_pct >= SATURATED_PCT:
-        which = "all CPUs" if submitting_count is None or submitting_count == online_cpus else \
-            f"the {submitting_count} CPU(s) fio was allowed to use"
-        reasons.append(f"{which} were {submitting_busy_pct:.0f} % busy (system-wide /proc/stat, median over the "
-                       "point)")
-    if not reasons:
+    """Whether fio's submitting threads were saturated, why, and what to change. Pure: tests feed it numbers."""
+    if null_target or job_cpu_pct is None or job_cpu_pct < SATURATED_PCT:
         return HostLimit(False)
+    reasons = [f"fio's jobs kept their CPUs {job_cpu_pct:.0f} % busy (usr+sys per job)"]
     advice = _advice(job_cpu_pct, submitting_busy_pct, numjobs=numjobs, submitting_count=submitting_count,
                      online_cpus=online_cpus, ioengine=ioengine, options=options or {})
-    note = "expected on the null engine, which measures exactly this host ceiling" if null_target else ""
-    return HostLimit(True, tuple(reasons), tuple(advice), note)
+    return HostLimit(True, tuple(reasons), tuple(advice))
+
+
+def saturated(m: Measurement) -> bool:
+    """Whether a stored point is flagged: its stored flag, held to today's rule (fio's own CPU share per job; runs
+    stored before it was the rule were also flagged for other processes' load, and on the null engine)."""
+    if m.engine != "fio" or m.usr_cpu + m.sys_cpu < SATURATED_PCT:
+        return False
+    limit = m.extra.host_limit
+    return limit is not None and limit.saturated and "null engine" not in limit.note
 
 
 def _advice(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, numjobs: int,
@@ -210,8 +212,19 @@ def _advice(job_cpu_pct: float | None, submitting_busy_pct: float | None, *, num
     return advice
 
 
-def warning_text(limit: HostLimit) -> str:
-    """One line for the point's warnings (console and report)."""
-    text = "host CPU limit: " + "; ".join(limit.reasons) + " (" + (limit.note or "this result may be the host's "
-                                                                   "limit, not the device's") + ")"
-    return text + ". To lift it: " + "; ".join(limit.advice)
+def advice_text(count: int, of: int, advice: Sequence[str]) -> str:
+    """The one paragraph of a run (console) or a report: how many points were flagged and how to lift it."""
+    text = (f"{count} of {of} measured point(s) ran with fio's submitting threads saturated (usr+sys per job >= "
+            f"{SATURATED_PCT:g} %): their results may be the host's limit, not the device's")
+    return text + (". To lift it: " + "; ".join(advice) if advice else "")
+
+
+def stored_advice(measurements: Iterable[Measurement]) -> list[str]:
+    """The advice of flagged points' stored flags (extra.host_limit), each once, in order."""
+    out: list[str] = []
+    for m in measurements:
+        limit = m.extra.host_limit
+        for a in limit.advice if limit is not None else ():
+            if a not in out:
+                out.append(str(a))
+    return out

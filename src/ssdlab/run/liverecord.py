@@ -138,6 +138,8 @@ class LiveRecorder:
         frac = fraction_done(self._point, sample) if self._point is not None else None
         left = self._eta.after(time.monotonic() - self._started, frac) if self._eta is not None else None
         record: dict[str, Any] = {"e": round(sample.elapsed_s, 2), "a": sample_record(sample)}
+        if sample.interval_s > 0:  # the time its rates cover (`e` can count fio's whole elapsed seconds)
+            record["dt"] = round(sample.interval_s, 3)
         if frac is not None:
             record["f"] = round(frac, 4)
         if left is not None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -25,12 +27,13 @@ from ssdlab.results.events import RunEvent, StopEvent
 from ssdlab.results.extra import HostCpu
 from ssdlab.results.model import SCHEMA_VERSION, Measurement, PointResult, Run, TestPoint
 from ssdlab.results.request import RunRequest
-from ssdlab.run import ceiling, hostload
+from ssdlab.results.timing import CATALOG_FILE, SHARE_KEY
+from ssdlab.run import ceiling, eta, hostload
 from ssdlab.run.eta import Estimator
 from ssdlab.run.liverecord import LiveRecorder
 from ssdlab.run.progress import Progress
 from ssdlab.safety import WriteGrant
-from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common
+from ssdlab.suites.base import Outlook, PlanContext, Suite, apply_common, traits_of
 from ssdlab.system import host_info
 from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
@@ -40,7 +43,7 @@ def new_run(suite: Suite, target: Target, executor: Executor, options: RunReques
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
         status="running", created=store.now_iso(), options=options, target=target.info(),
-        host=host_info(executor.name, executor.version()),
+        host={**host_info(executor.name, executor.version()), SHARE_KEY: round(eta.cpu_share(), 3)},
     )
     store.save_run(run_dir, run)
     return run
@@ -74,11 +77,10 @@ def _bssplit_sizes(bssplit: str) -> list[int]:
     return sizes
 
 
-def measurement_warnings(point: TestPoint, m: Measurement, target_kind: str, ioengine: str = "") -> list[str]:
+def measurement_warnings(m: Measurement) -> list[str]:
+    """A point's own warnings (the host-CPU flag is not one: it is marked on the point, its advice said once per
+    run, HostAdvice)."""
     out = []
-    limit = host_limit(point, m, target_kind, ioengine)
-    if limit.saturated:
-        out.append(hostload.warning_text(limit))
     if m.errors:
         out.append(f"fio reported errors in {m.errors} job(s)")
     out.extend(anomalies.latency_warnings(m))
@@ -125,6 +127,23 @@ def host_limit(point: TestPoint, m: Measurement, target_kind: str, ioengine: str
         m.usr_cpu + m.sys_cpu if m.directions else None, cpu.submitting_busy_pct, numjobs=w.numjobs,
         submitting_count=cpu.submitting_count, online_cpus=cpu.online_cpus, ioengine=ioengine,
         options=w.options, null_target=target_kind == "null")
+
+
+class HostAdvice:
+    """The host-CPU advice, said once per run: at the first point whose fio threads were saturated."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self.note = note
+        self.said = False
+
+    def seen(self, result: PointResult) -> None:
+        m = result.measurement
+        if self.said or m is None or not hostload.saturated(m):
+            return
+        self.said = True
+        self.note("host CPU limit: fio's submitting threads were saturated on this point (marked on each such "
+                  "point; the report lists them): the result may be the host's limit, not the device's. To lift "
+                  "it: " + "; ".join(hostload.stored_advice([m])))
 
 
 def drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Target, executor: Executor,
@@ -175,30 +194,57 @@ class RunLoop:
                  executor: Executor, progress: Progress, grant: WriteGrant) -> None:
         self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
         self.target, self.executor, self.progress, self.grant = target, executor, progress, grant
-        self.estimator = Estimator(run.target, suite.point_overhead_s)
-        for earlier in run.points:  # a resumed run: what its points took (their executor time) is a first guess
+        self.estimator = Estimator(run.target, suite.point_overhead_s, share=eta.cpu_share(),
+                                   history=_history(run_dir.parent, run))
+        for earlier in run.points:  # a resumed run: what its points took (executor time + bookkeeping) is a first guess
             wall_s = earlier.measurement.extra.wall_s if earlier.measurement is not None else None
             if wall_s is not None:
-                self.estimator.observe(earlier, float(wall_s))
+                self.estimator.observe(earlier, float(wall_s) + eta.BOOKKEEPING_PRIOR_S, earlier=True)
         self.policy = on_error_policy(run)
         self.given_up: set[str] = set()  # points that failed under --on-error continue: not retried in this session
         self.session = DeviceSession(run_dir, target, note=progress.note,  # drive health, write cache, power state
                                      on_sample=progress.health if isinstance(progress, LiveRecorder) else None)
         self.t0 = time.monotonic()
         self.ceiling: TestPoint | None = None  # the host-ceiling check to run first (several devices)
+        self.advice = HostAdvice(progress.note)
+        self._saved: Run | None = None  # the run as save() last wrote it
 
     def save(self, run: Run) -> None:
+        """run.json as `run` (the drive session's saves): not written again when it is the run just saved (the
+        session saves after putting settings back and after the last health snapshot; a target without either
+        leaves the run as it was)."""
+        if run is self._saved:
+            return
         store.save_run(self.run_dir, run)
+        self._saved = run
 
     def announce(self) -> None:
         """The progress display's start, with the whole run's ETA (the host-ceiling check's included); no stop
         requested yet."""
-        eta = self.estimator.estimate(self.suite.outlook(self.ctx, self.run))
+        est = self.estimator.estimate(self.suite.outlook(self.ctx, self.run), len(self.run.points))
         self.ceiling = ceiling.planned(self.run, self.suite, self.ctx, self.target)
         if self.ceiling is not None:
-            eta = eta.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
-        self.progress.run_start(run_title(self.suite.name, self.target), eta)
+            est = est.with_first(self.estimator.seconds(self.ceiling), self.estimator.error(False))
+        layout = eta.layout_bytes(self.run.target, self.target.layout_writes(), resumed=bool(self.run.points))
+        before = self.estimator.layout_s(layout) + self.estimator.replay_s(self._replayed())
+        est = est.with_setup(before, self.estimator.error(False))
+        self.progress.run_start(run_title(self.suite.name, self.target), est)
         runner.clear_stop_request()
+
+    def _replayed(self) -> list[PointResult]:
+        """A resumed simulated drive's work before its next point: the stored points after its last checkpoint,
+        which it simulates again (sim/target.py)."""
+        if not self.run.points or not traits_of(str(self.run.target.get("kind") or "")).simulated:
+            return []
+        from ssdlab.sim.target import STATE_META
+
+        try:
+            after = str(json.loads((self.run_dir / STATE_META).read_text(encoding="utf-8")).get("point") or "")
+        except (OSError, ValueError, AttributeError):
+            after = ""  # no checkpoint: the whole run is replayed
+        ids = [r.point.id for r in self.run.points]
+        start = ids.index(after) + 1 if after in ids else 0
+        return list(self.run.points[start:])
 
     def start(self) -> None:
         """Health before and requested drive settings, the target's layout, the hosts' ceiling."""
@@ -245,7 +291,7 @@ class RunLoop:
         assert outlook.next_point is not None
         t0 = self.t0
         point = self._ready(outlook.next_point)
-        self.progress.point_start(point, point_index(self.run), self.estimator.estimate(outlook))
+        self.progress.point_start(point, point_index(self.run), self.estimator.estimate(outlook, len(self.run.points)))
         chain = continuous_chain(self._remaining()) if outlook.next_point.continuous else [point]
         if len(chain) > 1 and self.executor.series and not skip_reason(point, self.target):
             self._run_series([self._ready(p) for p in chain], t0)
@@ -263,7 +309,7 @@ class RunLoop:
     def _run_series(self, points: list[TestPoint], t0: float) -> None:
         """The samples of one continuous stimulus as one engine run; each sample is stored as it ends."""
         series = Series(self.run_dir, self.run, self.suite, self.ctx, points, self.progress, self.target,
-                        self.estimator)
+                        self.estimator, self.advice)
         try:
             self.executor.run_series(series.points, self.target, store.point_dir(self.run_dir, points[0].id),
                                      self.progress.live, series.on_sample)
@@ -295,6 +341,7 @@ class RunLoop:
         append(self, result)  # temperature samples join the run in session.finish
         self.estimator.observe(result, time.monotonic() - t0)
         self.progress.point_end(result)
+        self.advice.seen(result)
 
     def stop(self, status: str, text: str) -> None:
         """The run stopped (interrupted, failed): recorded and saved."""
@@ -302,7 +349,8 @@ class RunLoop:
         self.progress.run_end(self.run)
 
     def complete(self) -> Run:
-        """The suite's conclusions, the run complete and saved."""
+        """The suite's conclusions, the run complete and saved, and indexed in its results root's catalog (what
+        it took teaches the next run's ETA)."""
         run = self.run
         if self.given_up:
             run = run.with_warning(f"{len(self.given_up)} point(s) failed and the run went on (--on-error "
@@ -312,7 +360,20 @@ class RunLoop:
         run = run.with_status("complete", store.now_iso())
         store.save_run(self.run_dir, run)
         self.progress.run_end(run)
+        from ssdlab.results import catalog
+
+        catalog.remember(self.run_dir.parent, run, self.run_dir)
         return run
+
+
+def _history(root: Path, run: Run) -> eta.History:
+    """What earlier complete runs of the run's suite on its kind of target took, from the catalog of its results
+    root when there is one (results/catalog.history; not imported for a root without one)."""
+    if not (root / CATALOG_FILE).is_file():
+        return eta.History()
+    from ssdlab.results import catalog
+
+    return eta.History.of(catalog.history(root, run.suite, str(run.target.get("kind") or "")))
 
 
 def point_index(run: Run) -> int:
@@ -347,9 +408,10 @@ class Series:
     (a stop rule, e.g. WSAT's capacity written, ends it early)."""
 
     def __init__(self, run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, points: list[TestPoint],
-                 progress: Progress, target: Target, estimator: Estimator) -> None:
+                 progress: Progress, target: Target, estimator: Estimator, advice: HostAdvice | None = None) -> None:
         self.run_dir, self.run, self.suite, self.ctx = run_dir, run, suite, ctx
         self.points, self.progress, self.target, self.estimator = points, progress, target, estimator
+        self.advice = advice or HostAdvice(progress.note)
         self.index = 0
         self.started = store.now_iso()
         self.t0 = time.monotonic()
@@ -362,7 +424,7 @@ class Series:
         point = self.current
         finished = store.now_iso()
         result = PointResult(point=point, status="ok", started=self.started, finished=finished, measurement=m,
-                             warnings=tuple(measurement_warnings(point, m, self.target.kind)),
+                             warnings=tuple(measurement_warnings(m)),
                              attempt=_attempt(self.run, point))
         problem = verdict.point_problem(point, m)
         if problem:  # a sample of a running stimulus cannot be run again for longer: it is invalid
@@ -373,6 +435,7 @@ class Series:
         self.estimator.observe(result, now - self.t0)
         self.t0 = now
         self.progress.point_end(result)
+        self.advice.seen(result)
         self.index += 1
         if self.index >= len(self.points) or runner.stop_requested():
             return None
@@ -381,7 +444,7 @@ class Series:
         if outlook.next_point is None or outlook.next_point.id != nxt.id:
             return None  # the suite stopped the stimulus here
         self.started = finished
-        self.progress.point_start(nxt, point_index(self.run), self.estimator.estimate(outlook))
+        self.progress.point_start(nxt, point_index(self.run), self.estimator.estimate(outlook, len(self.run.points)))
         here = store.point_dir(self.run_dir, nxt.id)
         here.mkdir(parents=True, exist_ok=True)  # a sample in progress has its directory, as a point has
         return here
@@ -480,7 +543,7 @@ def _run_one(run_dir: Path, point: TestPoint, target: Target, executor: Executor
     if limit.saturated:
         m = dataclasses.replace(m, extra=extra.replace(host_limit=limit.as_dict()))
     return PointResult(point=point, status="ok", started=started, finished=store.now_iso(), measurement=m,
-                       warnings=tuple(measurement_warnings(point, m, target.kind, target.options.ioengine)),
+                       warnings=tuple(measurement_warnings(m)),
                        attempt=attempt)
 
 

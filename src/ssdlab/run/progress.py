@@ -12,11 +12,12 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import IO, Protocol
 
+from ssdlab.results.counts import point_counts
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
-from ssdlab.run.eta import Eta
+from ssdlab.run import hostload
+from ssdlab.run.eta import Eta, left_text
 from ssdlab.termtext import printable
-from ssdlab.units import format_duration
 
 
 class Progress(Protocol):
@@ -45,16 +46,17 @@ def _summary(result: PointResult) -> str:
     for name, d in m.directions.items():
         lat = f", {d.clat.mean_ns / 1000:.1f} µs" if d.clat else ""
         parts.append(f"{name} {d.iops:,.0f} IOPS {d.bw_mbps:,.1f} MB/s{lat}")
-    return "; ".join(parts) or "no I/O"
+    flag = f" [host CPU limit: fio {m.usr_cpu + m.sys_cpu:.0f} % per job]" if hostload.saturated(m) else ""
+    return ("; ".join(parts) or "no I/O") + flag
 
 
 def run_text(title: str, eta: Eta) -> str:
-    """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points, 9m30s' (the first
-    line)."""
+    """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points (about 9m30s if all run)'
+    (the first line: the one bound is the worst case's point count)."""
     if not eta.adaptive:
         return f"{title}: {eta.worst_points} points, estimated {eta.duration()}"
     return (f"{title}: about {eta.expected_points} points, {eta.duration()} expected; at most {eta.worst_points} "
-            f"points, {format_duration(eta.worst_s)}")
+            f"points ({eta.worst_text()})")
 
 
 def position(index: int, eta: Eta) -> str:
@@ -63,14 +65,10 @@ def position(index: int, eta: Eta) -> str:
     return f"{index}/{'~' if eta.adaptive else ''}{total}"
 
 
-def measured_points(run: Run) -> int:
-    """The run's measured points, a multi-device run's host-ceiling check aside (it is not one of the suite's)."""
-    return sum(1 for r in run.ok_points() if r.point.phase != "ceiling")
-
-
 def run_end_text(run: Run) -> str:
-    """'run complete: 8 points measured' (the last progress line)."""
-    return f"run {run.status}: {measured_points(run)} points measured"
+    """'run complete: 8 measured points; 1 step (purge)' (the last progress line; results/counts.py: the count
+    every page shows)."""
+    return f"run {run.status}: {point_counts(run).text()}"
 
 
 def fraction_done(point: TestPoint, sample: LiveSample) -> float | None:
@@ -87,7 +85,7 @@ def live_text(sample: LiveSample, fraction: float | None = None, eta_s: float | 
     """'42% 2,000 IOPS  8.2 MB/s  75.5 µs  ETA 3m10s': the last interval's rates, how far the point is, the ETA."""
     done = f"{fraction * 100:3.0f}%  " if fraction is not None else f"{sample.elapsed_s:.0f}s  "
     text = f"{done}{sample.iops:,.0f} IOPS  {sample.mbps:,.1f} MB/s  {sample.mean_lat_us:,.1f} µs"
-    return text + (f"  ETA {format_duration(eta_s)}" if eta_s is not None else "")
+    return text + (f"  ETA {left_text(eta_s, 1)}" if eta_s is not None else "")
 
 
 class _PointClock:

@@ -2,28 +2,35 @@
 for `run`, `plan` and `resume`; then consent gives the write grant (`authorize`) and the target its executor.
 
 A new run's request is checked and completed here (times in range, the suite's options with their defaults,
-target strings as `resume` will parse them) and its whole plan passes the pre-flight check before anything
-exists. A resumed run's request is the stored one: its target is opened again, leaving out the hosts and
-devices the run went on without, and the plan keeps the capacity the run started with.
+target strings as `resume` will parse them, a suite file's digest) and its whole plan passes the pre-flight
+check before anything exists. A resumed run's request is the stored one, and a stored run is input like any
+other (`check_stored`): it passes the same checks (engine, times, suite options, the plan's limits), and its
+suite must still be the one the run recorded (name; a suite file's sha256), or resume refuses with one line
+naming the field (exit 8). Its target is opened again, leaving out the hosts and devices the run went on
+without, and the plan keeps the capacity the run started with.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ssdlab import safety
-from ssdlab.errors import UsageError
+from ssdlab.errors import SsdlabError, StoredResultsError, UsageError
 from ssdlab.results.dropped import dropped_in
 from ssdlab.results.model import Run, TestPoint
-from ssdlab.results.request import DeviceSettings, RunRequest
+from ssdlab.results.request import IOENGINES, ON_ERROR, DeviceSettings, RunRequest
+from ssdlab.results.shape import malformed
 from ssdlab.run.preflight import check_plan
 from ssdlab.run.target import parse_target
 from ssdlab.suites import get_suite
-from ssdlab.suites.base import PlanContext, Suite, common_limits
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption, common_limits
 from ssdlab.suites.limits import check_times
 from ssdlab.targets import devsettings
 from ssdlab.targets.base import Target, TargetOptions
@@ -50,24 +57,117 @@ class RunSetup:
         devsettings.check(self.target, self.request.device_settings)
 
 
-def setup_run(request: RunRequest, *, resume: Run | None = None) -> RunSetup:
-    """The suite, target and plan context of `request` (a new run's, or the stored request of `resume`)."""
-    if resume is None:
-        check_request(request)
+def setup_run(request: RunRequest, *, resume: Run | None = None, source: str = "run.json") -> RunSetup:
+    """The suite, target and plan context of `request` (a new run's, or the stored request of `resume`, read
+    from `source`, which messages name)."""
+    if resume is not None:
+        return _setup_resumed(request, resume, source)
+    check_request(request)
     suite = get_suite(request.suite)
-    target = make_target(request, suite, resume)
-    capacity = None
-    if resume is not None:
-        # several devices: the plan keeps the capacity the run started with, whoever left since
-        gone = dropped_in(resume)
-        capacity = int(resume.target["capacity_bytes"]) if gone and resume.target.get("capacity_bytes") else None
-    else:
-        request = resolved(request, suite, target)
-        target.check_space()  # before any results directory exists (a file target's layout must fit)
-    ctx = plan_context(target, request, capacity)
-    if resume is not None:
-        return RunSetup(request, suite, target, ctx)
+    target = make_target(request, suite)
+    request = resolved(request, suite, target)
+    target.check_space()  # before any results directory exists (a file target's layout must fit)
+    ctx = plan_context(target, request)
     return RunSetup(request, suite, target, ctx, tuple(check_plan(suite, ctx, target)))
+
+
+def _setup_resumed(request: RunRequest, run: Run, source: str) -> RunSetup:
+    """A stored run's request set up again through the checks a new run's passes (check_stored)."""
+    suite = check_stored(request, run, source)
+    target = make_target(request, suite, run)
+    # several devices: the plan keeps the capacity the run started with, whoever left since
+    gone = dropped_in(run)
+    capacity = int(run.target["capacity_bytes"]) if gone and run.target.get("capacity_bytes") else None
+    ctx = plan_context(target, request, capacity)
+    with _stored_field(source, "options"):  # the plan's limits, as a new run's (its worst case is not kept)
+        check_plan(suite, ctx, target)
+    return RunSetup(request, suite, target, ctx)
+
+
+@contextmanager
+def _stored_field(source: str, field: str) -> Iterator[None]:
+    """A check of a stored request's field: its refusal becomes one line naming the file and the field (exit 8)."""
+    try:
+        yield
+    except StoredResultsError:
+        raise
+    except SsdlabError as exc:
+        raise malformed(Path(source), field, str(exc)) from exc
+
+
+def check_stored(request: RunRequest, run: Run, source: str = "run.json") -> Suite:
+    """A stored request through the command line's checks (engine, times, error policy, sizes, suite options),
+    and its suite: still the one the run recorded (its name; a suite file's digest). Returns the suite."""
+    with _stored_field(source, "options.ioengine"):
+        if request.ioengine not in IOENGINES:
+            raise UsageError(f"{request.ioengine!r} is not an engine ssdlab runs ({', '.join(IOENGINES)})")
+    with _stored_field(source, "options.on_error"):
+        if request.on_error is not None and request.on_error not in ON_ERROR:
+            raise UsageError(f"{request.on_error!r} is not stop or continue")
+    for key in ("size", "capacity", "misalign"):
+        with _stored_field(source, f"options.{key}"):
+            value = getattr(request, key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0
+                                      or (key != "misalign" and value == 0)):
+                raise UsageError(f"{value!r} is not a size in bytes")
+    with _stored_field(source, "options"):
+        check_request(request)
+        check_power_state(request.device_settings)
+    with _stored_field(source, "options.suite"):
+        suite = get_suite(_stored_suite_name(request.suite, run.suite))
+        if suite.name != run.suite:
+            raise UsageError(f"{request.suite!r} is suite {suite.name!r}, but the run recorded suite {run.suite!r}")
+    if request.suite_digest is not None:
+        with _stored_field(source, "options.suite_digest"):
+            now = suite_digest(suite.name)
+            if now != request.suite_digest:
+                raise UsageError(f"the suite file {suite.name} is not the one the run started with (sha256 "
+                                 f"{str(request.suite_digest)[:12]}... recorded, {str(now)[:12]}... now): put it back "
+                                 "as it was")
+    with _stored_field(source, "options.suite_options"):
+        check_option_values(request.suite_options, suite)
+    return suite
+
+
+def _stored_suite_name(given: str, recorded: str) -> str:
+    """The suite a stored request names: a suite file by its absolute path (the name the run recorded) when the
+    request kept the relative one it was given (resume may run in another directory)."""
+    if given.endswith(".toml") and not Path(given).is_absolute() and Path(recorded).name == Path(given).name:
+        return recorded
+    return given
+
+
+def suite_digest(name: str) -> str | None:
+    """sha256 of a suite file (its name is its absolute path), None for a built-in suite."""
+    if not name.endswith(".toml") or not Path(name).is_absolute():
+        return None
+    try:
+        return hashlib.sha256(Path(name).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise UsageError(f"cannot read suite file {name}: {exc.strerror or exc}") from exc
+
+
+def check_option_values(given: Mapping[str, Any], suite: Suite) -> None:
+    """Stored suite option values: options of this suite, each of its kind and among its choices."""
+    suite_option_values(given, suite)
+    mine = {o.key: o for o in suite.suite_options()}
+    for key, value in given.items():
+        opt = mine[key]
+        values = value if opt.repeat and isinstance(value, list) else [value]
+        for v in values:
+            if v is not None and not _of_kind(opt, v):
+                raise UsageError(f"{key}: {v!r} is not a valid value of --{opt.name}"
+                                 + (f" ({', '.join(opt.choices)})" if opt.choices else f" ({opt.kind})"))
+
+
+def _of_kind(opt: SuiteOption, value: Any) -> bool:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    checks = {"flag": isinstance(value, bool), "int": number and float(value).is_integer(),
+              "size": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+              "float": number and math.isfinite(value), "toml": isinstance(value, Mapping),
+              "str": isinstance(value, str)}
+    ok = checks.get(opt.kind, True)
+    return ok and (not opt.choices or value in opt.choices)
 
 
 def check_request(request: RunRequest) -> None:
@@ -140,7 +240,8 @@ def resolved(request: RunRequest, suite: Suite, target: Target) -> RunRequest:
         if len(specs) == 1:
             specs = (target.resume_spec(specs[0]),)
     return dataclasses.replace(request, target_specs=specs, hosts=hosts,
-                               suite_options=suite_option_values(request.suite_options, suite))
+                               suite_options=suite_option_values(request.suite_options, suite),
+                               suite_digest=suite_digest(suite.name))
 
 
 def suite_option_values(given: Mapping[str, Any], suite: Suite) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from ssdlab.errors import UsageError
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.targets.blockdev import BlockTarget
 from ssdlab.targets.file import FileTarget
+from ssdlab.targets.identity import check_text
 from ssdlab.targets.nbd import is_nbd_uri
 from ssdlab.targets.null import NullTarget
 from ssdlab.targets.spec import split_spec
@@ -32,6 +33,7 @@ def parse_target(text: str, options: TargetOptions | None = None) -> Target:
     opts = options or TargetOptions()
     if not text or not text.strip():
         raise UsageError("empty target: pass --target null, --target file:PATH?size=4GiB or --target /dev/...")
+    check_text(text, "target")  # fio's job file names it: UTF-8, one line
     if is_nbd_uri(text.strip()):  # NBD URIs carry their own query (?socket=): parsed whole
         from ssdlab.targets.nbd import NbdTarget
 

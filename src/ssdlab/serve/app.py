@@ -216,9 +216,8 @@ async def events(request: web.Request) -> web.StreamResponse:
 
 async def metrics_text(request: web.Request) -> web.Response:
     watcher = request.app[WATCHER]
-    return web.Response(text=metrics.render(watcher.runs.values(), watcher.error),
-                        content_type="text/plain", charset="utf-8",
-                        headers={"X-Content-Type-Options": "nosniff"})
+    return web.Response(body=metrics.render(watcher.runs.values(), watcher.error).encode(),
+                        headers={"Content-Type": metrics.CONTENT_TYPE, "X-Content-Type-Options": "nosniff"})
 
 
 # ------------------------------------------------------------------ pages and login

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +59,19 @@ def _token(path: Path | None) -> str:
 
 
 def _kept_token(path: Path) -> str:
+    """The token kept in `path`: a regular file (never a device, FIFO or link), read at most 4 KiB, UTF-8."""
     try:
-        st = path.stat()
-        token = path.read_text(encoding="utf-8").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise UsageError(f"--token-file {path} is not a regular file: name a file of its own (created "
+                                 "0600 when missing)")
+            token = os.read(fd, 4096).decode("utf-8").strip()
+        finally:
+            os.close(fd)
+    except UnicodeDecodeError:
+        raise UsageError(f"--token-file {path} holds no token (not UTF-8 text): remove it for a new one") from None
     except OSError as exc:
         raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
     if st.st_mode & 0o077 or st.st_uid != os.getuid():

@@ -16,7 +16,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +31,10 @@ QUEUE = 64  # events a browser may fall behind by before it is dropped (it recon
 MAX_NOTES = 200
 READ_MAX = 8 << 20  # bytes of a live record read at one look
 MAX_POINTS = 1000  # the latest points a page gets (table and chart of finished points)
-KEEP_S = 600.0  # an ended run nobody watches is forgotten this long after its last record (/metrics keeps it)
+KEEP_S = 600.0  # an ended run nobody watches is forgotten this long after its last record
 LOAD_GAP_S = 2.0  # the stored run is re-read at most this often ...
 LOAD_SHARE = 0.005  # ... and at most this share of the time (a read that took 0.1 s waits 20 s for the next)
+Adds = dict[tuple[str, str], tuple[float, float]]  # (device, direction) -> (I/Os, bytes) a sample adds
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -94,6 +95,10 @@ class LiveRun:
     last_sample_t: float = 0.0
     next_load: float = 0.0  # monotonic time before which the stored run is not read again
     last_change: float = field(default_factory=time.monotonic)  # when its live record last grew
+    totals: lab.Totals = field(default_factory=lab.Totals)  # every stored point's I/Os, bytes, latency bins
+    recent: list[tuple[float, Adds]] = field(default_factory=list)  # (its time, what it adds) per recent sample
+    last_e: float = 0.0  # the last sample's elapsed time (its point's engine clock)
+    exported: dict[tuple[str, str, str], float] = field(default_factory=dict)  # counters as /metrics last said
 
     # -------------------------------------------------------------- reading
 
@@ -129,6 +134,7 @@ class LiveRun:
     def _take(self, rec: dict[str, Any]) -> None:
         kind = rec.get("k")
         if kind == "s":
+            self._count(rec)
             self.samples.append(rec)
             self.last_sample_t = float(rec.get("t") or 0)
             if len(self.samples) > MAX_SAMPLES:
@@ -145,18 +151,54 @@ class LiveRun:
             self.notes = [*self.notes[-MAX_NOTES + 1:], rec]
         elif kind == "run":
             self.meta = rec
-        elif kind == "done":
+        elif kind == "done":  # the run ended: how, before its run.json is read again
             self.point = None
+            self.status = str(rec.get("status") or self.status)
+
+    def _count(self, rec: dict[str, Any]) -> None:
+        """The I/Os and bytes a sample adds (its rates over its interval: fio's status interval, the simulator's
+        step), kept until the stored points cover them (in_progress)."""
+        try:
+            e, t = float(rec.get("e") or 0.0), float(rec.get("t") or 0.0)
+        except (TypeError, ValueError):
+            return
+        dt = e - self.last_e if e >= self.last_e else e  # (a new engine run, the next point, counts from 0)
+        if isinstance(rec.get("dt"), (int, float)):  # the time its rates cover, where the record says
+            dt = float(rec["dt"])
+        self.last_e = e
+        if dt <= 0:
+            return
+        self.recent.append((t, sample_adds(rec, self.meta.get("devices") or [], dt)))
+        if len(self.recent) > MAX_SAMPLES:  # a point of hours: its oldest half as one entry
+            half = self.recent[:MAX_SAMPLES // 2]
+            self.recent[:MAX_SAMPLES // 2] = [(half[-1][0], summed(a for _, a in half))]
+
+    def covered_until(self) -> float:
+        """When the last point the stored totals count ended (its live record's "end"), or 0."""
+        for end in reversed(self.ends):
+            if end.get("id") in self.totals.ids:
+                return float(end.get("t") or 0.0)
+        return 0.0
+
+    def in_progress(self) -> Adds:
+        """I/Os and bytes per (device, direction) of the samples since the last point the stored totals count:
+        the point in progress (and a finished one until the stored run is read again)."""
+        since = self.covered_until()
+        return summed(adds for t, adds in self.recent if t > since)
 
     def stored_changed(self) -> tuple[Any, ...] | None:
         """The new stamp of run.json and the points log when either changed since they were last read."""
         stamp = (_stamp(self.path / lab.RUN_FILE), _stamp(self.path / lab.LOG_FILE))
         return None if stamp == self.stored_stamp else stamp
 
-    def take_stored(self, stamp: tuple[Any, ...], stored: dict[str, Any]) -> None:
+    def take_stored(self, stamp: tuple[Any, ...], stored: dict[str, Any], totals: lab.Totals | None = None) -> None:
         self.stored_stamp, self.stored = stamp, stored
         self.status = str(stored.get("status") or self.status)
         self.id = str(stored.get("id") or self.id)
+        if totals is not None:
+            self.totals = totals
+            since = self.covered_until()
+            self.recent = [r for r in self.recent if r[0] > since]
 
     # -------------------------------------------------------------- what browsers get
 
@@ -172,13 +214,38 @@ class LiveRun:
                 "notes": self.notes, "stored": self.stored}
 
 
-def read_stored(run_dir: Path) -> dict[str, Any]:
+def sample_adds(rec: dict[str, Any], devices: list[Any], dt: float) -> Adds:
+    """What a live sample's rates add over `dt` seconds: for the whole run ('all') and, on several devices, each
+    device (named as the run's "run" record names them)."""
+    figures = [("all", rec.get("a"))]
+    if len(devices) > 1:
+        figures += [(str(devices[i]) if i < len(devices) else f"d{i}", fig) for i, fig in enumerate(rec.get("d") or [])]
+    adds: Adds = {}
+    for device, fig in figures:
+        for key, direction in (("r", "read"), ("w", "write")):
+            row = fig.get(key) if isinstance(fig, dict) else None
+            if isinstance(row, list) and len(row) >= 2:
+                adds[(device, direction)] = (float(row[0] or 0) * dt, float(row[1] or 0) * 1e6 * dt)
+    return adds
+
+
+def summed(entries: Iterable[Adds]) -> Adds:
+    out: Adds = {}
+    for adds in entries:
+        for k, (n, b) in adds.items():
+            m = out.get(k, (0.0, 0.0))
+            out[k] = (m[0] + n, m[1] + b)
+    return out
+
+
+def read_stored(run_dir: Path, totals: lab.Totals | None = None) -> tuple[dict[str, Any], lab.Totals | None]:
     """What the stored run says (run.json + points log): its points, PTS tracking, health and, once it ended,
-    its verdict. Runs in a worker thread: a long run's points take a while to load."""
+    its verdict; and `totals` with the points it did not count yet (lab.tally, for /metrics). Runs in a worker
+    thread: a long run's points take a while to load."""
     try:
         run = lab.load_run(run_dir)
     except lab.SsdlabError as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc)}, None
     health = run.health or {}
     return {
         "id": lab.catalog_id(run), "suite": run.suite, "status": run.status, "created": run.created,
@@ -190,7 +257,7 @@ def read_stored(run_dir: Path) -> dict[str, Any]:
         "health": {"available": bool(health.get("available")), "reason": health.get("reason") or ""},
         "verdict": lab.verdict_of(run) if run.status != "running" else None,
         "warnings": list(run.warnings)[-20:],
-    }
+    }, lab.tally(run, totals)
 
 
 def sse(event: str, data: Any) -> bytes:
@@ -252,7 +319,8 @@ class Watcher:
         stamp = run.stored_changed()
         if stamp is None:
             return False
-        run.take_stored(stamp, await asyncio.to_thread(read_stored, run.path))
+        stored, totals = await asyncio.to_thread(read_stored, run.path, run.totals)
+        run.take_stored(stamp, stored, totals)
         took = time.monotonic() - now
         run.next_load = now + max(LOAD_GAP_S, took / LOAD_SHARE)
         return True
@@ -279,6 +347,8 @@ class Watcher:
             records = run.read_new()
             if records:
                 run.last_change = now
+                if any(r.get("k") == "done" for r in records):
+                    run.next_load = 0.0  # the run ended: its last points and verdict now, not at the next turn
             changed = await self._load(run)
             if records or changed:
                 self._snapshots.pop(key, None)

@@ -2493,8 +2493,255 @@ static PyObject *core_plat_idx(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(plat_idx(v));
 }
 
+/* ------------------------------------------------------------------ trace replay (sim/replay.py)
+ *
+ * replay(dev, t, off, len, op, issue, done, bucket, slots, state, acc, streams, depth, until, reads_only): the I/Os of a
+ * trace (numpy arrays: arrival ns, offset and length in bytes, direction 0 read / 1 write / 2 trim) issued on the
+ * drive in virtual time, each no earlier than its arrival; the issue and completion time of every I/O go into
+ * `issue` and `done`, its latency's histogram bucket (fio's scheme, uint16) into `bucket`; per direction the
+ * latencies' min and max go into `state` and their sum and sum of squares into `acc` (float64[6]). Two shapes, as fio's iolog replay runs them (fio/replay.py): one stream of up to `depth`
+ * I/Os in flight in trace order (streams == 1; as fast as possible the arrivals are all 0), or `streams` streams of
+ * queue depth 1 (depth == 1), I/O i on stream i mod streams, each waiting for its previous I/O (timed replays).
+ * Either way issue times never go back, as the model's resource reservation needs. `slots` (int64, at least
+ * max(depth, 2 x streams)) and `state` (int64[12]: next I/O, entries in the heap, last issue, last completion,
+ * begun, finished, min and max latency per direction) carry the replay between calls, each of which stops before the first I/O issued at or after
+ * `until` (so the caller can read the counters per interval); it returns True when every I/O is done. The first
+ * call starts a point (time 0 = the previous point's end); the last flushes the write buffer as finish() does. */
+typedef struct {
+    Py_buffer b[9];
+    int held;
+} ReplayBufs;
+
+static void replay_release(ReplayBufs *rb) {
+    for (int i = 0; i < rb->held; i++) PyBuffer_Release(&rb->b[i]);
+    rb->held = 0;
+}
+
+static int replay_buf(ReplayBufs *rb, PyObject *o, Py_ssize_t itemsize, int writable, const char *what) {
+    Py_buffer *v = &rb->b[rb->held];
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0) return -1;
+    rb->held++;
+    if (v->itemsize != itemsize) {
+        PyErr_Format(PyExc_ValueError, "replay: %s must hold %d-byte items", what, (int)itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+/* the heap of the streams' next I/Os: (ready time, I/O index) pairs in an int64 array, laid out as the closed
+ * loop's HeapEnt (key, slot) and ordered as its events are (ev_before: by time, then index), so its branch-free
+ * sift-down serves here too */
+static void rp_push(int64_t *h, int64_t *n, int64_t key, int64_t idx) {
+    HeapEnt *e = (HeapEnt *)h, x = {key, idx};
+    int64_t i = (*n)++;
+    while (i > 0 && ev_before(x, e[(i - 1) / 2])) {
+        e[i] = e[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    e[i] = x;
+}
+
+/* the heap's first entry becomes (key, idx), sifted down to its place */
+static inline void rp_replace_top(int64_t *h, int64_t n, int64_t key, int64_t idx) {
+    HeapEnt x = {key, idx};
+    heap_sift_root((HeapEnt *)h, n, x);
+}
+
+static void rp_pop(int64_t *h, int64_t *n) {
+    HeapEnt *e = (HeapEnt *)h;
+    (*n)--;
+    if (*n > 0) heap_sift_root(e, *n, e[*n]);
+}
+
+/* the mapping entry of I/O j, fetched while others are simulated */
+HOT_INLINE void replay_prefetch_map(Dev *d, const int64_t *off, int64_t j) {
+    if (off[j] >= 0 && iu_div(d, off[j]) < d->n_lpn) __builtin_prefetch(&d->l2p[iu_div(d, off[j])], 1, 1);
+}
+
+/* the reverse-map entry of write j's current location (its mapping entry fetched earlier), which the write
+ * invalidates */
+HOT_INLINE void replay_prefetch_rev(Dev *d, const int64_t *off, const uint8_t *dir, int64_t j) {
+    if (off[j] < 0 || dir[j] == 0 || iu_div(d, off[j]) >= d->n_lpn) return;
+    uint32_t m = d->l2p[iu_div(d, off[j])];
+    if (!(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1);
+}
+
+/* the min-heap of completion times of the one stream's I/Os in flight */
+static void cp_push(int64_t *h, int64_t *n, int64_t v) {
+    int64_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static void cp_pop(int64_t *h, int64_t *n) {
+    int64_t last = h[--(*n)], i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (last <= h[c]) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0) h[i] = last;
+}
+
+/* one I/O of the trace on the drive at time s (`user`: the drive's bytes): its completion, or -1 with an
+ * exception set */
+HOT_INLINE int64_t replay_io(Dev *d, int64_t s, int64_t off, int64_t len, int op, int64_t i, int64_t user) {
+    if (off < 0 || len <= 0 || off + len > user || op > 2) {
+        PyErr_Format(PyExc_ValueError, "replay: I/O %lld (offset %lld, length %lld, op %d) is outside the drive",
+                     (long long)i, (long long)off, (long long)len, op);
+        return -1;
+    }
+    d->t_now = s;
+    d->cal_now = s;
+    int64_t done = op == 0 ? do_read(d, s, off, len) : op == 1 ? do_write(d, s, off, len) : do_trim(d, s, off, len);
+    if (done < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
+        return -1;
+    }
+    d->c_energy += d->e_io;
+    return done;
+}
+
+enum { RS_POS, RS_HEAP, RS_LAST, RS_MAXDONE, RS_BEGUN, RS_FINISHED, RS_MIN, RS_MAX = RS_MIN + NDIR,
+       RS_N = RS_MAX + NDIR };
+
+/* an I/O's statistics: its latency bucket, and per direction the latency's min and max (state) and its sum and
+ * sum of squares (acc) */
+HOT_INLINE void replay_stats(int64_t *st, double *acc, uint16_t *bucket, int64_t i, int dir, int64_t lat) {
+    bucket[i] = (uint16_t)plat_idx(lat);
+    if (lat < st[RS_MIN + dir]) st[RS_MIN + dir] = lat;
+    if (lat > st[RS_MAX + dir]) st[RS_MAX + dir] = lat;
+    acc[dir] += (double)lat;
+    acc[NDIR + dir] += (double)lat * (double)lat;
+}
+
+static PyObject *core_replay(PyObject *self, PyObject *args) {
+    PyObject *dev, *ot, *oo, *ol, *op, *oi, *od, *ob, *os, *ost, *oa;
+    long long streams, depth, until;
+    int reads_only;
+    if (!PyArg_ParseTuple(args, "O!OOOOOOOOOOLLLp", &DevType, &dev, &ot, &oo, &ol, &op, &oi, &od, &ob, &os, &ost, &oa,
+                          &streams,
+                          &depth, &until, &reads_only))
+        return NULL;
+    Dev *d = (Dev *)dev;
+    ReplayBufs rb = {.held = 0};
+    if (replay_buf(&rb, ot, 8, 0, "times") < 0 || replay_buf(&rb, oo, 8, 0, "offsets") < 0 ||
+        replay_buf(&rb, ol, 8, 0, "lengths") < 0 || replay_buf(&rb, op, 1, 0, "directions") < 0 ||
+        replay_buf(&rb, oi, 8, 1, "issue times") < 0 || replay_buf(&rb, od, 8, 1, "completion times") < 0 ||
+        replay_buf(&rb, os, 8, 1, "slots") < 0 || replay_buf(&rb, ob, 2, 1, "latency buckets") < 0 ||
+        replay_buf(&rb, oa, 8, 1, "latency sums") < 0) {
+        replay_release(&rb);
+        return NULL;
+    }
+    Py_buffer stv;
+    if (PyObject_GetBuffer(ost, &stv, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        replay_release(&rb);
+        return NULL;
+    }
+    const int64_t *t = rb.b[0].buf, *off = rb.b[1].buf, *len = rb.b[2].buf;
+    const uint8_t *dir = rb.b[3].buf;
+    int64_t *issue = rb.b[4].buf, *done_out = rb.b[5].buf, *slots = rb.b[6].buf, *st = stv.buf;
+    uint16_t *bucket = rb.b[7].buf;
+    double *acc = rb.b[8].buf;
+    int64_t n = rb.b[0].len / 8, nslots = rb.b[6].len / 8;
+    PyObject *result = NULL;
+    if (stv.itemsize != 8 || stv.len < 8 * RS_N || rb.b[1].len / 8 != n || rb.b[2].len / 8 != n ||
+        rb.b[3].len != n || rb.b[4].len / 8 != n || rb.b[5].len / 8 != n || rb.b[7].len / 2 != n ||
+        rb.b[8].len < 8 * 2 * NDIR || streams < 1 || depth < 1 ||
+        (streams > 1 && depth != 1) || nslots < (streams > 1 ? 2 * streams : depth)) {
+        PyErr_SetString(PyExc_ValueError, "replay: arrays of different lengths, or streams/depth/slots out of range");
+        goto out;
+    }
+    if (!st[RS_BEGUN]) {
+        rebase(d);
+        d->rd_only = reads_only;
+        st[RS_POS] = st[RS_HEAP] = st[RS_LAST] = st[RS_MAXDONE] = 0;
+        for (int k = 0; k < NDIR; k++) {
+            st[RS_MIN + k] = INT64_MAX;
+            st[RS_MAX + k] = 0;
+            acc[k] = acc[NDIR + k] = 0.0;
+        }
+        if (streams > 1)
+            for (int64_t k = 0; k < streams && k < n; k++) rp_push(slots, &st[RS_HEAP], t[k], k);
+        st[RS_BEGUN] = 1;
+    }
+    int64_t last = st[RS_LAST], maxd = st[RS_MAXDONE], user = d->n_lpn * d->iu_bytes;
+    if (streams == 1) {
+        int64_t i = st[RS_POS];
+        for (; i < n; i++) {
+            int64_t s = max64(t[i], last);
+            if (st[RS_HEAP] == depth) s = max64(s, slots[0]);
+            if (s >= until) break;
+            if (i + 16 < n) replay_prefetch_map(d, off, i + 16); /* one queue: I/Os go in trace order */
+            if (i + 4 < n) replay_prefetch_rev(d, off, dir, i + 4);
+            if (st[RS_HEAP] == depth) cp_pop(slots, &st[RS_HEAP]);
+            int64_t done = replay_io(d, s, off[i], len[i], dir[i], i, user);
+            if (done < 0) goto out;
+            cp_push(slots, &st[RS_HEAP], done);
+            issue[i] = s;
+            done_out[i] = done;
+            replay_stats(st, acc, bucket, i, dir[i], done - s);
+            last = s;
+            maxd = max64(maxd, done);
+        }
+        st[RS_POS] = i;
+        st[RS_FINISHED] = i >= n;
+    } else {
+        while (st[RS_HEAP] > 0 && slots[0] < until) {
+            int64_t s = max64(slots[0], last), i = slots[1];
+            /* the streams' next I/Os wait in the heap: the root's children go soon (their mapping entries were
+             * fetched when they were pushed, `streams` I/Os ago) */
+            for (int64_t c = 1; c <= 2 && c < st[RS_HEAP]; c++) replay_prefetch_rev(d, off, dir, slots[2 * c + 1]);
+            int64_t done = replay_io(d, s, off[i], len[i], dir[i], i, user);
+            if (done < 0) goto out;
+            issue[i] = s;
+            done_out[i] = done;
+            replay_stats(st, acc, bucket, i, dir[i], done - s);
+            last = s;
+            maxd = max64(maxd, done);
+            if (i + streams < n) {
+                int64_t ahead = i + 2 * streams; /* the trace's arrays, a stream's turn ahead of what is read next */
+                if (ahead < n) {
+                    __builtin_prefetch(&t[ahead], 0, 1);
+                    __builtin_prefetch(&off[ahead], 0, 1);
+                    __builtin_prefetch(&len[ahead], 0, 1);
+                    __builtin_prefetch(&dir[ahead], 0, 1);
+                    __builtin_prefetch(&issue[ahead], 1, 1);
+                    __builtin_prefetch(&done_out[ahead], 1, 1);
+                    __builtin_prefetch(&bucket[ahead], 1, 1);
+                }
+                replay_prefetch_map(d, off, i + streams); /* this stream's next: some `streams` I/Os from now */
+                rp_replace_top(slots, st[RS_HEAP], max64(t[i + streams], done), i + streams);
+            } else {
+                rp_pop(slots, &st[RS_HEAP]);
+            }
+        }
+        st[RS_FINISHED] = st[RS_HEAP] == 0;
+    }
+    st[RS_LAST] = last;
+    st[RS_MAXDONE] = maxd;
+    if (st[RS_FINISHED]) { /* as finish() ends a point: the buffer's pending writes flushed, the next starts here */
+        flush_pending(d, maxd);
+        d->carry_end = maxd;
+    }
+    result = PyBool_FromLong(st[RS_FINISHED]);
+out:
+    PyBuffer_Release(&stv);
+    replay_release(&rb);
+    return result;
+}
+
 static PyMethodDef core_methods[] = {
     {"plat_idx", core_plat_idx, METH_O, "fio histogram bucket of a latency in ns (for tests)."},
+    {"replay", core_replay, METH_VARARGS, "replay(dev, t, off, len, op, issue, done, bucket, slots, state, acc, "
+                                          "streams, depth, until, reads_only) -> finished? (a trace's I/Os in "
+                                          "virtual time)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef coremodule = {PyModuleDef_HEAD_INIT, "_core", "ssdlab simulated SSD core.", -1,

@@ -82,10 +82,10 @@ class SimTarget(Target):
     fio_here = False  # a model: no host CPU submits its I/O, and it does not join a run on several devices
 
     def executor(self, gate: JobGate) -> Executor:
-        """The model runs the points (no fio job, so no write gate to pass)."""
-        from ssdlab.sim.executor import SimExecutor
+        """The model runs the points (no fio job, so no write gate to pass); trace replays natively."""
+        from ssdlab.sim.replay import ReplayingExecutor
 
-        return SimExecutor()
+        return ReplayingExecutor()
 
     def point_writes(self, point: TestPoint) -> str:
         writes = point.workload.writes or any(s.writes for s in point.streams)

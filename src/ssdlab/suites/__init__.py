@@ -18,6 +18,7 @@ BUILTIN_MODULES = (
     "ssdlab.suites.characterization",
     "ssdlab.suites.act",
     "ssdlab.suites.integrity",
+    "ssdlab.suites.replay",
 )
 _loaded = False
 

@@ -593,7 +593,8 @@ def target_rates(derived: Derived) -> dict[str, float]:
 
 class ActSuite(Suite):
     name = "act"
-    summary = "Aerospike ACT-style certification: paced reads + large-block reads/writes, pass/fail per slice"
+    summary = ("Aerospike ACT-style certification: paced reads + large-block reads/writes, pass/fail per slice "
+               "(fio targets only: the simulator has no paced concurrent streams)")
     writes = True
     default_runtime_s = 3600.0
     point_overhead_s = 1.0

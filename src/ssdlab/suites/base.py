@@ -215,8 +215,9 @@ class SuiteOption:
 
     `name` is the long option without dashes ('spec', 'tq', 'until-steady'); the value lands in
     PlanContext.options[name with '-' replaced by '_'] (default when not given). `kind` is 'str',
-    'int', 'float', 'flag', 'size' or 'toml' (a file read when the option is given: the value stored is
+    'int', 'float', 'flag', 'size', 'path' or 'toml' (a file read when the option is given: the value stored is
     {"file": absolute path, "table": its contents}, see load_toml_option, so a stored run keeps them).
+    A 'path' value is stored absolute (the file a resumed run reads again).
     `choices` restricts str values. Several suites may declare the
     same name with the same kind; it is one CLI option.
     """

@@ -2,15 +2,21 @@
 
 quick:        SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1 (KDiskMark "Standard" preset), read then write.
 four-corners: SEQ128K and RND4K, read and write, at a high queue depth (as the PE321 review shows them).
+
+`--passes N` measures each test N times in a row, as CrystalDiskMark's and KDiskMark's "number of tests" does
+(they run 5 by default; ssdlab one, so a run keeps its length unless asked), and the report's grid gives each test's
+best pass or the mean of its passes (`--pass-stat best|mean`; report/cdm.py), saying which.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ssdlab.errors import UsageError
 from ssdlab.results.model import Run, TestPoint, Workload
 from ssdlab.results.tags import PointTags
-from ssdlab.suites.base import PlanContext, Suite, register
+from ssdlab.suites.base import PlanContext, Suite, SuiteOption, register
+from ssdlab.targets.base import Target
 from ssdlab.units import format_bs, format_bytes, format_duration
 
 
@@ -49,22 +55,34 @@ def log_interval_ms(runtime_s: float) -> int:
     return int(min(1000, max(100, round(runtime_s * 100, -2))))
 
 
+MAX_PASSES = 9  # as CrystalDiskMark and KDiskMark allow
+PASS_STATS = ("best", "mean")
+
+
+def passes(ctx: PlanContext) -> int:
+    return int(ctx.options.get("passes") or 1)
+
+
 def corner_points(corners: tuple[Corner, ...], ctx: PlanContext, runtime: float) -> list[TestPoint]:
-    """Read points first (on laid-out data), then write points, CrystalDiskMark's order. On a raw block device
-    the span is prefilled first (files are laid out and simulated drives written when they are prepared)."""
+    """Read points first (on laid-out data), then write points, CrystalDiskMark's order, each test's passes one
+    after the other (`--passes`: ids and labels then name the pass). On a raw block device the span is prefilled
+    first (files are laid out and simulated drives written when they are prepared)."""
     points: list[TestPoint] = [prefill_point(ctx)] if ctx.traits.device else []
+    n = passes(ctx)
     for direction in ("read", "write"):
         for c in corners:
             rw = direction if c.seq else f"rand{direction}"
             slug = c.group.lower().replace(" ", "-")
-            points.append(TestPoint(
-                id=f"{sum(p.phase == 'measure' for p in points) + 1:02d}-{slug}-{direction}",
-                label=f"{c.group} {direction.capitalize()}",
-                workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
-                                  ramp_s=ctx.ramp_s or 0.0, log_interval_ms=log_interval_ms(runtime)),
-                group=c.group,
-                tags=PointTags.of(direction=direction, access="seq" if c.seq else "rnd"),
-            ))
+            test = sum(p.phase == "measure" for p in points) // n + 1
+            for k in range(1, n + 1):
+                points.append(TestPoint(
+                    id=f"{test:02d}-{slug}-{direction}" + (f"-p{k}" if n > 1 else ""),
+                    label=f"{c.group} {direction.capitalize()}" + (f" (pass {k} of {n})" if n > 1 else ""),
+                    workload=Workload(rw=rw, bs=c.bs, iodepth=c.qd, numjobs=c.threads, runtime_s=runtime,
+                                      ramp_s=ctx.ramp_s or 0.0, log_interval_ms=log_interval_ms(runtime)),
+                    group=c.group,
+                    tags=PointTags.of(direction=direction, access="seq" if c.seq else "rnd"),
+                ))
     return points
 
 
@@ -73,10 +91,31 @@ class CornerSuite(Suite):
 
     corners: tuple[Corner, ...] = ()
 
+    def suite_options(self) -> list[SuiteOption]:
+        return [
+            SuiteOption("passes", "int", 1, f"quick, four-corners, quick-read: measure each test N times in a row "
+                                            f"(1-{MAX_PASSES}), as CrystalDiskMark and KDiskMark do (they run 5); "
+                                            "the grid shows the best pass or the mean (--pass-stat)"),
+            SuiteOption("pass-stat", "str", "best", "quick, four-corners, quick-read with --passes: each test's "
+                                                    "best pass (highest MB/s) or the mean of its passes",
+                        choices=PASS_STATS),
+        ]
+
+    def validate(self, ctx: PlanContext, target: Target) -> None:
+        n = ctx.options.get("passes")
+        if n is not None and not 1 <= int(n) <= MAX_PASSES:
+            raise UsageError(f"--passes {n}: give 1 to {MAX_PASSES} passes per test (CrystalDiskMark's range)")
+
     def plan(self, ctx: PlanContext) -> list[TestPoint]:
         return corner_points(self.corners, ctx, self.runtime(ctx))
 
     def plan_notes(self, ctx: PlanContext) -> list[str]:
+        n = passes(ctx)
+        notes = [f"passes: each test runs {n} times in a row; the report's grid gives "
+                 + ("the mean of its passes" if ctx.options.get("pass_stat") == "mean" else "its best pass")]
+        return (notes if n > 1 else []) + self._prefill_notes(ctx)
+
+    def _prefill_notes(self, ctx: PlanContext) -> list[str]:
         if not ctx.traits.device:
             return []
         if self.writes:

@@ -149,7 +149,7 @@ def _facts(st: StabilityStats, p99: float | None, steady: Mapping[str, float], c
     facts = [f"CoV {st.cov_pct:.2f}% of per-second IOPS over {st.samples} s"
              + (f" (limit {cov_limit_pct:g}%)" if cov_limit_pct is not None else "")]
     if steady:
-        facts.append("0.1st percentile of 1-s IOPS / mean: "
+        facts.append("IOPS consistency (Intel's figure: the 0.1st percentile of 1-s IOPS / their mean): "
                      + ", ".join(f"{d} {v * 100:.1f}%" for d, v in steady.items()))
     if p99 is not None:
         facts.append(f"p99 {p99:,.1f} µs" + (f" (limit {p99_limit_us:g} µs)" if p99_limit_us is not None else ""))

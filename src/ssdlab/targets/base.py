@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from ssdlab.fio.runner import JobGate
     from ssdlab.results.live import LiveCallback, SampleCallback
+    from ssdlab.targets.identity import Identity
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,17 @@ class Target(ABC):
     def device_fio_options(self) -> list[dict[str, OptionValue]]:
         """fio options of each device behind the target (one; a multi-device target lists each member)."""
         return [self.fio_options()]
+
+    def identities(self) -> list[Identity]:
+        """What each local path behind the target names (targets/identity.py), resolved once when the target was
+        made: the write gate compares every job's filename with them before fio starts. Empty: the target opens
+        no local path (null, NBD, the simulator, a host group's remote devices)."""
+        return []
+
+    def identity_keys(self) -> list[tuple[object, ...]]:
+        """What makes two targets one (a device's number, a file's inode, an export's address): several targets
+        of one run must all differ (targets/multi.py)."""
+        return [i.key for i in self.identities()]
 
     def hazards(self) -> list[Hazard]:
         """Why writing would destroy data someone may want (empty: nothing beyond the target itself)."""

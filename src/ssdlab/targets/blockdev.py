@@ -1,4 +1,8 @@
-"""Block device targets (NVMe, SATA, SAS, loop). Writes are guarded by `hazards()`."""
+"""Block device targets (NVMe, SATA, SAS, loop). Writes are guarded by `hazards()`.
+
+The device is named by its identity (targets/identity.py): the path given (relative, a symlink, a by-id name)
+is resolved once to the device node's canonical absolute path and number; that path is what the checks, the
+consent line and fio's job file name, and the number is what the write gate compares before every job."""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from typing import Any
 
 from ssdlab.errors import TargetError
 from ssdlab.fio.job import OptionValue, escape_filename
-from ssdlab.targets import sysfs
+from ssdlab.targets import identity, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.identity import Identity
 from ssdlab.units import format_bytes
 
 
@@ -20,28 +25,38 @@ class BlockTarget(Target):
     real_path: str = ""
     sysdir: Path | None = None
     full_size: int = 0
+    ident: Identity | None = None  # what `path` names: resolved once (from_path), checked before every job
 
     @staticmethod
     def is_block_device(path: str) -> bool:
-        return sysfs.devno(path) is not None
+        return identity.resolve(path).kind == "block"
 
     @classmethod
     def from_path(cls, path: str, params: dict[str, str], opts: TargetOptions) -> BlockTarget:
-        if not Path(path).exists():
+        ident = identity.resolve(path)
+        if ident.kind == "absent":
             raise TargetError(f"{path} does not exist: name an existing block device (see `lsblk`)")
-        num = sysfs.devno(path)
-        if num is None:
+        if ident.kind != "block" or ident.rdev is None:
             raise TargetError(f"{path} is not a block device: use file:{path} for a regular file")
-        if not os.access(path, os.R_OK):
+        if not os.access(ident.path, os.R_OK):
             raise TargetError(f"cannot open {path}: permission denied (run as root or add yourself to 'disk')")
+        num = ident.rdev
         sysdir = sysfs.sys_dir(*num)
         if sysdir is None:
             raise TargetError(f"{path}: no sysfs entry for device {num[0]}:{num[1]}")
         size = sysfs.size_bytes(sysdir)
         if size <= 0:
             raise TargetError(f"{path} has zero capacity (an unbound loop device?): attach a backing file first")
-        return cls(spec=path, kind="block", options=opts, path=path, real_path=str(Path(path).resolve()),
-                   sysdir=sysdir, full_size=size)
+        return cls(spec=identity.stable_spec(path, ident), kind="block", options=opts, path=ident.path,
+                   real_path=ident.path, sysdir=sysdir, full_size=size, ident=ident)
+
+    def identities(self) -> list[Identity]:
+        return [self.ident] if self.ident is not None else []
+
+    def resume_spec(self, given: str) -> str:
+        """The device as given when that is an absolute, plain path (a by-id name survives renumbering), else
+        its canonical path (a relative name depends on the directory ssdlab was started in)."""
+        return identity.stable_spec(given, self.ident) if self.ident is not None else given
 
     @property
     def name(self) -> str:
@@ -163,7 +178,8 @@ class BlockTarget(Target):
         model = ident.get("model", "unknown model")
         serial = ident.get("serial", "no serial")
         span = "the whole device" if self.capacity() >= self.full_size else f"the first {format_bytes(self.capacity())}"
-        return f"ALL DATA on {self.path} ({model}, {serial}, {format_bytes(self.full_size)}): {span}"
+        given = f"given as {self.ident.alias}; " if self.ident is not None and self.ident.alias else ""
+        return f"ALL DATA on {self.path} ({given}{model}, {serial}, {format_bytes(self.full_size)}): {span}"
 
     def identity(self) -> dict[str, Any]:
         assert self.sysdir is not None
@@ -173,9 +189,14 @@ class BlockTarget(Target):
         assert self.sysdir is not None
         lbs, pbs = sysfs.block_sizes(self.sysdir)
         hz = self.hazards()
-        return {
+        info: dict[str, Any] = {
             "spec": self.spec, "kind": "block", "name": self.path, "path": self.real_path,
             "capacity_bytes": self.capacity(), "device_bytes": self.full_size,
             "logical_block_size": lbs, "physical_block_size": pbs, "identity": self.identity(),
             "write_safe": not hz, "safety": [h.text for h in hz],
         }
+        if self.ident is not None and self.ident.rdev is not None:
+            info["device_number"] = f"{self.ident.rdev[0]}:{self.ident.rdev[1]}"
+            if self.ident.alias:
+                info["given"] = self.ident.alias
+        return info

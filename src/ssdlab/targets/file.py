@@ -1,7 +1,9 @@
 """Regular-file targets: created and laid out at the requested size when absent.
 
 An existing file that ssdlab did not create (targets/owned.py) holds someone's data: writing it needs the
-same consent as a block device, and a file that backs a loop device or swap is never written."""
+same consent as a block device, and a file that backs a loop device or swap is never written. The file is named
+by its identity (targets/identity.py): its canonical absolute path and, once it exists, its inode, which the
+write gate compares before every job (re-pinned when ssdlab itself creates the file: layout, purge)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from typing import Any
 
 from ssdlab.errors import TargetError
 from ssdlab.fio.job import FIO_UNSAFE_CHARS, OptionValue, escape_filename
-from ssdlab.targets import owned, sysfs
+from ssdlab.targets import identity, owned, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.identity import Identity
 from ssdlab.units import format_bytes, parse_size
 
 DEFAULT_FILE_SIZE = 1024**3  # KDiskMark's default test file is 1 GiB
@@ -51,30 +54,35 @@ class FileTarget(Target):
     existed: bool = False
     owned: bool = False  # created by ssdlab (an earlier run's scratch file)
     existing_bytes: int = 0
+    ident: Identity | None = None  # what `path` names: resolved once (from_path), checked before every job
 
     @classmethod
     def from_path(cls, text: str, params: dict[str, str], opts: TargetOptions) -> FileTarget:
         if not text:
             raise TargetError("file target needs a path: file:/path/to/testfile?size=4GiB")
         path = Path(text).expanduser()
-        unsafe = sorted({c for c in str(path.resolve()) if c in FIO_UNSAFE_CHARS or c in "\n\r\0"})
+        ident = identity.resolve(text)
+        unsafe = sorted({c for c in ident.path if c in FIO_UNSAFE_CHARS or c in "\n\r\0"})
         if unsafe:
             raise TargetError(f"{path}: fio cannot open a path containing {' '.join(map(repr, unsafe))} "
                               "(it would open a different file); choose another name")
         if path.is_dir():
             raise TargetError(f"{path} is a directory: name a file inside it, e.g. file:{path / 'ssdlab.dat'}")
-        if not path.parent.is_dir():
+        real = Path(ident.path)
+        if not real.parent.is_dir():
             raise TargetError(f"directory {path.parent} does not exist: create it or choose another path")
-        existed = path.exists()
-        if existed and not path.is_file():
+        existed = ident.kind != "absent"
+        if existed and ident.kind != "file":
             raise TargetError(f"{path} exists but is not a regular file")
-        size = _target_size(path, existed, params, opts)
+        size = _target_size(real, existed, params, opts)
         # absolute, so `ssdlab resume` from another directory opens the same file
-        spec = f"file:{path.resolve()}" + (f"?size={params['size']}" if "size" in params else "")
-        real = path.resolve()
+        spec = f"file:{real}" + (f"?size={params['size']}" if "size" in params else "")
         return cls(spec=spec, kind="file", options=opts, path=real, size=size, existed=existed,
                    owned=existed and owned.created_by_ssdlab(real),
-                   existing_bytes=real.stat().st_size if existed else 0)
+                   existing_bytes=real.stat().st_size if existed else 0, ident=ident)
+
+    def identities(self) -> list[Identity]:
+        return [self.ident] if self.ident is not None else []
 
     @property
     def name(self) -> str:
@@ -106,7 +114,10 @@ class FileTarget(Target):
         chosen = purge.choose(method, self.purge_methods(), self.name)
         if chosen == "punch" and not self.path.exists():
             chosen = "recreate"
-        return purge.purge_file(self.path, self.size, chosen, lambda: self.prepare(True))
+        done = purge.purge_file(self.path, self.size, chosen, lambda: self.prepare(True))
+        if self.ident is not None:  # recreate made a new inode: the one ssdlab made is the target's from now on
+            self.ident = identity.resolve(str(self.path))
+        return done
 
     def set_write_cache(self, enabled: bool) -> str:
         """A file cannot change its backing device's cache: recorded as unknown."""
@@ -198,6 +209,7 @@ class FileTarget(Target):
         block = os.urandom(chunk)  # incompressible, so compressing filesystems do not flatter reads
         try:
             fd = owned.create_exclusive(self.path) if current < 0 else os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            self._pin(fd, created=current < 0)
             with os.fdopen(fd, "r+b") as fh:
                 fh.seek(max(current, 0) - max(current, 0) % chunk)
                 written = fh.tell()
@@ -215,6 +227,18 @@ class FileTarget(Target):
         if current < 0:
             self.existed = self.owned = True
         return [f"laid out {self.path} to {format_bytes(self.size)} with random data"]
+
+    def _pin(self, fd: int, *, created: bool) -> None:
+        """The file ssdlab is about to lay out, open as `fd`: a file it created becomes the target's identity;
+        an existing one must still be the file the run was set up for."""
+        if self.ident is None:
+            return
+        now = self.ident.pinned(fd)
+        if not created and (now.key != self.ident.key or self.ident.kind == "absent"):
+            os.close(fd)
+            raise TargetError(f"{self.path} was replaced since the run was set up ({now.describe()}, not "
+                              f"{self.ident.describe()}): run again to check the file now there")
+        self.ident = now
 
     def info(self) -> dict[str, Any]:
         sysdir = self._device_sysdir()

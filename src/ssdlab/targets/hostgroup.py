@@ -16,30 +16,79 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ssdlab.errors import FioFailedError
-from ssdlab.fio.client import ClientRun, client_hosts, missing_hosts, run_clients
+from ssdlab.fio.client import ClientRun, Endpoint, client_hosts, missing_hosts, run_clients
+from ssdlab.fio.job import OptionValue
 from ssdlab.fio.parts import device_parts
 from ssdlab.fio.runner import JobGate
 from ssdlab.results.model import Measurement, TestPoint
 from ssdlab.targets.base import Target
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ssdlab.results.live import LiveCallback, SampleCallback
-    from ssdlab.targets.hosts import HostGroupTarget
+
+
+# What the executor needs of a host group (targets/hosts.HostGroupTarget, which imports this module: the
+# dependency runs one way, hosts -> hostgroup)
+
+class _Spec(Protocol):
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+
+class GroupHost(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec(self) -> _Spec: ...
+
+
+class GroupDevice(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+    def fio_options(self) -> dict[str, OptionValue]: ...
+
+
+class DeviceGroup(Protocol):
+    """A group of devices on agent hosts: its active hosts with their devices, names, error policy, write gate."""
+
+    on_error: str
+    local_fio: str
+    gate: JobGate | None
+
+    def host_devices(self) -> Sequence[tuple[GroupHost, Sequence[GroupDevice]]]: ...
+
+    def device_names(self) -> list[tuple[str, str]]: ...
+
+    def drop(self, name: str, reason: str) -> None: ...
+
+    def logical_block_size(self) -> int: ...
+
+
+def _replay_logs(point: TestPoint, group: DeviceGroup, point_dir: Path, gate: JobGate,
+                 binary: str) -> dict[str, Any] | None:
+    """A replay point's iologs and agent-side files made ready (fio/replay.prepare_hosts); None otherwise."""
+    if not point.tags.replay:
+        return None
+    from ssdlab.fio.replay import prepare_hosts
+
+    pairs = [(h.spec.endpoint, [(d.kind, d.fio_options()) for d in devs]) for h, devs in group.host_devices()]
+    return prepare_hosts(point, pairs, point_dir, group, gate=gate, binary=binary, local_version=group.local_fio)
 
 
 class HostGroupExecutor:
-    """Runs points on a HostGroupTarget through fio's client/server mode."""
+    """Runs points on a host group (targets/hosts.HostGroupTarget) through fio's client/server mode."""
 
     name = "fio"
     series = False  # fio's client mode reports no status stream to cut samples from: points run one by one
 
-    def __init__(self, group: HostGroupTarget, gate: JobGate) -> None:
+    def __init__(self, group: DeviceGroup, gate: JobGate) -> None:
         from ssdlab.fio.runner import fio_binary
 
         self.group = group
@@ -70,8 +119,16 @@ class HostGroupExecutor:
         names = group.device_names()
         assignments = []
         first = 0
+        replay = _replay_logs(point, group, point_dir, self.gate, self.binary)  # a trace replay's iologs
+        every = [d.fio_options() for _, devs in pairs for d in devs]
         for host, devs in pairs:
-            assignments.append((host.spec.endpoint, build_device_job(point, [d.fio_options() for d in devs], first)))
+            if replay is not None:
+                from ssdlab.fio.replay import replay_job
+
+                job = replay_job(point, every, str(point_dir.resolve()), (first, first + len(devs)))
+            else:
+                job = build_device_job(point, [d.fio_options() for d in devs], first)
+            assignments.append((host.spec.endpoint, job))
             first += len(devs)
         res = run_clients(assignments, point_dir, gate=self.gate, binary=self.binary, local_version=self.version())
         doc: dict[str, Any] | None = json.loads(res.text) if res.text else None
@@ -88,6 +145,10 @@ class HostGroupExecutor:
         m = with_logs(m, point, point_dir)
         m = dataclasses.replace(m, parts=parts,
                                 extra=m.extra.replace(hosts={h.name: h.spec.endpoint.label for h, _ in pairs}))
+        if replay is not None:
+            from ssdlab.fio.replay import with_replay
+
+            m = with_replay(m, point, replay)
         self._after_failures(point, m, missing, res)
         return m
 

@@ -16,8 +16,9 @@ from typing import Any
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
 from ssdlab.results.model import TestPoint
-from ssdlab.targets import numa
+from ssdlab.targets import numa, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.identity import Identity
 from ssdlab.targets.numa import Placement
 
 
@@ -32,6 +33,9 @@ class MultiTarget(Target):
         members = list(targets)
         if len(members) < 2:
             raise UsageError("a multi-device run needs at least two --target options")
+        same = same_device(members)
+        if same:
+            raise UsageError(f"{same}: two writers on one device would each count its work; give it once")
         names = [t.name for t in members]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -49,6 +53,9 @@ class MultiTarget(Target):
     @property
     def name(self) -> str:
         return "+".join(t.name for t in self.members)
+
+    def identities(self) -> list[Identity]:
+        return [i for t in self.members for i in t.identities()]
 
     def capacity(self) -> int:
         return min(t.capacity() for t in self.members)
@@ -160,3 +167,39 @@ class MultiTarget(Target):
         places = self.placements()
         self.members = [self.members[i] for i in keep]
         self._placements = [places[i] for i in keep]
+
+
+def same_device(members: Sequence[Target]) -> str:
+    """'' when no two targets are one device or file (by identity: a symlink, a by-id name or a second device
+    node of the same device is the same device), and no target is a partition of another; else which two."""
+    seen: dict[tuple[object, ...], Target] = {}
+    for t in members:
+        for key in t.identity_keys():
+            first = seen.get(key)
+            if first is not None:
+                a, b = _given(first), _given(t)
+                return (f"--target {a} is given more than once" if a == b else
+                        f"--target {a} and --target {b} are the same {_what(key)}")
+            seen[key] = t
+    disks = {str(d): t for t in members for d in _sysdirs(t)}
+    for t in members:
+        for d in _sysdirs(t):
+            whole = disks.get(str(sysfs.whole_disk(d)))
+            if whole is not None and whole is not t:
+                return f"--target {t.spec} is a partition of --target {whole.spec}"
+    return ""
+
+
+def _given(t: Target) -> str:
+    """The target as the user named it."""
+    ids = t.identities()
+    return ids[0].given if len(ids) == 1 else t.spec
+
+
+def _what(key: tuple[object, ...]) -> str:
+    return {"block": "device", "file": "file", "path": "file"}.get(str(key[0]), "target")
+
+
+def _sysdirs(t: Target) -> list[Path]:
+    sysdir = t.numa_sysdir() if t.is_device else None
+    return [sysdir] if sysdir is not None else []

@@ -6,13 +6,17 @@ Targets are named by the NBD URI standard that libnbd and fio's `uri=` use:
   nbd+unix:///[EXPORT]?socket=/path.sock    a Unix domain socket
 
 ssdlab asks the server for the export's size and flags before it plans anything (the NBD handshake,
-NBD_OPT_INFO, then NBD_OPT_ABORT: no data is read or written). A server someone else runs holds data
-ssdlab cannot see, so writing to it needs the same consent as a block device. `nbdkit:` targets (see
-targets/nbdkit.py) are servers ssdlab starts itself.
+NBD_OPT_INFO, then NBD_OPT_ABORT: nothing is read or written). A server someone else runs holds data someone
+may want, so writing to it needs the same consent as a block device, and the same hazard checks: before a
+write run, ssdlab reads the export's first and last MiB (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: reads only)
+and looks for a filesystem, RAID or partition-table signature there as on a block device
+(sysfs.signature_in); a signature, or an export that cannot be read, needs --destructive. `nbdkit:` targets
+(see targets/nbdkit.py) are servers ssdlab starts itself.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -21,6 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
+from ssdlab.targets import sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
 from ssdlab.units import format_bytes
 
@@ -36,6 +41,13 @@ _FLAG_FIXED_NEWSTYLE = 1 << 0
 _FLAG_NO_ZEROES = 1 << 1
 _OPT_ABORT = 2
 _OPT_INFO = 6
+_OPT_GO = 7
+_REQUEST_MAGIC = 0x25609513
+_SIMPLE_REPLY_MAGIC = 0x67446698
+_CMD_READ = 0
+_CMD_DISC = 2
+SIGNATURE_SPAN = 1024**2  # bytes read at each end of an export for the signature check
+_READ_CHUNK = 256 * 1024  # below any server's maximum request size (the protocol's floor is 32 MiB)
 _REP_ACK = 1
 _REP_INFO = 3
 _INFO_EXPORT = 0
@@ -83,7 +95,11 @@ def is_nbd_uri(text: str) -> bool:
 
 def parse_uri(text: str) -> NbdAddress:
     """An NbdAddress from an NBD URI; one clear line for anything ssdlab cannot use."""
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # e.g. an IPv6 address without its closing bracket
+        raise UsageError(f"{text}: not a valid URI ({exc}): write nbd://HOST[:PORT][/EXPORT], an IPv6 address in "
+                         "brackets (nbd://[::1]/EXPORT)") from None
     scheme = parts.scheme.lower()
     if scheme.startswith("nbds") or scheme in ("nbd+vsock",):
         raise UsageError(f"{text}: {scheme} URIs (TLS, vsock) are not supported; use nbd:// or nbd+unix://")
@@ -115,8 +131,7 @@ def _recv(sock: socket.socket, n: int) -> bytes:
     return buf
 
 
-def query_export(addr: NbdAddress, timeout: float = 10.0) -> ExportInfo:
-    """Ask the server for the export's size and flags (fixed-newstyle handshake, NBD_OPT_INFO, abort)."""
+def _connect(addr: NbdAddress, timeout: float) -> socket.socket:
     try:
         if addr.socket_path:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -126,19 +141,66 @@ def query_export(addr: NbdAddress, timeout: float = 10.0) -> ExportInfo:
             except OSError:
                 sock.close()
                 raise
-        else:
-            sock = socket.create_connection((addr.host, addr.port), timeout=timeout)
+            return sock
+        return socket.create_connection((addr.host, addr.port), timeout=timeout)
     except OSError as exc:
         raise TargetError(f"cannot connect to the {addr.describe()} ({exc.strerror or exc}): is the server "
                           "running?") from exc
-    with sock:
+
+
+def query_export(addr: NbdAddress, timeout: float = 10.0) -> ExportInfo:
+    """Ask the server for the export's size and flags (fixed-newstyle handshake, NBD_OPT_INFO, abort)."""
+    with _connect(addr, timeout) as sock:
         try:
-            return _handshake(sock, addr)
+            info = _handshake(sock, addr, _OPT_INFO)
+            sock.sendall(struct.pack(">QII", _IHAVEOPT, _OPT_ABORT, 0))
+            return info
         except (OSError, struct.error) as exc:
             raise TargetError(f"NBD handshake with the {addr.describe()} failed ({exc})") from exc
 
 
-def _handshake(sock: socket.socket, addr: NbdAddress) -> ExportInfo:
+def read_ends(addr: NbdAddress, span: int = SIGNATURE_SPAN,
+              timeout: float = 30.0) -> tuple[int, list[tuple[int, bytes]]]:
+    """(the export's size, [(offset, data)] of its first and last `span` bytes), read through the NBD protocol
+    (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC): nothing is written."""
+    with _connect(addr, timeout) as sock:
+        try:
+            info = _handshake(sock, addr, _OPT_GO)
+            align = max(info.block_min, 1)
+            head = min(span, info.size)
+            tail_at = max(head, info.size - span)
+            tail_at -= tail_at % align
+            pieces = [(0, _read(sock, addr, 0, head, info))]
+            if tail_at < info.size:
+                pieces.append((tail_at, _read(sock, addr, tail_at, info.size - tail_at, info)))
+            sock.sendall(struct.pack(">IHHQQI", _REQUEST_MAGIC, 0, _CMD_DISC, 0, 0, 0))
+            return info.size, pieces
+        except (OSError, struct.error) as exc:
+            raise TargetError(f"reading the {addr.describe()} failed ({exc})") from exc
+
+
+def _read(sock: socket.socket, addr: NbdAddress, offset: int, length: int, info: ExportInfo) -> bytes:
+    """`length` bytes at `offset`, in requests no larger than the server takes (simple replies)."""
+    chunk = min(_READ_CHUNK, info.block_max or _READ_CHUNK)
+    out = bytearray()
+    handle = 1
+    while len(out) < length:
+        n = min(chunk, length - len(out))
+        sock.sendall(struct.pack(">IHHQQI", _REQUEST_MAGIC, 0, _CMD_READ, handle, offset + len(out), n))
+        magic, error, got = struct.unpack(">IIQ", _recv(sock, 16))
+        if magic != _SIMPLE_REPLY_MAGIC or got != handle:
+            raise TargetError(f"the {addr.describe()} sent a malformed reply to a read")
+        if error:
+            raise TargetError(f"the {addr.describe()} refused to read {n} bytes at {offset + len(out)} "
+                              f"({os.strerror(error)})")
+        out += _recv(sock, n)
+        handle += 1
+    return bytes(out)
+
+
+def _handshake(sock: socket.socket, addr: NbdAddress, option: int) -> ExportInfo:
+    """The fixed-newstyle handshake up to the reply to `option` (NBD_OPT_INFO: the export's facts, the socket
+    is then still in option haggling; NBD_OPT_GO: the same facts, then the transmission phase)."""
     magic, opt_magic, flags = struct.unpack(">QQH", _recv(sock, 18))
     if magic != _NBDMAGIC or opt_magic != _IHAVEOPT:
         raise TargetError(f"the {addr.describe()} does not speak the NBD newstyle protocol")
@@ -149,7 +211,7 @@ def _handshake(sock: socket.socket, addr: NbdAddress) -> ExportInfo:
     requests = (_INFO_DESCRIPTION, _INFO_BLOCK_SIZE)
     data = struct.pack(">I", len(name)) + name + struct.pack(">H", len(requests)) + \
         b"".join(struct.pack(">H", r) for r in requests)
-    sock.sendall(struct.pack(">QII", _IHAVEOPT, _OPT_INFO, len(data)) + data)
+    sock.sendall(struct.pack(">QII", _IHAVEOPT, option, len(data)) + data)
     size: int | None = None
     tflags = 0
     desc = ""
@@ -164,7 +226,8 @@ def _handshake(sock: socket.socket, addr: NbdAddress) -> ExportInfo:
         if rtype & 0x80000000:
             why = _REP_ERRORS.get(rtype & 0x7FFFFFFF, f"error {rtype & 0x7FFFFFFF}")
             text = payload.decode(errors="replace").strip()
-            raise TargetError(f"the {addr.describe()} refused NBD_OPT_INFO: {why}" + (f" ({text})" if text else ""))
+            opt = "NBD_OPT_GO" if option == _OPT_GO else "NBD_OPT_INFO"
+            raise TargetError(f"the {addr.describe()} refused {opt}: {why}" + (f" ({text})" if text else ""))
         if rtype == _REP_INFO and len(payload) >= 2:
             (itype,) = struct.unpack(">H", payload[:2])
             if itype == _INFO_EXPORT and len(payload) >= 12:
@@ -173,7 +236,6 @@ def _handshake(sock: socket.socket, addr: NbdAddress) -> ExportInfo:
                 desc = payload[2:].decode(errors="replace")
             elif itype == _INFO_BLOCK_SIZE and len(payload) >= 14:
                 bmin, bpref, bmax = struct.unpack(">III", payload[2:14])
-    sock.sendall(struct.pack(">QII", _IHAVEOPT, _OPT_ABORT, 0))
     if size is None:
         raise TargetError(f"the {addr.describe()} did not say the export's size")
     return ExportInfo(size=size, read_only=bool(tflags & _TFLAG_READ_ONLY), trim=bool(tflags & _TFLAG_SEND_TRIM),
@@ -191,6 +253,8 @@ class NbdTarget(Target):
 
     address: NbdAddress = field(default_factory=lambda: NbdAddress(uri=""))
     export: ExportInfo = field(default_factory=lambda: ExportInfo(size=0, read_only=True, trim=False))
+    _contents: Hazard | None = field(default=None, repr=False, compare=False)
+    _looked: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_uri(cls, text: str, opts: TargetOptions) -> NbdTarget:
@@ -216,10 +280,39 @@ class NbdTarget(Target):
     def fio_options(self) -> dict[str, OptionValue]:
         return nbd_fio_options(self.address.uri, self.capacity())
 
+    def identity_keys(self) -> list[tuple[object, ...]]:
+        """One export is one target, whatever its URI's spelling: its server's socket (canonical) or address,
+        and its name."""
+        where = (os.path.realpath(self.address.socket_path) if self.address.socket_path
+                 else f"{self.address.host.lower()}:{self.address.port}")
+        return [("nbd", where, self.address.export)]
+
     def hazards(self) -> list[Hazard]:
+        """Read-only (blocking), then what the export carries: its first and last MiB are read once and checked
+        for signatures as a block device's are (--destructive)."""
+        found = self.blocking_hazards()
+        contents = self._signature()
+        return [*found, contents] if contents is not None else found
+
+    def blocking_hazards(self) -> list[Hazard]:
         if self.export.read_only:
             return [Hazard(f"the {self.address.describe()} is exported read-only", blocking=True)]
         return []
+
+    def _signature(self) -> Hazard | None:
+        if not self._looked:
+            self._looked = True
+            try:
+                size, pieces = read_ends(self.address)
+            except TargetError as exc:
+                self._contents = Hazard(f"the {self.address.describe()} could not be read to look for a "
+                                        f"filesystem or partition table ({exc})")
+            else:
+                sig = sysfs.signature_in(size, pieces)
+                if sig:
+                    self._contents = Hazard(f"the {self.address.describe()} is not blank: it carries an existing "
+                                            f"{sig}")
+        return self._contents
 
     def needs_write_consent(self) -> bool:
         return True

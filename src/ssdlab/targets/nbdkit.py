@@ -428,6 +428,12 @@ class NbdkitTarget(Target):
             return None
         return FileTarget.from_path(str(self.path), {"size": str(self.size)}, self.options)
 
+    def identity_keys(self) -> list[tuple[object, ...]]:
+        """The file it serves (a memory disk is its own): a file target on the same file is the same target."""
+        from ssdlab.targets import identity
+
+        return [identity.resolve(str(self.path)).key] if self.path is not None else []
+
     def layout_writes(self) -> str:
         if self.path is not None and not self.path.exists():
             return f"creates {self.path} ({format_bytes(self.size)}, sparse) for nbdkit to serve"

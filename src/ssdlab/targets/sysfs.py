@@ -10,6 +10,7 @@ import shutil
 import stat
 import struct
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,24 @@ def signature(dev_path: str) -> str:
                 return ""
             return _blkid_signature(res.stdout)
     return _magic_signature(dev_path)
+
+
+def signature_in(size: int, pieces: list[tuple[int, bytes]]) -> str:
+    """The signature (as `signature`) of a disk of `size` bytes of which only `pieces` ([(offset, data)], e.g. its
+    first and last MiB read over NBD) are known: they are placed in a sparse private copy, the rest reads as
+    zeros. Where the copy cannot be as large as the disk, the pieces that fit are checked."""
+    with tempfile.TemporaryDirectory(prefix="ssdlab-probe-") as tmp:
+        path = Path(tmp) / "disk"
+        with path.open("wb") as fh:
+            try:
+                fh.truncate(size)
+                kept = pieces
+            except OSError:  # larger than this filesystem's largest file: the head alone
+                kept = [p for p in pieces if p[0] == 0]
+            for offset, data in kept:
+                fh.seek(offset)
+                fh.write(data)
+        return signature(str(path))
 
 
 # keys blkid prints about the device node or, for a partition, its entry in the partition table: they say

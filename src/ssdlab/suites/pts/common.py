@@ -793,8 +793,9 @@ def round_notes(t: RoundTest, s: PtsSettings) -> list[str]:
     """The plan lines of one round test: worst case, stop rule, purge and WIPC."""
     n = len(t.stimuli(s))
     per_round = n * (s.runtime_s + s.ramp_s)
-    return [f"{t.title}: worst case {s.max_rounds} rounds x {n} points = {s.max_rounds} x "
-            f"{format_duration(per_round)} = {format_duration(s.max_rounds * per_round)}, "
+    return [f"{t.title}: worst case {s.max_rounds} rounds x {n} points = {s.max_rounds * n} points, "
+            f"{s.max_rounds} x {format_duration(per_round)} = {format_duration(s.max_rounds * per_round)} of I/O "
+            "(the device's time, not the run's: the estimate above is), "
             f"stopping at the first round where steady state holds (from round {steady.WINDOW})"
             + ("; continues past the maximum until steady (--until-steady)" if s.until_steady else ""),
             f"  plus purge ({s.purge or 'best available method'}, write cache {s.write_cache}) and "

@@ -800,7 +800,7 @@ def notes(t: DemandTest, s: PtsSettings) -> list[str]:
         f"  then rounds of a {ds.prewrite_min:g}-min pre-write and {n} points (TC {','.join(map(str, ds.tcs))} x "
         f"QD {','.join(map(str, ds.qds))}, numjobs = TC, iodepth = QD; --tq does not apply) = "
         f"{format_duration(per_round)} per round, at most {s.max_rounds} "
-        f"({format_duration(s.max_rounds * per_round)}), tracking IOPS at T{tc}Q{qd}",
+        f"({format_duration(s.max_rounds * per_round)} of I/O), tracking IOPS at T{tc}Q{qd}",
         f"  then at MaxIOPS, MidIOPS and MinIOPS ({ceiling_text(ds)}): {ds.hist_prewrite_min:g} min of writes and "
         f"a {ds.hist_min:g}-min histogram capture (up to {format_duration(hist)})",
     ]

@@ -463,7 +463,7 @@ def hir_notes(s: PtsSettings) -> list[str]:
     h = hir_settings(s)
     if h.mode == "steady":
         pc = (f"rounds of {h.pc_samples} samples of {s.runtime_s:g} s until the round mean IOPS is steady "
-              f"(worst case {s.max_rounds} rounds = {format_duration(max_pc_samples(s) * s.runtime_s)})")
+              f"(worst case {s.max_rounds} rounds = {format_duration(max_pc_samples(s) * s.runtime_s)} of I/O)")
     else:
         pc = f"{h.pc_samples} samples of {s.runtime_s:g} s, no steady-state check"
     per_wait = [h.bursts * (h.burst_s + h.wait_s(w)) + h.bursts * h.burst_s for w in h.waits]
@@ -471,7 +471,8 @@ def hir_notes(s: PtsSettings) -> list[str]:
             f"  then wait states {', '.join(f'{w:g}' for w in h.waits)} s"
             + (f" (x {h.scale:g}: {', '.join(f'{h.wait_s(w):.3g}' for w in h.waits)} s)" if h.scale != 1 else "")
             + f": {h.bursts} bursts of {h.burst_s:.3g} s each followed by the wait, then {h.bursts} x "
-              f"{h.burst_s:.3g} s of continuous writes back to baseline; {format_duration(sum(per_wait))} in all"]
+              f"{h.burst_s:.3g} s of continuous writes back to baseline; {format_duration(sum(per_wait))} of I/O "
+              "in all"]
 
 
 def validate(s: PtsSettings) -> None:
