@@ -36,12 +36,16 @@ def test_a_point_on_several_devices_counts_each_devices_part() -> None:
     both = Measurement(engine="fio", engine_version="3.33", directions=_written(3000).directions,
                        parts=(PartResult(host="", device="/dev/nvme0n1", measurement=_written(1000)),
                               PartResult(host="", device="/dev/nvme0n2", measurement=_written(2000)),
-                              PartResult(host="", device="/dev/nvme1n1", status="failed", reason="x")))
+                              PartResult(host="", device="/dev/nvme1n1", status="failed", reason="x"),
+                              # failed mid-point: what fio reported before the failure is not a result
+                              PartResult(host="", device="/dev/nvme2n1", status="failed", reason="y",
+                                         measurement=_written(5000))))
     points = [_point("p1", both)]
     assert health.bytes_moved(points) == (3000, 0)  # the aggregate
     assert health.bytes_moved(points, {"/dev/nvme0n1"}) == (1000, 0)
     assert health.bytes_moved(points, {"/dev/nvme0n1", "/dev/nvme0n2"}) == (3000, 0)
     assert health.bytes_moved(points, {"/dev/nvme1n1"}) == (0, 0)  # failed: nothing of it counts
+    assert health.bytes_moved(points, {"/dev/nvme2n1"}) == (0, 0)
 
 
 def _snap(path: str, units: int, scope: str, ctrl: str = "/dev/nvme0", when: str = "before") -> dict[str, Any]:
@@ -125,6 +129,14 @@ def test_a_sata_disks_serial_comes_from_its_vpd_page_not_its_wwid(tmp_path: Path
     assert sysfs.identity(disk)["serial"].startswith("t10.ATA")  # no VPD page: the WWID, as before
     write(dev / "vpd_pg80", b"\x00\x80\x00\x14SSDLAB-SATA-1       ")  # as QEMU's disk answers (VM tier)
     assert sysfs.identity(disk)["serial"] == "SSDLAB-SATA-1"
+    # the page's length byte (3) bounds the serial: what follows it is not part of it
+    write(dev / "vpd_pg80", b"\x00\x80\x00\x08S3Z9NB0K\x00\x00JUNK")
+    assert sysfs.identity(disk)["serial"] == "S3Z9NB0K"
+    # another page in the file (its code, byte 1, is not 80h) or a truncated header: not a serial, the WWID stands
+    write(dev / "vpd_pg80", b"\x00\x83\x00\x08S3Z9NB0K")
+    assert sysfs.identity(disk)["serial"].startswith("t10.ATA")
+    write(dev / "vpd_pg80", b"\x00\x80")
+    assert sysfs.identity(disk)["serial"].startswith("t10.ATA")
 
 
 def test_an_emulated_link_gets_no_share_column() -> None:

@@ -173,3 +173,27 @@ def test_a_multipath_namespace_finds_its_controllers_link(tmp_path: Path) -> Non
     assert drivecli.nvme_controller_of(other / "nvme2n1") == "/dev/nvme5"
     dev = health.Device(path="/dev/nvme2n1", sysdir=other / "nvme2n1", kind="nvme", name="nvme2n1")
     assert dev.controller == "/dev/nvme5"  # not the /dev/nvme2 the name suggests
+
+
+def test_a_multipath_namespace_is_answered_by_a_live_controller(tmp_path: Path) -> None:
+    """A dual-port subsystem whose lower-numbered controller is resetting or gone: the namespace's SMART log and
+    features are asked of a controller that is live, not of the first one the subsystem lists."""
+    from ssdlab.targets import drivecli
+
+    subsys = tmp_path / "devices" / "virtual" / "nvme-subsystem" / "nvme-subsys0"
+    head = subsys / "nvme0n1"
+    head.mkdir(parents=True)
+    for name, state in (("nvme0", "resetting"), ("nvme3", "live"), ("nvme11", "live"), ("nvme2", "dead")):
+        ctrl = tmp_path / "devices" / "pci0000:00" / f"port-{name}" / "nvme" / name
+        write(ctrl / "state", f"{state}\n")
+        (subsys / name).symlink_to(ctrl)
+    assert drivecli.nvme_controller_of(head) == "/dev/nvme3"  # numeric order: nvme3 before nvme11
+    write(subsys / "nvme3" / "state", "connecting\n")
+    assert drivecli.nvme_controller_of(head) == "/dev/nvme11"
+    write(subsys / "nvme11" / "state", "deleting\n")
+    assert drivecli.nvme_controller_of(head) is None  # no controller can answer: none is named
+    # a partition of the head: its disk's controller
+    (head / "nvme0n1p1").mkdir()
+    write(head / "nvme0n1p1" / "partition", "1\n")
+    write(subsys / "nvme3" / "state", "live\n")
+    assert drivecli.nvme_controller_of(head / "nvme0n1p1") == "/dev/nvme3"
