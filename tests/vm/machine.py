@@ -304,6 +304,14 @@ class _Log:
             fh.write(text)
 
 
+def _last_line(path: Path) -> str:
+    """The log's last line that is not ours (QEMU's or the kernel's reason for stopping), shortened."""
+    time.sleep(0.5)  # the reader threads write what the pipes still held
+    lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()
+             if ln.strip() and not ln.startswith("# ")]
+    return lines[-1][:300] if lines else "it printed nothing"
+
+
 def _reader(stream: Any, out: queue.Queue[dict[str, Any] | None] | None, log: _Log) -> None:
     """Agent lines to `out` (None when the stream ends); every other line to the log."""
     for line in stream:
@@ -378,10 +386,12 @@ def _start(workdir: Path, kernel: Path, release: str, accel: str, why: str, time
         msg = lines.get(timeout=timeout_s)
     except queue.Empty:
         _kill_group(proc)
-        raise VMError(f"the VM did not boot within {timeout_s:g} s ({accel}); see {log_path}") from None
+        raise VMError(f"the VM did not boot within {timeout_s:g} s ({accel}; its last line: "
+                      f"{_last_line(log_path)}); see {log_path}") from None
     if msg is None or "hello" not in msg:
         _kill_group(proc)
-        why_not = msg.get("fatal") if msg else f"the VM exited ({proc.returncode}) before its agent started"
+        why_not = msg.get("fatal") if msg else (f"the VM exited ({proc.returncode}) before its agent started: "
+                                                f"{_last_line(log_path)}")
         raise VMError(f"VM boot failed: {why_not}; see {log_path}")
     hello = msg["hello"]
     guest = Guest(accel=accel, accel_reason=why, kernel=release, shared=shared, log=log_path,
