@@ -38,11 +38,13 @@ static_busybox() {
 }
 apt_install() {
     if [ "$apt_updated" = no ]; then
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq
         apt_updated=yes
     fi
     # INITRD=No: Debian's kernel postinst would build an initramfs the guest never uses (virtme-ng makes its own)
-    as_root env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+    # (another apt on the machine holds the lock for a while: wait for it)
+    as_root env DEBIAN_FRONTEND=noninteractive INITRD=No apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+        --no-install-recommends "$@" >/dev/null
 }
 apt_updated=no
 need=()
