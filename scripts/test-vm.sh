@@ -49,7 +49,8 @@ apt_install() {
 apt_updated=no
 need=()
 command -v qemu-system-x86_64 >/dev/null 2>&1 || need+=(qemu-system-x86)
-kernel_ok || need+=(linux-image-amd64)
+kernel_ok || dpkg-query -W -f '${Status}' linux-image-amd64 2>/dev/null | grep -q ' installed$' \
+    || need+=(linux-image-amd64)
 static_busybox || need+=(busybox-static)
 command -v nvme >/dev/null 2>&1 || need+=(nvme-cli)
 command -v smartctl >/dev/null 2>&1 || need+=(smartmontools)
