@@ -82,3 +82,19 @@ def _ata_link(lab: Lab, dev: str) -> str:
     assert port, real
     found = lab.tool("sh", "-c", f"ls -d /sys/class/ata_link/link{port.group(1)[3:]}").strip()
     return found
+
+
+@pytest.mark.parametrize("ctrl", [machine.CTRL_A, machine.CTRL_B])
+def test_info_on_a_controller_names_its_namespaces(lab: Lab, ctrl: machine.Controller) -> None:
+    """The controller's character device (/dev/nvme0) is not a target: the one error line names the namespaces
+    nvme-cli lists for that controller (a subsystem's namespaces for controller A, its own for B)."""
+    node = lab.dev(f"ctrl:{ctrl.serial}")
+    listed = lab.json("nvme", "list", "--output-format=json")["Devices"]
+    namespaces = sorted((d["DevicePath"] for d in listed if d["SerialNumber"] == ctrl.serial),
+                        key=lambda p: [int(n) for n in re.findall(r"\d+", p)])
+    assert len(namespaces) == len(ctrl.namespaces)
+    run = lab.ssdlab("info", node)
+    assert run.rc == 3, run.res.describe()
+    assert run.error_lines() == [f"ssdlab: error: {node} is not a block device but NVMe controller "
+                                 f"{node.rsplit('/', 1)[-1]}: name one of its namespaces: {', '.join(namespaces)}"]
+    assert "Traceback" not in run.res.stderr

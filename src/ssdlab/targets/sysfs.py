@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import struct
@@ -39,6 +40,35 @@ def devno(path: str) -> tuple[int, int] | None:
 def sys_dir(major: int, minor: int) -> Path | None:
     p = Path(f"/sys/dev/block/{major}:{minor}")
     return p.resolve() if p.exists() else None
+
+
+def char_device(major: int, minor: int, root: Path = Path("/sys")) -> tuple[str, Path] | None:
+    """(class, sysfs directory) of a character device: ('nvme', .../nvme/nvme0) for an NVMe controller,
+    ('nvme-generic', .../ng0n1) for a namespace's generic interface; None when sysfs does not know it."""
+    p = root / "dev" / "char" / f"{major}:{minor}"
+    try:
+        d = p.resolve(strict=True)
+        return (d / "subsystem").resolve(strict=True).name, d
+    except (OSError, RuntimeError):
+        return None
+
+
+_NVME_NS = re.compile(r"nvme\d+n\d+")
+
+
+def nvme_namespaces(ctrl_dir: Path, root: Path = Path("/sys")) -> list[str]:
+    """The block devices (/dev/nvmeXnY) of an NVMe controller's namespaces: its own children, or, in a subsystem
+    (native multipath: the namespaces hang off the subsystem, named after it), the namespaces of the subsystem
+    that lists this controller."""
+    found: set[str] = set()
+    try:
+        found.update(c.name for c in ctrl_dir.iterdir() if _NVME_NS.fullmatch(c.name))
+        for subsys in (root / "class" / "nvme-subsystem").glob("*"):
+            if (subsys / ctrl_dir.name).exists() and (subsys / ctrl_dir.name).resolve() == ctrl_dir.resolve():
+                found.update(c.name for c in subsys.iterdir() if _NVME_NS.fullmatch(c.name))
+    except OSError:
+        pass
+    return [f"/dev/{n}" for n in sorted(found, key=lambda n: [int(x) for x in re.findall(r"\d+", n)])]
 
 
 def whole_disk(sysdir: Path) -> Path:
