@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Set up (see setup.sh) and run the whole test suite: lint, types, unit and integration tests.
+# `--vm`: the VM tier instead (tests/vm): ssdlab in a QEMU guest against an emulated NVMe controller and SATA disk.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ "${1:-}" = "--vm" ]; then
+    shift
+    exec bash scripts/test-vm.sh "$@"
+fi
 bash scripts/setup.sh --dev
 # packages the integration tests use, installed (with one apt-get update) only when missing: e2fsprogs for
 # mkfs on loop devices; nbdkit serves the fault-injection tests' disks (fio's nbd engine, unix sockets only);

@@ -42,6 +42,8 @@ NOT_HERE: dict[str, str] = {
     "bash scripts/demo.sh": "the main job: a minute of CPU and an apt install; benchmarks/pts_demo.py times it, and "
                             "README's what-if runs below run the same suite on the simulator",
     "bash scripts/test.sh": "the full test suite, which runs this test",
+    "bash scripts/test.sh --vm": "the VM tier: boots a QEMU guest with emulated NVMe and SATA devices for minutes "
+                                 "(.ci/run runs it)",
     "ssdlab agent": "serves until stopped, on a root-only socket under /run (tests/integration/test_agent_ssh.py)",
     "mkdir -m 700 -p ~/.ssdlab": "sets up SSH forwarding to other hosts (writes to the home directory)",
     "ssh -N -L ~/.ssdlab/node-a.sock:/run/ssdlab/agent.sock root@node-a &": "needs the host node-a",

@@ -395,3 +395,60 @@ def test_the_reproducing_command_carries_the_settings() -> None:
     assert readable.command_line(run) == ("ssdlab run quick-read --target /dev/nvme0n1 --write-cache off "
                                           "--power-state 2")
     assert ("--power-state", "2") in readable.option_facts(run)
+
+
+# ------------------------------------------------------------------ two namespaces of one controller
+
+def _second_namespace(ns1: Path) -> Path:
+    """nvme0n2 next to the fake tree's nvme0n1 (same controller nvme0)."""
+    ns2 = ns1.parent / "nvme0n2"
+    for name, text in (("size", "2097152\n"), ("dev", "259:1\n"), ("queue/logical_block_size", "4096\n"),
+                       ("queue/physical_block_size", "4096\n"), ("queue/rotational", "0\n")):
+        (ns2 / name).parent.mkdir(parents=True, exist_ok=True)
+        (ns2 / name).write_text(text, encoding="utf-8")
+    return ns2
+
+
+def _two_namespaces(tmp_path: Path) -> Target:
+    from ssdlab.targets.multi import MultiTarget
+
+    ns1 = nvme_tree(tmp_path / "sys")
+    ns2 = _second_namespace(ns1)
+    members: list[Target] = [
+        BlockTarget(spec=f"/dev/{d.name}", kind="block", options=TargetOptions(), path=f"/dev/{d.name}",
+                    real_path=f"/dev/{d.name}", sysdir=d, full_size=1 << 30) for d in (ns1, ns2)]
+    return MultiTarget.from_targets(members, TargetOptions())
+
+
+def test_two_namespaces_of_one_controller_are_set_once_and_restored_as_found(tmp_path: Path,
+                                                                               fake: FakeDrive) -> None:
+    """Set Features 6 acts on the controller: setting it per namespace read the second 'original' after the first
+    change (disabled) and restored that last, leaving the drive's cache off (seen on QEMU's controller)."""
+    target = _two_namespaces(tmp_path)
+    fake.features = {2: 0, 6: 1}
+    run_dir = store.create_run_dir(tmp_path / "run")
+    executor = Executor(fake)
+    run = orchestrate.new_run(TwoPoints(), target, executor, {"device_settings": {"write_cache": "off"}}, run_dir)
+    progress = NotingProgress()
+    orchestrate.drive(run_dir, run, TwoPoints(), PlanContext(capacity=1 << 30), target, executor, progress,
+                      grant=WriteGrant(target, writes=False))
+    assert [seen[6] for seen in executor.seen] == [0, 0]
+    assert fake.features[6] == 1  # back as it was
+    assert fake.set_calls(6) == [0, 1]  # once off, once back: one controller, one feature
+    settings = stored(run_dir).health["settings"]
+    assert [(s["devices"], s["node"], s["original"], s["restored"]) for s in settings] == [
+        (["/dev/nvme0n1", "/dev/nvme0n2"], "/dev/nvme0", 1, True)]
+    both = "/dev/nvme0n1 and /dev/nvme0n2 (one controller, /dev/nvme0)"
+    assert f"write cache of {both} set to disabled for this run (was enabled); restored when the run ends" in \
+        progress.notes
+    assert f"write cache of {both} restored to enabled (value 0x1)" in progress.notes
+
+
+def test_devices_group_by_controller(tmp_path: Path) -> None:
+    target = _two_namespaces(tmp_path)
+    disk = sata_tree(tmp_path / "sata")
+    sata = BlockTarget(spec="/dev/sdb", kind="block", options=TargetOptions(), path="/dev/sdb", real_path="/dev/sdb",
+                       sysdir=disk, full_size=1)
+    devices = [*devsettings.devices_of(target), *devsettings.devices_of(sata)]
+    assert [[d.path for d in g] for g in devsettings.groups(devices)] == [["/dev/nvme0n1", "/dev/nvme0n2"],
+                                                                          ["/dev/sdb"]]

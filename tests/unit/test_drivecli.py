@@ -205,3 +205,85 @@ def test_smartctl_failure_bits() -> None:
                                                            "severity": "error"}]}}
     assert drivecli.smartctl_failed(failed) == "smartctl exit status 2: Unable to detect device type"
     assert drivecli.smartctl_failed({"smartctl": {"exit_status": 64}}) == ""  # a health bit, not a failure
+
+
+# ------------------------------------------------------------------ QEMU's NVMe controller and AHCI disk (VM tier)
+# Captured by `python tests/vm/machine.py --capture tests/data/health` from the devices the VM tier tests against
+# (QEMU 7.2, nvme-cli 2.3, smartctl 7.3); tests/data/health/README.md.
+
+QEMU = "nvme-cli/{}-2.3-qemu-7.2{}.json"
+
+
+def test_qemu_id_ctrl_identity_and_what_the_controller_offers() -> None:
+    doc = load(QEMU.format("id-ctrl", ""))
+    ident = drivecli.parse_nvme_id_ctrl(doc)
+    assert (ident["model"], ident["serial"], ident["firmware"]) == ("QEMU NVMe Ctrl", "SSDLAB-NVME-A", "7.2.22")
+    assert doc["tnvmcap"] == "0"  # QEMU reports no total capacity: absent, never "0 bytes"
+    assert "total_capacity_bytes" not in ident
+    assert ident["volatile_write_cache_present"] is True
+    assert ident["power_states"] == [{"ps": 0, "operational": True, "max_power_w": 25.0, "entry_latency_us": 16,
+                                      "exit_latency_us": 4}]
+    assert drivecli.parse_nvme_capabilities(doc) == {
+        "format": True, "sanitize_crypto": False, "sanitize_block": False, "sanitize_overwrite": False,
+        "format_all_namespaces": False, "erase_all_namespaces": False, "namespace_smart": True}
+
+
+def test_capabilities_read_each_bit() -> None:
+    caps = drivecli.parse_nvme_capabilities({"oacs": 0x8, "sanicap": 0x7, "fna": 0x3, "lpa": 0x2})
+    assert caps == {"format": False, "sanitize_crypto": True, "sanitize_block": True, "sanitize_overwrite": True,
+                    "format_all_namespaces": True, "erase_all_namespaces": True, "namespace_smart": False}
+    assert not any(drivecli.parse_nvme_capabilities({}).values())  # nothing said: nothing offered
+
+
+@pytest.mark.parametrize(("suffix", "index", "data"), [("-512", 0, 512), ("-4k", 4, 4096)])
+def test_qemu_id_ns_formats_agree_with_nvme_list(suffix: str, index: int, data: int) -> None:
+    ns = drivecli.parse_nvme_id_ns(load(QEMU.format("id-ns", suffix)))
+    assert ns["lba_format"] == {"index": index, "data_bytes": data, "metadata_bytes": 0,
+                                "relative_performance": "best"}
+    assert len(ns["lba_formats"]) == 8  # 512 and 4096 B, each with 0, 8, 16 and 64 B of metadata
+    # nvme-cli's own summary of the same namespace (its `list`, captured in the same session) agrees
+    listed = [d for d in load(QEMU.format("list", ""))["Devices"]
+              if d["SerialNumber"] == "SSDLAB-NVME-A" and d["SectorSize"] == data and d["PhysicalSize"] == 256 << 20]
+    assert len(listed) == 1
+    assert ns["capacity_bytes"] == listed[0]["PhysicalSize"]
+    assert ns["namespace_blocks"] == listed[0]["MaximumLBA"]
+
+
+def test_qemu_smart_log_counts_data_units_rounded_up() -> None:
+    # the capture wrote 8 MiB (8,388,608 bytes = 16.4 units of 512,000) to namespace 1 after boot, nothing else
+    per_ns = drivecli.parse_nvme_smart_log(load(QEMU.format("smart-log", "-ns1")))
+    whole = drivecli.parse_nvme_smart_log(load(QEMU.format("smart-log", "")))
+    assert per_ns["data_units_written"] == whole["data_units_written"] == -(-8 * 1024**2 // 512_000) == 17
+    assert per_ns["temperature_c"] == 323 - 273
+    assert whole["data_units_read"] >= per_ns["data_units_read"]  # the controller's count includes every namespace
+
+
+def test_qemu_get_feature_lines() -> None:
+    six = (DATA / "nvme-cli" / "get-feature-6-2.3-qemu-7.2.txt").read_text(encoding="utf-8")
+    two = (DATA / "nvme-cli" / "get-feature-2-2.3-qemu-7.2.txt").read_text(encoding="utf-8")
+    assert six.startswith("get-feature:0x06 (Volatile Write Cache), Current value:0x00000001")
+    assert drivecli.parse_feature_value(six) == 1
+    assert two.startswith("get-feature:0x02 (Power Management), Current value:00000000")  # zero: no 0x
+    assert drivecli.parse_feature_value(two) == 0
+
+
+def test_qemu_sata_disk_through_smartctl() -> None:
+    doc = load("smartctl/7.3-x-sata-qemu-7.2.json")
+    assert drivecli.smartctl_failed(doc) == ""  # exit status 4: a SMART log QEMU lacks, the answer stands
+    parsed = drivecli.parse_smartctl(doc)
+    assert parsed["protocol"] == "ATA"
+    assert parsed["identity"] == {"model": "SSDLAB-SATA-SSD", "serial": "SSDLAB-SATA-1", "firmware": "2.5+",
+                                  "capacity_bytes": 256 << 20, "logical_block_size": 512, "physical_block_size": 512,
+                                  "rotation": "solid state"}
+    assert parsed["write_cache"] == "enabled"
+    assert parsed["health"]["temperature_c"] == 31
+    assert "bytes_written" not in parsed["health"]  # no Device Statistics log: no byte counter, not a zero
+
+
+def test_qemu_nvme_through_smartctl() -> None:
+    parsed = drivecli.parse_smartctl(load("smartctl/7.3-nvme-qemu-7.2.json"))
+    assert parsed["protocol"] == "NVMe"
+    assert (parsed["identity"]["model"], parsed["identity"]["serial"]) == ("QEMU NVMe Ctrl", "SSDLAB-NVME-A")
+    nvme = drivecli.parse_nvme_smart_log(load(QEMU.format("smart-log", "")))
+    assert parsed["health"]["data_units_written"] == nvme["data_units_written"]
+    assert parsed["health"]["temperature_c"] == nvme["temperature_c"]

@@ -129,3 +129,71 @@ def test_max_payload_size_walks_the_capability_list(tmp_path: Path) -> None:
     looped[0x70] = 0x05
     assert link.max_payload_size(write(tmp_path / "loop", bytes(looped))) is None
     assert link.max_payload_size(tmp_path / "missing") is None
+
+
+def test_qemu_emulated_controller_shows_its_link_but_no_share_of_it(tmp_path: Path) -> None:
+    """QEMU's NVMe controller (PCI 1b36:0010) reports a 2.5 GT/s x1 link in sysfs while moving ~1 GB/s (seen in
+    the VM tier): the panel shows what sysfs reports and says it is emulated; no '405 % of PCIe 1.0 x1'."""
+    ns = nvme_tree(tmp_path, speed="2.5 GT/s PCIe", width=1, max_speed="2.5 GT/s PCIe", max_width=1,
+                   port_speed="8.0 GT/s PCIe", mps=128)
+    pci = ns.parents[2]
+    write(pci / "vendor", "0x1b36\n")
+    write(pci / "device", "0x0010\n")
+    found = link.probe(ns)
+    assert found["label"] == "PCIe 1.0 x1"
+    assert found["emulated"].startswith("QEMU emulates this device (PCI 0x1b36:0x0010)")
+    assert link.fraction(850e6, found) is None
+    assert link.fraction_text(850e6, found) == ""
+    write(pci / "vendor", "0x144d\n")  # a real vendor (Samsung): a share again
+    assert link.fraction(105e6, link.probe(ns)) == pytest.approx(105e6 / link.pcie_usable(2.5, 1, 128))
+
+
+def test_a_multipath_namespace_finds_its_controllers_link(tmp_path: Path) -> None:
+    """With an NVMe subsystem (CMIC multi-controller, as QEMU's nvme-subsys and dual-port drives have) the
+    namespace's disk hangs off /sys/devices/virtual/nvme-subsystem/nvme-subsysN; its controllers link to their
+    PCI functions."""
+    ns = nvme_tree(tmp_path, speed="8.0 GT/s PCIe", max_speed="8.0 GT/s PCIe")
+    ctrl = ns.parent  # .../0000:01:00.0/nvme/nvme0
+    subsys = tmp_path / "devices" / "virtual" / "nvme-subsystem" / "nvme-subsys0"
+    head = subsys / "nvme0n1"
+    head.mkdir(parents=True)
+    (subsys / "nvme0").symlink_to(ctrl)
+    write(ctrl / "state", "live\n")
+    (ctrl / "device").symlink_to(ctrl.parent.parent)
+    found = link.probe(head)
+    assert found["label"] == "PCIe 3.0 x4"
+    from ssdlab.targets import drivecli, health
+
+    assert drivecli.nvme_controller_of(head) == "/dev/nvme0"
+    assert drivecli.nvme_controller_of(ns) == "/dev/nvme0"
+    # the head is named after the subsystem, the controller after its own instance: they need not agree
+    other = tmp_path / "devices" / "virtual" / "nvme-subsystem" / "nvme-subsys2"
+    (other / "nvme2n1").mkdir(parents=True)
+    (other / "nvme5").symlink_to(ctrl)
+    assert drivecli.nvme_controller_of(other / "nvme2n1") == "/dev/nvme5"
+    dev = health.Device(path="/dev/nvme2n1", sysdir=other / "nvme2n1", kind="nvme", name="nvme2n1")
+    assert dev.controller == "/dev/nvme5"  # not the /dev/nvme2 the name suggests
+
+
+def test_a_multipath_namespace_is_answered_by_a_live_controller(tmp_path: Path) -> None:
+    """A dual-port subsystem whose lower-numbered controller is resetting or gone: the namespace's SMART log and
+    features are asked of a controller that is live, not of the first one the subsystem lists."""
+    from ssdlab.targets import drivecli
+
+    subsys = tmp_path / "devices" / "virtual" / "nvme-subsystem" / "nvme-subsys0"
+    head = subsys / "nvme0n1"
+    head.mkdir(parents=True)
+    for name, state in (("nvme0", "resetting"), ("nvme3", "live"), ("nvme11", "live"), ("nvme2", "dead")):
+        ctrl = tmp_path / "devices" / "pci0000:00" / f"port-{name}" / "nvme" / name
+        write(ctrl / "state", f"{state}\n")
+        (subsys / name).symlink_to(ctrl)
+    assert drivecli.nvme_controller_of(head) == "/dev/nvme3"  # numeric order: nvme3 before nvme11
+    write(subsys / "nvme3" / "state", "connecting\n")
+    assert drivecli.nvme_controller_of(head) == "/dev/nvme11"
+    write(subsys / "nvme11" / "state", "deleting\n")
+    assert drivecli.nvme_controller_of(head) is None  # no controller can answer: none is named
+    # a partition of the head: its disk's controller
+    (head / "nvme0n1p1").mkdir()
+    write(head / "nvme0n1p1" / "partition", "1\n")
+    write(subsys / "nvme3" / "state", "live\n")
+    assert drivecli.nvme_controller_of(head / "nvme0n1p1") == "/dev/nvme3"

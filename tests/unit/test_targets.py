@@ -133,3 +133,51 @@ def test_char_device_is_not_a_block_target() -> None:
 
 def test_plain_path_of_a_regular_file_is_a_file_target(tmp_path: Path) -> None:
     assert isinstance(parse_target(str(tmp_path / "plain.dat")), FileTarget)
+
+
+def _char_tree(root: Path, cls: str, name: str) -> Path:
+    """/sys/dev/char/1:3 (the numbers of /dev/null, a character device every machine has) as a device of `cls`."""
+    dev = root / "devices" / "pci0000:00" / "0000:00:01.0" / "0000:01:00.0" / "nvme" / name
+    dev.mkdir(parents=True)
+    (root / "class" / cls).mkdir(parents=True, exist_ok=True)
+    (dev / "subsystem").symlink_to(root / "class" / cls)
+    (root / "dev" / "char").mkdir(parents=True)
+    (root / "dev" / "char" / "1:3").symlink_to(dev)
+    return dev
+
+
+def test_an_nvme_controllers_character_device_names_its_namespaces(tmp_path: Path) -> None:
+    """`--target /dev/nvme0` (the controller, a character device): the error names the namespaces to use
+    instead, not `file:` (seen on the VM tier's controller)."""
+    from ssdlab.targets import identity
+    from ssdlab.targets.blockdev import not_a_block_device
+
+    ctrl = _char_tree(tmp_path, "nvme", "nvme0")
+    ident = identity.resolve("/dev/null")
+    assert not_a_block_device("/dev/nvme0", ident, tmp_path) == (
+        "/dev/nvme0 is not a block device but NVMe controller nvme0: name a namespace (it has none now)")
+    (ctrl / "nvme0n1").mkdir()  # a namespace of this controller alone
+    (ctrl / "nvme0c0n2").mkdir()  # the hidden path of a multipath namespace: not a block device to name
+    subsys = tmp_path / "class" / "nvme-subsystem" / "nvme-subsys3"
+    for head in ("nvme3n2", "nvme3n10"):
+        (subsys / head).mkdir(parents=True)
+    (subsys / "nvme0").symlink_to(ctrl)
+    other = tmp_path / "class" / "nvme-subsystem" / "nvme-subsys4"
+    (other / "nvme4n1").mkdir(parents=True)  # another subsystem's namespace
+    assert not_a_block_device("/dev/nvme0", ident, tmp_path) == (
+        "/dev/nvme0 is not a block device but NVMe controller nvme0: name one of its namespaces: /dev/nvme0n1, "
+        "/dev/nvme3n2, /dev/nvme3n10")
+
+
+@pytest.mark.parametrize(("cls", "fragment"), [
+    ("nvme-generic", "an NVMe namespace's generic character interface: name its block device (/dev/nvmeXnY"),
+    ("mem", "a character device: name a block device (`lsblk` lists them)")])
+def test_other_character_devices_say_what_they_are(tmp_path: Path, cls: str, fragment: str) -> None:
+    from ssdlab.targets import identity
+    from ssdlab.targets.blockdev import not_a_block_device
+
+    _char_tree(tmp_path, cls, "ng0n1")
+    assert not_a_block_device("/dev/x", identity.resolve("/dev/null"), tmp_path) == (
+        f"/dev/x is not a block device but {fragment}" + ("; `nvme list` shows them)" if cls == "nvme-generic" else ""))
+    assert not_a_block_device("/dev/x", identity.resolve("/dev/null"), tmp_path / "nowhere").endswith(
+        "a character device: name a block device (`lsblk` lists them)")  # sysfs does not know it

@@ -37,13 +37,15 @@ def _unavailable(run: Run) -> str:
 
 
 def link_of(run: Run) -> Mapping[str, Any] | None:
-    """The link results are a fraction of: the one device's, from its first snapshot (None for several or none)."""
+    """The link results are a fraction of: the one device's, from its first snapshot (None for several or none,
+    and for an emulated device, whose link limits nothing)."""
     devices = _devices(run)
     if len(devices) != 1:
         return None
     snaps = devices[0].get("snapshots") or []
     found = snaps[0].get("link") if snaps else None
-    return found if isinstance(found, Mapping) and found.get("available") else None
+    usable = isinstance(found, Mapping) and found.get("available") and not found.get("emulated")
+    return found if usable else None
 
 
 def fraction_text(bw_bytes: float, lnk: Mapping[str, Any] | None) -> str:
@@ -60,6 +62,8 @@ def link_text(lnk: Mapping[str, Any]) -> str:
     text = str(lnk["label"])
     if lnk.get("max_label") and lnk.get("max_label") != lnk["label"]:
         text += f" (device maximum {lnk['max_label']})"
+    if lnk.get("emulated"):
+        return text + " as sysfs reports it; emulated: no link limits the transfers"
     return text + f"; usable ≈ {_mbps(float(lnk['usable_bytes_per_s']))} per direction"
 
 
@@ -70,7 +74,7 @@ def _state_text(snap: Mapping[str, Any], changes: Sequence[Mapping[str, Any]], s
         ps = snap.get("power_state")
         value = f"PS{ps}" if isinstance(ps, int) else str(snap.get("power_state_note", "not available"))
     for c in changes:
-        if c.get("setting") == setting and c.get("device") == snap.get("device"):
+        if c.get("setting") == setting and snap.get("device") in (c.get("devices") or [c.get("device")]):
             req = c.get("requested")
             req_text = f"PS{req}" if setting == "power_state" else str(req)
             value += f"; set to {req_text} for the run, " + ("restored afterwards" if c.get("restored")
@@ -240,8 +244,7 @@ def _device(run: Run, entry: Mapping[str, Any], changes: Sequence[Mapping[str, A
     link_table = _link_table(lnk) if lnk.get("available") else None
     if not snap.get("available"):
         return DeviceView(path, link_text(lnk), link_table, unavailable=str(snap.get("reason")))
-    written, read = health.bytes_moved(run.points)
-    checks = health.cross_check(before, after, written, read)
+    checks = health.device_cross_check(run.points, entry, _devices(run))
     return DeviceView(
         path, link_text(lnk), link_table, unavailable=None, identity=_identity_table(snap, changes),
         counters=_counter_table(snap, before, after), after_missing=after is None,
@@ -272,6 +275,8 @@ def _link_table(lnk: Mapping[str, Any]) -> Table:
              ("overhead model", lnk.get("model", ""))]
     if lnk.get("below_max"):
         rows.append(("warning", lnk["below_max"]))
+    if lnk.get("emulated"):
+        rows.append(("emulated", lnk["emulated"]))
     return Table(("link", ""), rows, "Interface limit (docs/health.md states the model and its sources)")
 
 
@@ -332,7 +337,9 @@ def _time(snap: Mapping[str, Any] | None) -> str:
 def _check_text(c: Mapping[str, Any]) -> str:
     test, drive, res = int(c["test_bytes"]), int(c["drive_bytes"]), int(c["resolution_bytes"])
     verb = "wrote" if c["direction"] == "written" else "read"
-    text = (f"the test {verb} {test:,} bytes ({format_bytes(test)}); the drive's counter moved by "
+    covers = c.get("covers")
+    whom = f" on {' and '.join(covers)}, whose controller keeps one counter for them all," if covers else ""
+    text = (f"the test {verb} {test:,} bytes ({format_bytes(test)}){whom}; the drive's counter moved by "
             f"{drive:,} bytes ({format_bytes(drive)}), counted in steps of {res:,} bytes")
     if c.get("ratio") is not None:
         text += f"; drive/test = {c['ratio']:.3g}"

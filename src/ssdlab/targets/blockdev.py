@@ -7,6 +7,7 @@ consent line and fio's job file name, and the number is what the write gate comp
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class BlockTarget(Target):
         if ident.kind == "absent":
             raise TargetError(f"{path} does not exist: name an existing block device (see `lsblk`)")
         if ident.kind != "block" or ident.rdev is None:
-            raise TargetError(f"{path} is not a block device: use file:{path} for a regular file")
+            raise TargetError(not_a_block_device(path, ident))
         if not os.access(ident.path, os.R_OK):
             raise TargetError(f"cannot open {path}: permission denied (run as root or add yourself to 'disk')")
         num = ident.rdev
@@ -79,8 +80,8 @@ class BlockTarget(Target):
         """Purge the device (see targets/purge.py); returns the line recorded for the run."""
         from ssdlab.targets import purge
 
-        chosen = purge.choose(method, self.purge_methods(), self.name)
-        return purge.purge_block(self.real_path, chosen, self.capacity(), self.capacity() < self.full_size)
+        return purge.purge_device(self.real_path, self.sysdir, method, self.capacity(),
+                                  self.capacity() < self.full_size, self.name)
 
     def set_write_cache(self, enabled: bool) -> str:
         """NVMe feature 6 or hdparm -W, read back; unknown when neither applies."""
@@ -228,3 +229,25 @@ class BlockTarget(Target):
             if self.ident.alias:
                 info["given"] = self.ident.alias
         return info
+
+
+def not_a_block_device(path: str, ident: Identity, root: Path = Path("/sys")) -> str:
+    """Why `path` cannot be a block target, and what to name instead: an NVMe controller's character device
+    (/dev/nvme0) lists its namespaces; a namespace's generic character interface (/dev/ng0n1) points to the
+    block devices; any other character device, to lsblk."""
+    try:
+        st = Path(ident.path).stat()
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISCHR(st.st_mode):
+        return f"{path} is not a block device: use file:{path} for a regular file"
+    found = sysfs.char_device(os.major(st.st_rdev), os.minor(st.st_rdev), root)
+    if found and found[0] == "nvme":
+        namespaces = sysfs.nvme_namespaces(found[1], root)
+        named = f"one of its namespaces: {', '.join(namespaces)}" if namespaces else "a namespace (it has none now)"
+        return f"{path} is not a block device but NVMe controller {found[1].name}: name {named}"
+    if found and found[0] == "nvme-generic":
+        return (f"{path} is not a block device but an NVMe namespace's generic character interface: name its "
+                "block device (/dev/nvmeXnY; `nvme list` shows them)")
+    return f"{path} is not a block device but a character device: name a block device (`lsblk` lists them)"
+

@@ -75,20 +75,40 @@ def _check_nvme(dev: Device, req: Requested, tools: Tools) -> None:
 
 # ------------------------------------------------------------------ apply and restore
 
+def groups(devices: Sequence[Device]) -> list[list[Device]]:
+    """The run's devices as the settings apply to them: the namespaces of one NVMe controller together (Set
+    Features 6 and 2 act on the controller, so they are set once, read once and restored once for all of them),
+    every other device alone. Order kept."""
+    out: list[list[Device]] = []
+    by_ctrl: dict[str, list[Device]] = {}
+    for dev in devices:
+        ctrl = dev.controller if dev.kind == "nvme" else None
+        if ctrl and ctrl in by_ctrl:
+            by_ctrl[ctrl].append(dev)
+            continue
+        group = [dev]
+        out.append(group)
+        if ctrl:
+            by_ctrl[ctrl] = group
+    return out
+
+
 def apply(dev: Device, req: Requested, tools: Tools, recorded: Sequence[Mapping[str, Any]] = (),
-          record: Any = None) -> list[dict[str, Any]]:
+          record: Any = None, also: Sequence[Device] = ()) -> list[dict[str, Any]]:
     """Set what `req` asks on `dev`; returns one change record per setting: {device, setting, requested,
-    original, applied, restored}. `recorded` holds records of an earlier, unfinished session (a resumed
+    original, applied, restored}, plus `devices` (every path the change acts on) when `also` names other
+    namespaces of the same controller. `recorded` holds records of an earlier, unfinished session (a resumed
     run): their original value is the one to put back, not what the drive holds now. `record(changes)` is
     called with each record before the device is touched, so run.json knows the original first."""
     changes: list[dict[str, Any]] = []
     earlier = {(r.get("device"), r.get("setting")): r for r in recorded}
+    shared = {"devices": [dev.path, *(d.path for d in also)]} if also else {}
     if req.write_cache is not None:
         changes.append(_set_write_cache(dev, req.write_cache, tools, earlier.get((dev.path, "write_cache")),
-                                        changes, record))
+                                        changes, record, shared))
     if req.power_state is not None:
         changes.append(_set_power_state(dev, req.power_state, tools, earlier.get((dev.path, "power_state")),
-                                        changes, record))
+                                        changes, record, shared))
     return changes
 
 
@@ -98,8 +118,9 @@ def _announce(change: dict[str, Any], changes: list[dict[str, Any]], record: Any
 
 
 def _set_write_cache(dev: Device, want: str, tools: Tools, earlier: Mapping[str, Any] | None,
-                     changes: list[dict[str, Any]], record: Any) -> dict[str, Any]:
-    change: dict[str, Any] = {"device": dev.path, "setting": "write_cache", "requested": want, "restored": False}
+                     changes: list[dict[str, Any]], record: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
+    change: dict[str, Any] = {"device": dev.path, **shared, "setting": "write_cache", "requested": want,
+                              "restored": False}
     if dev.kind == "nvme":
         ctrl = dev.controller or dev.node
         change["node"] = ctrl
@@ -125,11 +146,11 @@ def _set_write_cache(dev: Device, want: str, tools: Tools, earlier: Mapping[str,
 
 
 def _set_power_state(dev: Device, ps: int, tools: Tools, earlier: Mapping[str, Any] | None,
-                     changes: list[dict[str, Any]], record: Any) -> dict[str, Any]:
+                     changes: list[dict[str, Any]], record: Any, shared: Mapping[str, Any]) -> dict[str, Any]:
     ctrl = dev.controller or dev.node
     original = _nvme_feature(tools, ctrl, drivecli.FEATURE_POWER_MANAGEMENT)
-    change: dict[str, Any] = {"device": dev.path, "node": ctrl, "setting": "power_state", "requested": ps,
-                              "restored": False,
+    change: dict[str, Any] = {"device": dev.path, **shared, "node": ctrl, "setting": "power_state",
+                              "requested": ps, "restored": False,
                               "original": earlier["original"] if earlier and "original" in earlier else original}
     _announce(change, changes, record)
     got = _nvme_set(tools, ctrl, drivecli.FEATURE_POWER_MANAGEMENT, (original & ~0x1F) | ps)
@@ -142,10 +163,10 @@ def _set_power_state(dev: Device, ps: int, tools: Tools, earlier: Mapping[str, A
 def restore(change: Mapping[str, Any], tools: Tools) -> str:
     """Put one setting back to its recorded original; returns the line for the run's events (raises
     TargetError when the device refuses)."""
-    dev, setting, original = str(change["device"]), change["setting"], change.get("original")
+    dev, setting, original = changed_devices(change), change["setting"], change.get("original")
     if original is None:
         return f"{setting} of {dev}: nothing to restore (the original was never read)"
-    ctrl = str(change["node"]) if change.get("node") else drivecli.nvme_controller(dev)
+    ctrl = str(change["node"]) if change.get("node") else drivecli.nvme_controller(str(change["device"]))
     if ctrl is not None:
         fid = drivecli.FEATURE_VOLATILE_WRITE_CACHE if setting == "write_cache" else drivecli.FEATURE_POWER_MANAGEMENT
         got = _nvme_set(tools, ctrl, fid, int(original))
@@ -153,11 +174,21 @@ def restore(change: Mapping[str, Any], tools: Tools) -> str:
             raise TargetError(f"{ctrl}: {setting} reads back {got:#x} after restoring {int(original):#x}")
         shown = ("enabled" if got & 1 else "disabled") if setting == "write_cache" else f"PS{got & 0x1F}"
         return f"{setting.replace('_', ' ')} of {dev} restored to {shown} (value {got:#x})"
-    path = _cache_file_of(dev)
+    path = _cache_file_of(str(change["device"]))
     if path is None:
         raise TargetError(f"{dev}: cache_type is gone; cannot restore the write cache to {original!r}")
     got_text = _write_cache_type(path, str(original))
     return f"write cache of {dev} restored to {got_text!r}"
+
+
+def changed_devices(change: Mapping[str, Any]) -> str:
+    """The devices a change record acts on, as a sentence names them: '/dev/sda', or '/dev/nvme0n1 and
+    /dev/nvme0n2 (one controller, /dev/nvme0)'."""
+    paths = [str(p) for p in change.get("devices") or [change["device"]]]
+    if len(paths) == 1:
+        return paths[0]
+    ctrl = f", {change['node']}" if change.get("node") else ""
+    return f"{', '.join(paths[:-1])} and {paths[-1]} (one controller{ctrl})"
 
 
 def _cache_file_of(dev: str) -> Path | None:

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
@@ -83,6 +84,35 @@ def nvme_controller(dev: str) -> str | None:
     return f"/dev/nvme{m.group(1)}" if m else None
 
 
+def nvme_controller_of(sysdir: Path) -> str | None:
+    """The controller node of an NVMe namespace from its sysfs directory (a partition's: its disk's): the
+    namespace's parent for a namespace of one controller (.../nvme/nvme1/nvme1n1), the first live controller its
+    subsystem lists for a multipath namespace (.../nvme-subsystem/nvme-subsys0/nvme0n1 next to nvme0 -> the
+    controller), whose number need not match the name. None when neither is found."""
+    try:
+        disk = sysdir.parent if (sysdir / "partition").exists() else sysdir
+        parent = disk.resolve().parent
+        if _NVME_CTRL.fullmatch(parent.name):
+            return f"/dev/{parent.name}"
+        if not parent.name.startswith("nvme-subsys"):
+            return None
+        ctrls = sorted((c for c in parent.iterdir() if _NVME_CTRL.fullmatch(c.name)), key=lambda c: int(c.name[4:]))
+    except OSError:
+        return None
+    live = [c for c in ctrls if _state(c) in ("live", "")]
+    return f"/dev/{live[0].name}" if live else None
+
+
+_NVME_CTRL = re.compile(r"nvme\d+")
+
+
+def _state(ctrl: Path) -> str:
+    try:
+        return (ctrl / "state").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def run_text(runner: Runner, argv: list[str], what: str, ok_codes: Sequence[int] = (0,)) -> str:
     """stdout of `argv`; ToolError with the tool's last stderr line when it cannot run or fails."""
     try:
@@ -115,8 +145,10 @@ def nvme_id_ns(dev: str) -> list[str]:
     return ["nvme", "id-ns", dev, "--output-format=json"]
 
 
-def nvme_smart_log(dev: str) -> list[str]:
-    return ["nvme", "smart-log", dev, "--output-format=json"]
+def nvme_smart_log(dev: str, nsid: int | None = None) -> list[str]:
+    """The SMART / Health log: the controller's (all namespaces) or, with `nsid`, one namespace's counters (only
+    when id-ctrl's LPA bit 0 says the controller keeps them per namespace: `parse_nvme_capabilities`)."""
+    return ["nvme", "smart-log", dev, "--output-format=json", *([f"--namespace-id={nsid}"] if nsid else [])]
 
 
 def nvme_get_feature(ctrl: str, fid: int) -> list[str]:
@@ -269,7 +301,9 @@ def parse_nvme_id_ctrl(doc: Mapping[str, Any]) -> dict[str, Any]:
     _put(out, "model", _text(doc.get("mn")))
     _put(out, "serial", _text(doc.get("sn")))
     _put(out, "firmware", _text(doc.get("fr")))
-    _put(out, "total_capacity_bytes", _int(doc.get("tnvmcap")))
+    capacity = _int(doc.get("tnvmcap"))
+    if capacity:  # 0: not reported (optional without namespace management; QEMU's controller prints "0")
+        out["total_capacity_bytes"] = capacity
     vwc = _int(doc.get("vwc"))
     if vwc is not None:
         out["volatile_write_cache_present"] = bool(vwc & 1)
@@ -284,6 +318,20 @@ def parse_nvme_id_ctrl(doc: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(states, list):
         out["power_states"] = [_power_state(i, ps) for i, ps in enumerate(states) if isinstance(ps, Mapping)]
     return out
+
+
+def parse_nvme_capabilities(doc: Mapping[str, Any]) -> dict[str, bool]:
+    """What an NVMe controller says it can do, from `nvme id-ctrl -o json` (NVMe Base Specification, Identify
+    Controller): `format` OACS bit 1 (Format NVM); `sanitize_crypto`/`sanitize_block`/`sanitize_overwrite`
+    SANICAP bits 0-2; `format_all_namespaces` FNA bit 0 (a format erases every namespace of the controller);
+    `erase_all_namespaces` FNA bit 1 (a format's secure erase does); `namespace_smart` LPA bit 0 (the SMART log
+    is kept per namespace). A field the output lacks reads as not offered."""
+    oacs, sanicap = _int(doc.get("oacs")) or 0, _int(doc.get("sanicap")) or 0
+    fna, lpa = _int(doc.get("fna")) or 0, _int(doc.get("lpa")) or 0
+    return {"format": bool(oacs & 0x2), "sanitize_crypto": bool(sanicap & 0x1),
+            "sanitize_block": bool(sanicap & 0x2), "sanitize_overwrite": bool(sanicap & 0x4),
+            "format_all_namespaces": bool(fna & 0x1), "erase_all_namespaces": bool(fna & 0x2),
+            "namespace_smart": bool(lpa & 0x1)}
 
 
 def _power_state(index: int, ps: Mapping[str, Any]) -> dict[str, Any]:

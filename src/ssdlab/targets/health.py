@@ -14,7 +14,7 @@ import contextlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,12 @@ from ssdlab.results.store import now_iso
 from ssdlab.targets import drivecli, link, sysfs
 from ssdlab.targets.base import Target
 from ssdlab.targets.drivecli import ToolError, Tools
+from ssdlab.units import format_bytes
 
 HEALTH_DIR = "health"
 MAX_SAMPLES = 2000  # per device; beyond it every other sample is dropped and the interval doubles
 DEFAULT_SAMPLE_INTERVAL_S = 30.0
+CEILING_PHASE = "ceiling"  # run/ceiling.py's points: the null engine, no drive
 
 # counters whose change over a run the report shows (key, label, unit)
 DELTA_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -66,6 +68,7 @@ class Device:
     sysdir: Path | None
     kind: str  # "nvme" | "ata" | "scsi" | "loop" | "other"
     name: str = ""
+    given: str = ""  # the target's name as the run's per-device results (Measurement.parts) name it
 
     @property
     def node(self) -> str:
@@ -74,7 +77,19 @@ class Device:
 
     @property
     def controller(self) -> str | None:
-        return drivecli.nvme_controller(self.node)
+        """The NVMe controller node (/dev/nvme0) that answers for this namespace: from sysfs when it is known
+        (a multipath namespace is named after its subsystem, whose controllers may be numbered otherwise),
+        else from the node's name."""
+        found = drivecli.nvme_controller_of(self.sysdir) if self.kind == "nvme" and self.sysdir is not None else None
+        return found or drivecli.nvme_controller(self.node)
+
+    @property
+    def nsid(self) -> int | None:
+        """The NVMe namespace id (sysfs `nsid` of the namespace's disk), None when unknown."""
+        if self.kind != "nvme" or self.sysdir is None:
+            return None
+        text = _read(sysfs.whole_disk(self.sysdir) / "nsid")
+        return int(text) if text.isdigit() else None
 
     @property
     def slug(self) -> str:
@@ -111,7 +126,7 @@ def devices_of(target: Target) -> list[Device]:
             sysdir = t.sysdir
             disk = sysfs.whole_disk(sysdir) if sysdir is not None else None
             out.append(Device(path=t.real_path or t.path, sysdir=sysdir, kind=classify(t.real_path, sysdir),
-                              name=disk.name if disk else Path(t.path).name))
+                              name=disk.name if disk else Path(t.path).name, given=t.name))
     return out
 
 
@@ -191,17 +206,24 @@ class Snapshotter:
     def _nvme(self, snap: dict[str, Any], dev: Device, when: str) -> None:
         ctrl = dev.controller or dev.node
         snap["tool"] = "nvme-cli"
+        snap["controller"] = ctrl
         identity: dict[str, Any] = {}
+        per_namespace = False
         doc = self._query(snap, when, dev, "id-ctrl", drivecli.nvme_id_ctrl(ctrl))
         if doc is not None:
             identity.update(drivecli.parse_nvme_id_ctrl(doc))
+            per_namespace = drivecli.parse_nvme_capabilities(doc)["namespace_smart"]
         doc = self._query(snap, when, dev, "id-ns", drivecli.nvme_id_ns(dev.node))
         if doc is not None:
             identity.update(drivecli.parse_nvme_id_ns(doc))
         snap["identity"] = identity
-        doc = self._query(snap, when, dev, "smart-log", drivecli.nvme_smart_log(ctrl))
+        nsid = dev.nsid if per_namespace else None
+        doc = self._query(snap, when, dev, "smart-log", drivecli.nvme_smart_log(ctrl, nsid))
         if doc is not None:
             snap["health"] = drivecli.parse_nvme_smart_log(doc)
+            # whose I/O the data-unit and command counters count: this namespace's alone (LPA bit 0), or every
+            # namespace's of the controller
+            snap["counter_scope"] = f"namespace {nsid}" if nsid else "controller"
         snap["write_cache"] = nvme_write_cache(self.tools, ctrl, identity)
         ps = nvme_power_state(self.tools, ctrl)
         if isinstance(ps, int):
@@ -429,17 +451,53 @@ def cross_check(before: Mapping[str, Any] | None, after: Mapping[str, Any] | Non
     return out
 
 
-def bytes_moved(points: Iterable[Any]) -> tuple[int, int]:
-    """(written, read) bytes of every finished point of a run, from fio's io_bytes (trims not counted)."""
+def bytes_moved(points: Iterable[Any], devices: Collection[str] | None = None) -> tuple[int, int]:
+    """(written, read) bytes of every finished point of a run, from fio's io_bytes (trims not counted). With
+    `devices`, only what went to those devices: a point on several devices counts the parts of those devices
+    (each part is one device's own result). The host ceiling (fio's null engine, run/ceiling.py) moves no byte
+    to any drive and is never counted."""
     written = read = 0
     for p in points:
         m = getattr(p, "measurement", None)
-        if getattr(p, "status", "") != "ok" or m is None:
+        if getattr(p, "status", "") != "ok" or m is None or getattr(p.point, "phase", "") == CEILING_PHASE:
             continue
-        w, r = m.directions.get("write"), m.directions.get("read")
-        written += int(w.io_bytes) if w is not None else 0
-        read += int(r.io_bytes) if r is not None else 0
+        measured = [m]
+        if devices is not None and m.parts:
+            measured = [part.measurement for part in m.parts
+                        if part.device in devices and part.status == "ok" and part.measurement is not None]
+        for one in measured:
+            w, r = one.directions.get("write"), one.directions.get("read")
+            written += int(w.io_bytes) if w is not None else 0
+            read += int(r.io_bytes) if r is not None else 0
     return written, read
+
+
+def counted_devices(entry: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The run's devices (entries of Run.health["devices"]) whose I/O the drive counter of `entry` counts: the
+    device alone, or, when its NVMe SMART log is the controller's (no per-namespace log), every namespace of the
+    run on that controller."""
+    _, after = first_last(entry.get("snapshots") or [])
+    ctrl = (after or {}).get("controller")
+    if (after or {}).get("counter_scope") != "controller" or not ctrl:
+        return [entry]
+    return [e for e in entries
+            if e is entry or (first_last(e.get("snapshots") or [])[1] or {}).get("controller") == ctrl]
+
+
+def device_cross_check(points: Iterable[Any], entry: Mapping[str, Any],
+                       entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """cross_check of one device of a run against the bytes that went to what its counter counts; each row
+    names those devices (`covers`) when they are more than this one."""
+    before, after = first_last(entry.get("snapshots") or [])
+    counted = counted_devices(entry, entries)
+    names = {str(n) for e in counted for n in (e.get("path"), e.get("given")) if n}
+    written, read = bytes_moved(points, names if len(entries) > 1 else None)
+    covers = [str(e.get("path")) for e in counted]
+    rows = cross_check(before, after, written, read)
+    if len(covers) > 1:
+        for row in rows:
+            row["covers"] = covers
+    return rows
 
 
 def summary_line(snap: Mapping[str, Any]) -> str:
@@ -472,13 +530,40 @@ def info_lines(target: Target, tools: Tools | None = None) -> list[tuple[str, st
     for dev in devices:
         snap = snapper.snapshot(dev, "now")
         prefix = f"{dev.path} " if len(devices) > 1 else ""
-        lnk = snap.get("link") or {}
-        if lnk.get("available"):
-            text = f"{lnk['label']}, usable ≈ {float(lnk['usable_bytes_per_s']) / 1e6:,.0f} MB/s per direction"
-            if lnk.get("below_max"):
-                text += f" (WARNING: {lnk['below_max']})"
-        else:
-            text = f"not available: {lnk.get('reason', 'unknown')}"
-        out.append((f"{prefix}interface", text))
+        out.append((f"{prefix}interface", interface_line(snap.get("link") or {})))
+        if snap.get("available") and snap.get("identity"):
+            out.append((f"{prefix}drive", identity_line(snap)))
         out.append((f"{prefix}health", summary_line(snap)))
     return out
+
+
+def interface_line(lnk: Mapping[str, Any]) -> str:
+    """The link as `ssdlab info` prints it."""
+    if not lnk.get("available"):
+        return f"not available: {lnk.get('reason', 'unknown')}"
+    text = str(lnk["label"])
+    if lnk.get("emulated"):
+        return f"{text} (as sysfs reports it; {lnk['emulated']})"
+    text += f", usable ≈ {float(lnk['usable_bytes_per_s']) / 1e6:,.0f} MB/s per direction"
+    if lnk.get("below_max"):
+        text += f" (WARNING: {lnk['below_max']})"
+    return text
+
+
+def identity_line(snap: Mapping[str, Any]) -> str:
+    """What the drive says it is, as nvme-cli or smartctl read it: model, serial, firmware, capacity and the
+    LBA format in use (NVMe) or the sector sizes (SATA/SAS)."""
+    ident = snap.get("identity") or {}
+    bits = [str(ident[k]) if k == "model" else f"{k} {ident[k]}" for k in ("model", "serial", "firmware")
+            if ident.get(k)]
+    cap = ident.get("capacity_bytes")
+    if cap:
+        bits.append(f"{int(cap):,} bytes ({format_bytes(int(cap))})")
+    fmt = ident.get("lba_format")
+    if isinstance(fmt, Mapping) and fmt.get("data_bytes"):
+        bits.append(f"LBA format {fmt.get('index', '?')}: {fmt['data_bytes']} B data + "
+                    f"{fmt.get('metadata_bytes', 0)} B metadata")
+    elif ident.get("logical_block_size"):
+        bits.append(f"sectors {ident['logical_block_size']} B logical, "
+                    f"{ident.get('physical_block_size', ident['logical_block_size'])} B physical")
+    return ", ".join(bits) + f" ({snap.get('tool', 'tool unknown')})"

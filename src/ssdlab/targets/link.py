@@ -97,8 +97,9 @@ def sas_usable(gbps: float, width: int = 1) -> float:
 
 
 def fraction(bw_bytes: float, link: Mapping[str, Any] | None) -> float | None:
-    """A throughput (bytes/s, one direction) as a fraction of the link's usable bandwidth."""
-    if not link or not link.get("available") or not link.get("usable_bytes_per_s"):
+    """A throughput (bytes/s, one direction) as a fraction of the link's usable bandwidth (None for an
+    emulated device: its link carries nothing)."""
+    if not link or not link.get("available") or not link.get("usable_bytes_per_s") or link.get("emulated"):
         return None
     return bw_bytes / float(link["usable_bytes_per_s"])
 
@@ -147,6 +148,17 @@ def _unavailable(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason}
 
 
+# PCI functions a hypervisor emulates in software (vendor, device or None for any): their link registers hold
+# nominal values, and data moves by memory copies that no link limits
+EMULATED_PCI = {("0x1b36", None): "QEMU", ("0x1af4", None): "virtio", ("0x8086", "0x5845"): "QEMU"}
+
+
+def emulated_by(pci: Path) -> str:
+    """'QEMU' or 'virtio' when the PCI function at `pci` is emulated in software ('' for hardware)."""
+    vendor, device = _read(pci / "vendor").lower(), _read(pci / "device").lower()
+    return EMULATED_PCI.get((vendor, device)) or EMULATED_PCI.get((vendor, None)) or ""
+
+
 def probe_pcie(pci: Path) -> dict[str, Any]:
     cur_gts, max_gts = _number(_read(pci / "current_link_speed")), _number(_read(pci / "max_link_speed"))
     cur_w, max_w = _number(_read(pci / "current_link_width")), _number(_read(pci / "max_link_width"))
@@ -182,6 +194,11 @@ def probe_pcie(pci: Path) -> dict[str, Any]:
     below = _below_max(out)
     if below:
         out["below_max"] = below
+    emulator = emulated_by(pci)
+    if emulator:
+        out["emulated"] = (f"{emulator} emulates this device (PCI {_read(pci / 'vendor')}:{_read(pci / 'device')}): "
+                           "its link registers are nominal and no link limits its transfers, so results are not "
+                           "shown as a share of it")
     return out
 
 

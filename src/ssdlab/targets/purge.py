@@ -55,14 +55,18 @@ def _call(argv: list[str], what: str) -> str:
         raise TargetError(str(exc)) from exc
 
 
-def choose(method: str, available: list[str], target_name: str) -> str:
-    """The requested method if the target offers it; the best available one when none was requested."""
+def choose(method: str, available: list[str], target_name: str, why_not: str = "") -> str:
+    """The requested method if the target offers it; the best available one when none was requested.
+    `why_not` says why methods the target might have had are not offered (appended to the refusal)."""
+    because = f" ({why_not})" if why_not else ""
     if not available:
-        raise TargetError(f"{target_name} offers no purge method (install nvme-cli / util-linux, or use a file)")
+        raise TargetError(f"{target_name} offers no purge method{because} (install nvme-cli / util-linux, or use a "
+                          "file)")
     if not method:
         return available[0]
     if method not in available:
-        raise UsageError(f"--purge {method}: not available for {target_name}; available: {', '.join(available)}")
+        raise UsageError(f"--purge {method}: not available for {target_name}; available: {', '.join(available)}"
+                         + because)
     return method
 
 
@@ -134,12 +138,13 @@ def _namespaces_of(ctrl: str) -> int:
         return 0
 
 
-def _sanitize_supported(ctrl: str) -> bool:
+def _capabilities(ctrl: str) -> dict[str, bool] | None:
+    """What the controller says it can do (drivecli.parse_nvme_capabilities), None when id-ctrl cannot be read."""
     try:
-        doc = json.loads(_call(drivecli.nvme_id_ctrl(ctrl), "nvme id-ctrl"))
-    except (TargetError, json.JSONDecodeError):
-        return False
-    return bool(int(doc.get("sanicap", 0)) & 0x2)  # block erase
+        doc = drivecli.load_json(_call(drivecli.nvme_id_ctrl(ctrl), "nvme id-ctrl"), "nvme id-ctrl")
+    except (TargetError, drivecli.ToolError):
+        return None
+    return drivecli.parse_nvme_capabilities(doc)
 
 
 def _discard_supported(sysdir: Path | None) -> bool:
@@ -151,23 +156,86 @@ def _discard_supported(sysdir: Path | None) -> bool:
         return False
 
 
-def block_methods(dev: str, sysdir: Path | None, limited: bool) -> list[str]:
-    """Purge methods for a block device, best first. A capacity-limited run only discards its own span:
-    format and sanitize would erase beyond it."""
+def block_offer(dev: str, sysdir: Path | None, limited: bool) -> tuple[list[str], list[str]]:
+    """(purge methods for a block device, best first; why others are not offered), from what the device reports.
+
+    NVMe (nvme-cli): sanitize (block erase: SANICAP bit 1) acts on the whole controller, so it is offered only
+    when the namespace is the controller's only one; format with user-data erase when OACS says Format NVM is
+    supported, and, when the controller has several namespaces, only if FNA says a format (and its erase) stays
+    within the namespace. A capacity-limited run only discards its own span: format and sanitize would erase
+    beyond it. blkdiscard when the kernel reports discard support."""
     out: list[str] = []
-    ctrl = nvme_controller(dev)
-    if ctrl and not limited and shutil.which("nvme"):
-        if _namespaces_of(ctrl) == 1 and _sanitize_supported(ctrl):
-            out.append("nvme-sanitize")  # whole controller: offered only with a single namespace
-        out.append("nvme-format")
-    if shutil.which("blkdiscard") and _discard_supported(sysdir):
+    why: list[str] = []
+    ctrl = _controller_of(dev, sysdir)
+    if ctrl and limited:
+        why.append("nvme-format and nvme-sanitize would erase beyond the run's --capacity")
+    elif ctrl and not shutil.which("nvme"):
+        why.append(f"nvme-format and nvme-sanitize need {drivecli.missing_reason('nvme')}")
+    elif ctrl:
+        caps = _capabilities(ctrl)
+        several = _namespaces_of(ctrl) > 1
+        if caps is None:  # id-ctrl unreadable: format is the one mandatory-in-practice method; the drive decides
+            out.append("nvme-format")
+        else:
+            _nvme_offer(caps, several, ctrl, out, why)
+    if not shutil.which("blkdiscard"):
+        why.append("blkdiscard is not installed (util-linux)")
+    elif _discard_supported(sysdir):
         out.append("blkdiscard")
-    return out
+    else:
+        why.append(f"{dev} does not support discard (sysfs discard_max_bytes is 0)")
+    return out, why
 
 
-def purge_block(dev: str, method: str, span: int, limited: bool) -> str:
+def _nvme_offer(caps: dict[str, bool], several: bool, ctrl: str, out: list[str], why: list[str]) -> None:
+    if not caps["sanitize_block"]:
+        why.append(f"{ctrl} does not offer sanitize block erase (id-ctrl SANICAP bit 1 is 0)")
+    elif several:
+        why.append(f"nvme-sanitize would erase every namespace of {ctrl}, not only this one")
+    else:
+        out.append("nvme-sanitize")
+    if not caps["format"]:
+        why.append(f"{ctrl} does not support Format NVM (id-ctrl OACS bit 1 is 0)")
+    elif several and (caps["format_all_namespaces"] or caps["erase_all_namespaces"]):
+        why.append(f"nvme-format would erase every namespace of {ctrl} (id-ctrl FNA: a format or its erase applies "
+                   "to all namespaces)")
+    else:
+        out.append("nvme-format")
+
+
+def block_methods(dev: str, sysdir: Path | None, limited: bool) -> list[str]:
+    """Purge methods for a block device, best first (block_offer)."""
+    return block_offer(dev, sysdir, limited)[0]
+
+
+def _controller_of(dev: str, sysdir: Path | None) -> str | None:
+    """The NVMe controller node of a namespace (sysfs first: a multipath namespace is named after its subsystem)."""
+    found = drivecli.nvme_controller_of(sysdir) if sysdir is not None and nvme_controller(dev) else None
+    return found or nvme_controller(dev)
+
+
+def purge_device(dev: str, sysdir: Path | None, requested: str, span: int, limited: bool, name: str) -> str:
+    """Purge a block device: the requested method, or the best one the device offers; when that one is refused,
+    the next, and so on. Returns the line the run records (naming any refused method); one line naming every
+    refusal when all of them are refused, so the run stops before anything is measured."""
+    offered, why_not = block_offer(dev, sysdir, limited)
+    first = choose(requested, offered, name, "; ".join(why_not))
+    ladder = [first] if requested else offered
+    refused: list[str] = []
+    for method in ladder:
+        try:
+            done = purge_block(dev, method, span, limited, sysdir)
+        except TargetError as exc:
+            refused.append(f"{method}: {exc}")
+            continue
+        return done + (f" (refused first: {'; '.join(refused)})" if refused else "")
+    what = "every method it offers was refused" if len(ladder) > 1 else "the device refused it"
+    raise TargetError(f"purge of {name} failed, {what}: {'; '.join(refused)}; nothing was measured")
+
+
+def purge_block(dev: str, method: str, span: int, limited: bool, sysdir: Path | None = None) -> str:
     """Purge a block device with `method`; returns what was done."""
-    ctrl = nvme_controller(dev)
+    ctrl = _controller_of(dev, sysdir)
     if method == "nvme-format" and ctrl:
         _call(drivecli.nvme_format(dev, ses=1), "nvme format")
         return f"purge nvme-format: nvme format {dev} --ses=1 (user data erase)"
@@ -176,7 +244,10 @@ def purge_block(dev: str, method: str, span: int, limited: bool) -> str:
         waited = _wait_sanitize(ctrl)
         return f"purge nvme-sanitize: block erase of {ctrl}, completed after {waited:.0f} s"
     if method == "blkdiscard":
-        argv = ["blkdiscard", "-o", "0", "-l", str(span), dev] if limited else ["blkdiscard", dev]
+        # -f: blkdiscard (util-linux >= 2.36) refuses a device that carries a signature unless forced; the write
+        # gate has already decided (a signature needs --destructive), so blkdiscard's own check would only
+        # refuse what the user agreed to
+        argv = ["blkdiscard", "-f", "-o", "0", "-l", str(span), dev] if limited else ["blkdiscard", "-f", dev]
         _call(argv, "blkdiscard")
         scope = f"the first {format_bytes(span)}" if limited else "the whole device"
         return f"purge blkdiscard: discarded {scope} of {dev}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +86,8 @@ class DeviceSession:
         entries = {str(e.get("path")): dict(e) for e in state.get("devices", []) if isinstance(e, Mapping)}
         for dev in self.devices:
             entry = entries.setdefault(dev.path, {"path": dev.path, "kind": dev.kind, "snapshots": [],
-                                                  "samples": []})
+                                                  "samples": [],
+                                                  **({"given": dev.given} if dev.given not in ("", dev.path) else {})})
             when = "resume" if entry["snapshots"] else "before"
             snap = self.snapshotter.snapshot(dev, when)
             entry["snapshots"] = [*entry["snapshots"], snap]
@@ -124,12 +125,13 @@ class DeviceSession:
 
         done: list[dict[str, Any]] = []
         if req:
-            for dev in self.devices:
-                done.extend(devsettings.apply(dev, req, self.tools, pending, record))
+            for lead, *also in devsettings.groups(self.devices):  # namespaces of one controller: set once
+                done.extend(devsettings.apply(lead, req, self.tools, pending, record, also))
                 self.changes = list(done)
             for c in done:
-                text = (f"{c['setting'].replace('_', ' ')} of {c['device']} set to {_shown(c, 'applied')} for this "
-                        f"run (was {_shown(c, 'original')}); restored when the run ends")
+                text = (f"{c['setting'].replace('_', ' ')} of {devsettings.changed_devices(c)} set to "
+                        f"{_shown(c, 'applied')} for this run (was {_shown(c, 'original')}); restored when the run "
+                        "ends")
                 self.note(text)
                 holder["run"] = holder["run"].with_event(RunEvent.of(time=now_iso(), kind="device-setting", text=text))
         else:
@@ -203,8 +205,9 @@ class DeviceSession:
                 self.note(text)
             except Exception as exc:
                 run = run.with_warning(f"could not restore the {change['setting'].replace('_', ' ')} of "
-                                       f"{change['device']} to {change.get('original')!r}: {exc}; `ssdlab resume` "
-                                       "of this run tries again, a power cycle restores the drive's default")
+                                       f"{devsettings.changed_devices(change)} to {change.get('original')!r}: {exc}; "
+                                       "`ssdlab resume` of this run tries again, a power cycle restores the drive's "
+                                       "default")
         return self._with_settings(run)
 
     def _restore_suite_cache(self, run: Run) -> Run:
@@ -236,15 +239,16 @@ class DeviceSession:
                                        f"after the suite changed it: {exc}")
         return run
 
-    def _note_after(self, run: Run, entry: Mapping[str, Any]) -> None:
+    def _note_after(self, run: Run, entry: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> None:
         """The console's closing lines per drive: health now, and the bytes cross-check with both numbers."""
-        before, after = health.first_last(entry.get("snapshots", []))
+        _, after = health.first_last(entry.get("snapshots", []))
         if after is None or not after.get("available"):
             return
         self.note(f"drive health (after) {entry.get('path')}: {health.summary_line(after)}")
-        written, read = health.bytes_moved(run.points)
-        for c in health.cross_check(before, after, written, read):
-            self.note(f"  bytes {c['direction']}: by the test {c['test_bytes']:,}, by the drive's own counter "
+        for c in health.device_cross_check(run.points, entry, entries):
+            test = "by the test" + (f" on {' and '.join(c['covers'])} (one controller, one counter)"
+                                    if c.get("covers") else "")
+            self.note(f"  bytes {c['direction']}: {test} {c['test_bytes']:,}, by the drive's own counter "
                       f"{c['drive_bytes']:,} (counted in steps of {c['resolution_bytes']:,} B)")
 
     def _after(self, run: Run) -> Run:
@@ -257,7 +261,8 @@ class DeviceSession:
             dev = next((d for d in self.devices if d.path == entry.get("path")), None)
             if dev is not None:
                 entry["snapshots"] = [*entry.get("snapshots", []), self.snapshotter.snapshot(dev, "after")]
-                self._note_after(run, entry)
             devices.append(entry)
+        for entry in devices:
+            self._note_after(run, entry, devices)
         state["devices"] = devices
         return dataclasses.replace(run, health=state)

@@ -45,6 +45,35 @@ def sys_dir(major: int, minor: int) -> Path | None:
     return p.resolve() if p.exists() else None
 
 
+def char_device(major: int, minor: int, root: Path = Path("/sys")) -> tuple[str, Path] | None:
+    """(class, sysfs directory) of a character device: ('nvme', .../nvme/nvme0) for an NVMe controller,
+    ('nvme-generic', .../ng0n1) for a namespace's generic interface; None when sysfs does not know it."""
+    p = root / "dev" / "char" / f"{major}:{minor}"
+    try:
+        d = p.resolve(strict=True)
+        return (d / "subsystem").resolve(strict=True).name, d
+    except (OSError, RuntimeError):
+        return None
+
+
+_NVME_NS = re.compile(r"nvme\d+n\d+")
+
+
+def nvme_namespaces(ctrl_dir: Path, root: Path = Path("/sys")) -> list[str]:
+    """The block devices (/dev/nvmeXnY) of an NVMe controller's namespaces: its own children, or, in a subsystem
+    (native multipath: the namespaces hang off the subsystem, named after it), the namespaces of the subsystem
+    that lists this controller."""
+    found: set[str] = set()
+    try:
+        found.update(c.name for c in ctrl_dir.iterdir() if _NVME_NS.fullmatch(c.name))
+        for subsys in (root / "class" / "nvme-subsystem").glob("*"):
+            if (subsys / ctrl_dir.name).exists() and (subsys / ctrl_dir.name).resolve() == ctrl_dir.resolve():
+                found.update(c.name for c in subsys.iterdir() if _NVME_NS.fullmatch(c.name))
+    except OSError:
+        pass
+    return [f"/dev/{n}" for n in sorted(found, key=lambda n: [int(x) for x in re.findall(r"\d+", n)])]
+
+
 def whole_disk(sysdir: Path) -> Path:
     """The sysfs directory of the disk itself: a partition's parent, else `sysdir`."""
     return sysdir.parent if (sysdir / "partition").exists() else sysdir
@@ -265,11 +294,11 @@ def identity(sysdir: Path) -> dict[str, Any]:
     dev = disk / "device"
     ident: dict[str, Any] = {"name": disk.name}
     for key, files in {
-        "model": ("model",), "serial": ("serial", "wwid"), "firmware": ("firmware_rev", "rev"),
+        "model": ("model",), "serial": ("serial", "vpd_pg80", "wwid"), "firmware": ("firmware_rev", "rev"),
         "vendor": ("vendor",), "transport": ("transport",),
     }.items():
         for f in files:
-            value = _read(dev / f)
+            value = _vpd_serial(dev / f) if f == "vpd_pg80" else _read(dev / f)
             if value:
                 ident[key] = value
                 break
@@ -286,6 +315,18 @@ def identity(sysdir: Path) -> dict[str, Any]:
     if disk.name.startswith("nvme"):
         ident.update(_nvme_cli(disk.name))
     return ident
+
+
+def _vpd_serial(path: Path) -> str:
+    """The unit serial number of a SCSI disk (SATA ones too, through libata) from its VPD page 80h as sysfs
+    holds it: a 4-byte header whose last byte is the length, then the serial in ASCII ('' when absent)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return ""
+    if len(raw) < 4 or raw[1] != 0x80:
+        return ""
+    return raw[4:4 + raw[3]].decode("ascii", errors="replace").strip()
 
 
 def _nvme_cli(name: str) -> dict[str, Any]:
