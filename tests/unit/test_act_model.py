@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ssdlab.errors import UsageError
@@ -61,11 +61,12 @@ def act_thread_lags(latencies_ms: list[int], rate: float) -> list[float]:
     `count` completes, sleep_us = count * 10^6 / rate - elapsed; a negative value is the lag, and the thread
     issues the next request at once. Latencies are whole ms, as fio's log times are."""
     lags = []
-    now = 0.0
+    now_us = 0
     for count, lat in enumerate(latencies_ms, 1):
-        now += lat / 1000.0  # the request completes
-        lags.append(now - count / rate)  # -sleep
-        now = max(now, count / rate)  # sleep until the next request is due, if ahead
+        now_us += lat * 1000  # the request completes
+        due_us = round(count * 1_000_000 / rate)
+        lags.append((now_us - due_us) / 1e6)  # -sleep, in whole microseconds as ACT counts it
+        now_us = max(now_us, due_us)  # sleep until the next request is due, if ahead
     return lags
 
 
@@ -175,15 +176,16 @@ def _write_log(path: Path, times_ms: list[int], per_row: list[int]) -> None:
 @settings(max_examples=60, deadline=None)
 @given(latencies=st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=60),
        rate=st.sampled_from([5.0, 20.0, 100.0, 200.0]))
+@example(latencies=[0, 105, 281, 400, 234], rate=200.0)  # a lag of exactly 1 s, the limit (floats put it below)
 def test_schedule_lag_is_acts_thread_lag(tmp_path_factory: pytest.TempPathFactory, latencies: list[int],
                                          rate: float) -> None:
     """One histogram-log row per completion: the worst lag ssdlab reads is the worst ACT's thread sees."""
     act_lags = act_thread_lags(latencies, rate)
-    now, times = 0.0, []
+    now_ms, times = 0, []
     for count, lat in enumerate(latencies, 1):
-        now += lat / 1000.0
-        times.append(round(now * 1000))
-        now = max(now, count / rate)
+        now_ms += lat
+        times.append(now_ms)
+        now_ms = max(now_ms, round(count * 1000 / rate))
     path = tmp_path_factory.mktemp("lag") / "h_clat_hist.1.log"
     _write_log(path, times, [1] * len(times))
     worst, at, done = schedule_lag(path, rate)

@@ -89,7 +89,9 @@ def schedule_lag(path: Path | str, rate: float) -> tuple[float, float, int]:
     order = np.argsort(t, kind="stable")
     t, c = t[order], c[order]
     done = np.cumsum(c)
-    lag = t / 1000.0 - done / rate
+    # in whole microseconds, as ACT's service thread counts its sleep (a float difference of two nearly equal
+    # seconds would put a lag of exactly its limit on either side of it)
+    lag = np.rint(t * 1000.0 - done * (1e6 / rate)) / 1e6
     i = int(np.argmax(lag))
     return float(lag[i]), float(t[i]) / 1000.0, int(done[-1])
 
