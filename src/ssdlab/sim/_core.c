@@ -38,7 +38,7 @@
 #define NDIR 3
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
-#define STATE_MAGIC 0x53534453494d3033ULL /* "SSDSIM03" */
+#define STATE_MAGIC 0x53534453494d3034ULL /* "SSDSIM04" */
 /* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
  * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
  * NX_AHEAD - P2L_AHEAD I/Os ago). On tlc-4k's 4K random writes (benchmarks/sim_ab.py) 16/4 is ~5 % faster
@@ -304,6 +304,45 @@ HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     return cal_book_run(c, b, dur, now, end, limit);
 }
 
+/* A distribution of a positive random factor of mean 1, as its quantile function: 257 points at p = i/256 (q) and,
+ * for the top 1/256, 257 more at p = 255/256 + j/65536 (t; the last one at p = 1 - 2^-22), each x 65536. A draw picks
+ * a bin with 8 random bits and interpolates linearly within it with 16 more, so the values form a continuous
+ * distribution: its tail is resolved to about one draw in 4 million, and no share of the draws sits on one value
+ * (a table of 256 values put the top 1/256 of every draw on its largest: p99.9 = max). */
+typedef struct {
+    uint32_t q[257], t[257];
+} Dist;
+
+/* a draw of D (x 65536) from the 64 random bits r: bits 56..63 pick the bin, 40..55 place the value in it; in the
+ * top bin, bits 32..39 and 16..31 do the same in the tail's table */
+static inline uint32_t dist_draw(const Dist *D, uint64_t r) {
+    uint32_t i = (uint32_t)(r >> 56), f = (uint32_t)(r >> 40) & 0xFFFF;
+    const uint32_t *q = D->q;
+    if (__builtin_expect(i == 255, 0)) {
+        q = D->t;
+        i = (uint32_t)(r >> 32) & 0xFF;
+        f = (uint32_t)(r >> 16) & 0xFFFF;
+    }
+    return q[i] + (uint32_t)(((uint64_t)(q[i + 1] - q[i]) * f) >> 16);
+}
+
+/* x scaled by a draw of D (mean x) */
+static inline int64_t dist_scale(const Dist *D, int64_t x, uint64_t r) { return (x * (int64_t)dist_draw(D, r)) >> 16; }
+
+#define MAX_CORES 64
+#define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
+#define RA_RING 64 /* prefetched chunks remembered per stream (a power of 2) */
+#define PW_SHIFT 17 /* power governor: bins of 131 us */
+#define PW_N 4096 /* bins in its ring: 537 ms ahead */
+
+typedef struct {
+    int64_t next;          /* the byte offset a sequential read of this stream starts at next */
+    int64_t pf_lo, pf_hi;  /* chunks [pf_lo, pf_hi) (chunk numbers) are prefetched or being prefetched */
+    int64_t used;          /* when the stream last saw a read (LRU) */
+    int hits;              /* sequential reads in a row */
+    int64_t ready[RA_RING]; /* when chunk c (c % RA_RING) is in DRAM */
+} RaStream;
+
 typedef struct {
     PyObject_HEAD
     /* geometry */
@@ -319,14 +358,20 @@ typedef struct {
     int bits;
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
-    /* variation: multipliers in 1/1024 (256 quantiles) of NAND op times and of firmware time */
-    int32_t var_tab[256], fw_tab[256];
-    /* read retry: share of reads that need it (out of 2^32) and the largest number of extra sensing steps */
-    uint32_t retry_p32;
-    uint32_t retry_max;
-    /* program/erase suspend: on/off, suspend latency, resume overhead (ns), suspensions per op (0: no limit) */
+    /* the random factors (mean 1) of NAND op times (symmetric triangular), firmware time per command (log-normal),
+     * the completion path (log-normal), host-link transfers (symmetric triangular) and a read's raw bit error rate
+     * relative to the hard-decision ECC limit (log-normal) */
+    Dist d_var, d_fw, d_cmd, d_link, d_rber;
+    /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
+     * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
+     * limit: x^4), at or above 1 it needs 1 + floor(ln x / retry_lnr) extra sensing steps (each one more tR) */
+    uint64_t rber_m_q16;
+    double retry_lnr;
+    int64_t ecc_ns;
+    /* program/erase suspend: on/off, suspend latency, resume overhead, the least time a resumed op runs before it
+     * can be suspended again (ns), suspensions per op (0: no limit) */
     int suspend;
-    int64_t susp_ns, resume_ns;
+    int64_t susp_ns, resume_ns, slice_ns;
     uint32_t susp_max;
     uint64_t trng; /* the timing draws' own generator (the workload's draws stay as they were) */
     int64_t host_xfer_iu; /* host link time of one IU, as do_write computes it for len = iu_bytes */
@@ -345,10 +390,16 @@ typedef struct {
     uint8_t *mc_flags; /* bit0 resident, bit1 referenced, bit2 dirty */
     int64_t *mc_ring;
     /* power */
-    double p_cap, p_idle, pw_depth, pw_rate, pw_level;
-    double pw_e_avg; /* running mean energy of a command (J), to space the commands held by the power cap */
-    int64_t pw_gate_t; /* the next command held by the power cap is released no earlier than this */
+    double p_cap, p_idle;
     double e_read, e_prog_pu, e_erase_sb, e_io;
+    /* the power governor (gov: the cap can bind; see pw_fit): the budget (cap - idle, mW), the energy booked per bin
+     * by host work and by program/erase work (pJ), the bins' tags, what host work overfilled (pJ) */
+    int gov;
+    int64_t pw_cap_mw;
+    int64_t e_read_pj, e_prog_pj, e_erase_pj, e_io_pj; /* one page read, one unit program, one die's erase, a command */
+    int64_t *pw_h, *pw_p;
+    uint32_t *pw_tag;
+    int64_t pw_debt;
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
     int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
@@ -366,7 +417,22 @@ typedef struct {
     int64_t space_t; /* buffer space handed out so far is free from this time on */
     int64_t carry_end; /* end of the previous point: its unfinished NAND work carries over */
     /* resources */
-    int64_t *die_free, *ch_free, ctrl_free, host_free, pw_t;
+    int64_t *die_free, *ch_free, host_free;
+    /* the controller: n_cores cores; a command holds the earliest free one for its core time (mean svc_r_ns for a
+     * read, svc_w_ns for a write: cores / ceiling), scaled by its firmware-time draw; its latency is that draw of
+     * fw_lat_r_ns / fw_lat_w_ns (the firmware time, at least the core time). be_q16: the share of a read's core time
+     * spent on its NAND back end (mapping lookup, NAND command, ECC), skipped by a read served from DRAM (x 65536) */
+    uint32_t n_cores;
+    int64_t core_free[MAX_CORES];
+    int64_t svc_r_ns, svc_w_ns, fw_lat_r_ns, fw_lat_w_ns, be_q16;
+    /* firmware housekeeping: the next task's start, the mean gap between tasks and their mean length (ns) */
+    int64_t hk_next, hk_gap_ns, hk_len_ns;
+    /* read-ahead: streams of sequential reads, chunk size (bytes), how far ahead (bytes); page registers: the unit
+     * (gpu) whose page each read unit of each die holds, valid while the die's P/E epoch is the one it was read in */
+    RaStream ra[RA_STREAMS];
+    int64_t ra_bytes, ra_chunk;
+    int ra_on;
+    uint32_t *reg_gpu, *reg_epoch, *pe_epoch;
     /* die_free: the end of the program/erase (and GC) work booked on each die; reads take priority over it */
     int64_t *op_len;   /* length of the last P/E op booked on the die (the op in progress, as an estimate) */
     int64_t *rd_die;   /* end of the last read on the die (any plane): P/E work waits for it */
@@ -525,11 +591,15 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 /* the timing draws (NAND op variation, firmware time, read retry, full erases): a generator of their own */
 static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
-/* t varied by the quantile `q` (0..255) of the op-time distribution (mean 1) */
-static inline int64_t vary(const Dev *d, int64_t t, uint64_t q) { return (t * d->var_tab[q & 255]) >> 10; }
+/* a NAND op time t varied by a draw of its distribution (mean t) */
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return dist_scale(&d->d_var, t, r); }
 
-/* the firmware's time for one command, drawn from its distribution (mean fw_ns) */
-static inline int64_t fw_time(const Dev *d, uint64_t q) { return (d->fw_ns * d->fw_tab[q & 255]) >> 10; }
+/* an exponential draw of mean m (ns), at least 1 */
+static int64_t exp_draw(Dev *d, int64_t m) {
+    double u = ((double)(trng_next(d) >> 11) + 0.5) / 9007199254740992.0;
+    int64_t x = (int64_t)(-log(u) * (double)m);
+    return x > 0 ? x : 1;
+}
 
 /* page type (0 LSB, 1 CSB, 2 MSB, 3 TSB) of global program unit gpu: its word line (block x pages + page) modulo
  * the bits per cell (gpu / dies is that word line: a superblock holds dies x pages units, die-major) */
@@ -537,47 +607,205 @@ static inline uint32_t ptype_of(const Dev *d, uint32_t gpu) {
     return d->bits > 1 ? mod32(&d->dv_bits, div32(&d->dv_dies, gpu)) : 0;
 }
 
-/* Program/erase work (and GC's reads: background work) of dur ns on a die, from time t: after the die's earlier
- * P/E work and after the reads booked on it (reads go first). Returns when it ends. */
-static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
+/* ------------------------------------------------------------------ power governor */
+
+/* The governor keeps the energy booked in each bin of 2^PW_SHIFT ns under the budget (the cap less idle power, x the
+ * bin's length): host work (commands, host reads) and program/erase work (programs, erases, GC's reads) apart. Host
+ * work starts when the bins it spans have room for it among the host work booked there: it goes ahead of program/
+ * erase work (the NAND scheduler serves reads first and suspends programs); the energy by which it then overfills a
+ * bin is a debt that program/erase work pays back before it starts (it leaves that much of the budget unused), so
+ * the average power stays at the cap. Program/erase work starts when the bins it spans have room under the budget
+ * for it with everything booked there. Work booked later may use room left before work booked earlier. */
+
+/* the slot of bin b in the ring, its contents cleared when it last held another bin */
+static inline uint32_t pw_slot(Dev *d, int64_t b) {
+    uint32_t x = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
+    if (d->pw_tag[x] != tag) {
+        d->pw_tag[x] = tag;
+        d->pw_h[x] = d->pw_p[x] = 0;
+    }
+    return x;
+}
+
+/* the part of [s, s + dur) in bin b, ns */
+static inline int64_t pw_overlap(int64_t b, int64_t s, int64_t dur) {
+    int64_t lo = max64(s, b << PW_SHIFT), hi = s + dur;
+    if (hi > (b + 1) << PW_SHIFT) hi = (b + 1) << PW_SHIFT;
+    return hi - lo;
+}
+
+/* The earliest start from t at which work of dur ns drawing mw (mW = pJ per ns) fits in every bin it spans: host
+ * work (host = 1) under the budget among host work, program/erase work under it among all work. It is booked there;
+ * host work adds what it overfills to the debt. Work that alone exceeds the budget runs in the first empty bin;
+ * work beyond the ring's horizon is not held. */
+static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw, int host) {
+    const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
+    if (dur < 1) dur = 1;
+    int64_t s = t > 0 ? t : 0, b0, b1;
+    for (;;) {
+        b0 = s >> PW_SHIFT;
+        b1 = (s + dur - 1) >> PW_SHIFT;
+        if (b1 - now_b >= PW_N - 1 || b0 < now_b - 64) return s;
+        int64_t bad = -1;
+        for (int64_t b = b0; b <= b1; b++) {
+            uint32_t x = pw_slot(d, b);
+            int64_t u = host ? d->pw_h[x] : d->pw_h[x] + d->pw_p[x];
+            if (u + mw * pw_overlap(b, s, dur) > cap && (u > 0 || b != b0)) {
+                bad = b;
+                break;
+            }
+        }
+        if (bad < 0) break;
+        s = (bad + 1) << PW_SHIFT;
+    }
+    for (int64_t b = b0; b <= b1; b++) {
+        uint32_t x = pw_slot(d, b);
+        int64_t e = mw * pw_overlap(b, s, dur);
+        if (host) {
+            int64_t over0 = d->pw_h[x] + d->pw_p[x] - cap;
+            d->pw_h[x] += e;
+            int64_t over1 = d->pw_h[x] + d->pw_p[x] - cap;
+            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+        } else {
+            d->pw_p[x] += e;
+        }
+    }
+    return s;
+}
+
+/* program/erase work of dur ns and e_pj from t: the debt paid first (that much of the budget left unused from t on,
+ * as far as the ring reaches), then the work booked; returns its start */
+static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+    const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
+    int64_t s = t > 0 ? t : 0;
+    for (int64_t b = s >> PW_SHIFT; d->pw_debt > 0 && b - now_b < PW_N - 1; b++) {
+        uint32_t x = pw_slot(d, b);
+        int64_t room = cap - d->pw_h[x] - d->pw_p[x];
+        if (room <= 0) continue;
+        int64_t take = room < d->pw_debt ? room : d->pw_debt;
+        d->pw_p[x] += take;
+        d->pw_debt -= take;
+        if (d->pw_debt > 0) s = max64(s, (b + 1) << PW_SHIFT);
+    }
+    d->pw_debt = 0; /* (beyond the horizon: forgotten) */
+    if (dur < 1) dur = 1;
+    return pw_fit(d, s, dur, (e_pj + dur - 1) / dur, 0);
+}
+
+/* host work (a command, a host read) of dur ns and e_pj at t: when it can start */
+static inline int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+    if (dur < 1) dur = 1;
+    return pw_fit(d, t, dur, (e_pj + dur - 1) / dur, 1);
+}
+
+/* ------------------------------------------------------------------ controller */
+
+/* the core that is free first */
+HOT_INLINE uint32_t ctrl_core(const Dev *d) {
+    uint32_t c = 0;
+    int64_t m = d->core_free[0];
+    for (uint32_t k = 1; k < d->n_cores; k++) {
+        int64_t f = d->core_free[k];
+        c = f < m ? k : c;
+        m = f < m ? f : m;
+    }
+    return c;
+}
+
+/* firmware housekeeping (mapping-table journal, SMART and telemetry, wear-levelling and patrol scans) that started
+ * by t: each task takes the core free first for its length (exponential), tasks a Poisson stream */
+static void hk_book(Dev *d, int64_t t) {
+    while (d->hk_next <= t) {
+        uint32_t c = ctrl_core(d);
+        d->core_free[c] = max64(d->hk_next, d->core_free[c]) + exp_draw(d, d->hk_len_ns);
+        d->hk_next += exp_draw(d, d->hk_gap_ns);
+    }
+}
+
+/* A command at t: it takes the core free first (when that one is free) for its core time, svc scaled by the
+ * command's firmware-time draw from r, plus `busy` more; it pays the governor its energy. Returns when its firmware
+ * work ends: its start plus lat scaled by the same draw. */
+HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_t lat, uint64_t r) {
+    if (t >= d->hk_next) hk_book(d, t);
+    uint32_t c = ctrl_core(d);
+    int64_t s = max64(t, d->core_free[c]);
+    if (d->gov) s = pw_host(d, s, 1, d->e_io_pj);
+    int64_t f = dist_draw(&d->d_fw, r);
+    d->core_free[c] = s + ((svc * f) >> 16) + busy;
+    return s + ((lat * f) >> 16);
+}
+
+/* controller time for the NAND commands of a prefetch (their back end), on the core free first, from t */
+static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
+    uint32_t c = ctrl_core(d);
+    d->core_free[c] = max64(t, d->core_free[c]) + busy;
+}
+
+/* the completion path of a command whose data moved by `done`: posting, interrupt, reaping (its own draw) */
+static inline int64_t completion(Dev *d, int64_t done, uint64_t r) { return done + dist_scale(&d->d_cmd, d->cmd_ns, r); }
+
+/* host-link time of len bytes (and the command's own bytes), varied by its draw from r */
+static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
+    return dist_scale(&d->d_link, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), r);
+}
+
+/* ------------------------------------------------------------------ dies */
+
+/* Program/erase work (and GC's reads: background work) of dur ns and e_pj on a die, from time t: after the die's
+ * earlier P/E work and after the reads booked on it (reads go first), and when the governor's budget for P/E work
+ * has room. Returns when it ends. */
+static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur, int64_t e_pj) {
     int64_t s = max64(max64(t, d->die_free[die]), d->rd_die[die]);
+    if (d->gov) s = pw_pe(d, s, dur, e_pj);
     d->die_free[die] = s + dur;
     d->op_len[die] = dur;
+    d->pe_epoch[die]++;
     return s + dur;
 }
 
-/* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it
- * waits for the read): at most the suspend latency while the op may still be suspended (suspend on, fewer than
- * susp_max suspensions of this op), else the rest of the op. The op in progress is estimated from the end of the
- * die's P/E work and the length of its last op. *resume gets the overhead the suspended op pays. */
+/* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it waits
+ * for the read). The op in progress is estimated from the end of the die's P/E work and the length of its last op.
+ * A suspension serves the reads of one window (reads back to back, rd_from .. rd_die): a read that comes later
+ * waits for the op to resume after the window and run slice_ns (its progress), then suspends it again; a read
+ * within slice_ns of the window's start joins it. So a read waits at most the window, the resume and one slice,
+ * never the rest of a program; the share of reads that wait grows smoothly with the reads per die. With suspend off
+ * (or once the op has been suspended susp_max times) the read waits for the rest of the op. *resume gets the
+ * overhead the suspended op pays. */
 static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) {
     int64_t left = d->die_free[die] - s, len = d->op_len[die];
     int64_t rest = len > 0 && left > len ? (left - 1) % len + 1 : left; /* the op in progress ends in rest */
     if (!d->suspend || rest <= d->susp_ns) return rest;
     int64_t op_end = s + rest;
-    if (op_end != d->susp_op[die]) {
-        d->susp_op[die] = op_end;
-        d->susp_cnt[die] = 0;
+    if (d->susp_max) {
+        if (op_end != d->susp_op[die]) {
+            d->susp_op[die] = op_end;
+            d->susp_cnt[die] = 0;
+        }
+        if (d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
+        d->susp_cnt[die]++;
     }
-    if (d->susp_max && d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
-    d->susp_cnt[die]++;
+    int64_t from = d->rd_from[die], to = d->rd_die[die], wait = d->susp_ns;
+    if (s <= to && s - from <= d->slice_ns && s >= from) wait = 0; /* joins the window: the op is suspended */
+    else if (s < to + d->resume_ns + d->slice_ns) wait = to + d->resume_ns + d->slice_ns - s + d->susp_ns;
+    if (wait >= rest) return rest;
     *resume = d->resume_ns;
-    return d->susp_ns;
+    return wait;
 }
 
-/* A NAND read of dur ns on one plane of a die, issued at t. Planes read independently (each waits only for its own
- * earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is delayed by the
- * part of the read not already covered by other reads (and the resume overhead). In a point that issues only reads,
- * a read that starts within the die's current read window (the reads back to back from rd_from to rd_die) finds
- * the P/E work already suspended and does not wait for it: with no host write needing that work, the firmware has
- * no reason to resume it (the suspension limit guards writes, not a backlog); only the first read after a gap
- * does. Returns when the read ends. */
-static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur) {
+/* A NAND read of dur ns and e_pj on one read unit of a die, issued at t. Read units read independently (each waits
+ * only for its own earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is
+ * delayed by the part of the read not already covered by other reads (and the resume overhead). In a point that
+ * issues only reads, a read that starts within the die's current read window finds the P/E work already suspended
+ * and does not wait for it: with no host write needing that work, the firmware has no reason to resume it; only the
+ * first read after a gap does. Under a power cap the read starts when the governor has room for it. Returns when
+ * the read ends. */
+static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur, int64_t e_pj) {
     int64_t *rp = &d->rd_plane[die * d->planes + plane];
     int64_t s = max64(t, *rp), resume = 0;
     int64_t *win = &d->rd_from[die], rd_end = d->rd_die[die];
     int in_window = d->rd_only && *win < rd_end && *win <= s && s <= rd_end;
     if (d->die_free[die] > s && !in_window) s += pe_wait(d, die, s, &resume);
+    if (d->gov) s = pw_host(d, s, dur, e_pj);
     int64_t e = s + dur;
     *rp = e;
     if (s > rd_end) *win = s; /* a new window */
@@ -593,14 +821,22 @@ static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t,
     return e;
 }
 
-/* the time of one host read of global program unit gpu: its page type's tR, varied, and read-retry steps (each
- * another tR) for a share of reads; `r` holds the draws. *steps gets the extra sensing steps. */
-static inline int64_t read_time(const Dev *d, uint32_t gpu, uint64_t r, uint32_t *steps) {
-    int64_t t = vary(d, d->tr_pt[ptype_of(d, gpu)], r >> 8);
-    uint32_t k = 0;
-    if ((uint32_t)(r >> 16) < d->retry_p32) k = 1 + (uint32_t)((r >> 48) % d->retry_max);
+/* The time of one host read of global program unit gpu: its page type's tR, varied, then its decoding. The page's
+ * raw bit error rate relative to the hard-decision limit, x, is drawn from a log-normal distribution: below 1 the
+ * ECC decodes it in ecc_ns x x^4 more (its iterations grow steeply as x nears the limit); at or above 1 it needs 1 + floor(ln x /
+ * retry_lnr) extra sensing steps, each another tR and a decode at the limit. *steps gets the extra steps. */
+static inline int64_t read_time(Dev *d, uint32_t gpu, uint32_t *steps) {
+    int64_t tr = vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d));
+    uint64_t x = (d->rber_m_q16 * dist_draw(&d->d_rber, trng_next(d))) >> 16; /* x 65536 */
+    if (__builtin_expect(x < 65536, 1)) {
+        *steps = 0;
+        uint64_t x2 = (x * x) >> 16;
+        return tr + (int64_t)(((uint64_t)d->ecc_ns * ((x2 * x2) >> 16)) >> 16);
+    }
+    uint32_t k = 1 + (uint32_t)(log((double)x / 65536.0) / d->retry_lnr);
+    if (k > 64) k = 64;
     *steps = k;
-    return t * (1 + k);
+    return tr * (1 + k) + d->ecc_ns * k;
 }
 
 /* ------------------------------------------------------------------ block lists */
@@ -676,7 +912,7 @@ static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
     uint32_t gpu = div32(&d->dv_spu, pu_first_slot), die = mod32(&d->dv_dies, gpu);
     uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    die_op(d, die, ce, prog_time(d, gpu));
+    die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
 }
 
@@ -801,7 +1037,7 @@ static int gc_pick(Dev *d) {
 /* the victim is empty: erase it (one multi-plane erase per die, charged pro rata: the model's blocks hold `pages`
  * pages of a real block's block_pages) and return it to the free pool */
 static void gc_erase(Dev *d, uint32_t b, int64_t t) {
-    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)));
+    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)), d->e_erase_pj);
     d->c_erases++;
     d->c_energy += d->e_erase_sb;
     push_free(d, b);
@@ -826,7 +1062,7 @@ static int64_t gc_step(Dev *d, int64_t t) {
         }
     if (n > 0) {
         uint32_t gpu = b * d->pu_per_sb + pu;
-        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)));
+        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj);
         d->c_nand_reads++;
         d->c_energy += d->e_read;
         uint32_t placed = gc_move(d, b, lpns, n, t);
@@ -1004,7 +1240,7 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     }
     uint32_t ch = mod32(&d->dv_ch, die);
     int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    int64_t done = die_op(d, die, ce, prog_time(d, gpu));
+    int64_t done = die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
     if (gc_pace(d, t, n) < 0) return -1;
     infl_push(d, done, n); /* its buffer space is freed when its program completes, whatever the order */
@@ -1056,7 +1292,7 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
             }
             if (vf & 4) {
                 uint32_t die = (uint32_t)(victim % d->n_dies);
-                die_op(d, die, t, vary(d, d->t_prog, trng_next(d)));
+                die_op(d, die, t, vary(d, d->t_prog, trng_next(d)), d->e_prog_pj / d->planes);
                 d->c_map_wr++;
                 d->c_energy += d->e_prog_pu / d->planes;
             }
@@ -1072,21 +1308,21 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
     uint32_t die = (uint32_t)(mp % d->n_dies);
     d->c_nand_reads++;
     d->c_energy += d->e_read;
-    return nand_read(d, die, 0, t, vary(d, d->t_r, trng_next(d)));
+    return nand_read(d, die, 0, t, vary(d, d->t_r, trng_next(d)), d->e_read_pj);
 }
 
 /* ------------------------------------------------------------------ host I/O */
 
-static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
-    uint64_t r = trng_next(d); /* this command's draws: firmware time, tR variation, retry */
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t ready = s + fw_time(d, r) + d->cmd_ns;
-    int64_t done = ready, e = ready;
+/* NAND reads of the IUs covering [off, off + len), from t (the part of each IU in the range moves over its
+ * channel): one sensing per page of a read unit, unless that read unit's page register still holds the page (no
+ * program or erase on its die since it was sensed): then its data is read out without one. *pages gets the
+ * sensings. Returns when the last byte is off its channel. */
+static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *pages) {
+    int64_t done = t, e = t, n = 0;
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     uint32_t last_pu = UNMAPPED, last_plane = 0;
     for (int64_t lpn = first; lpn <= last; lpn++) {
-        int64_t rr = map_lookup(d, (uint32_t)lpn, ready, 0);
+        int64_t rr = map_lookup(d, (uint32_t)lpn, t, 0);
         uint32_t m = d->l2p[lpn];
         if (m == UNMAPPED || (m & BUFBIT)) {
             if (rr > done) done = rr;
@@ -1096,14 +1332,21 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
         uint32_t die = mod32(&d->dv_dies, gpu);
         uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m));
         if (gpu != last_pu || plane != last_plane) { /* a new page: one read of it (a plane of a multi-plane unit) */
-            uint32_t steps;
-            int64_t dur = read_time(d, gpu, r, &steps);
-            e = nand_read(d, die, plane, rr, dur);
-            d->c_nand_reads += 1 + steps;
-            d->c_energy += d->e_read * (1 + steps);
+            uint32_t ru = die * d->planes + plane;
+            if (d->reg_gpu[ru] == gpu && d->reg_epoch[ru] == d->pe_epoch[die]) {
+                e = max64(rr, d->rd_plane[ru]); /* still in the page register */
+            } else {
+                uint32_t steps;
+                int64_t dur = read_time(d, gpu, &steps);
+                e = nand_read(d, die, plane, rr, dur, d->e_read_pj * (1 + steps));
+                d->reg_gpu[ru] = gpu;
+                d->reg_epoch[ru] = d->pe_epoch[die];
+                d->c_nand_reads += 1 + steps;
+                d->c_energy += d->e_read * (1 + steps);
+                n++;
+            }
             last_pu = gpu;
             last_plane = plane;
-            r = (r >> 8) | (r << 56); /* the next page's draws */
         }
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
@@ -1112,15 +1355,87 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
                               d->cal_now);
         if (ce > done) done = ce;
     }
+    *pages = n;
+    return done;
+}
+
+/* Read-ahead: the stream a read of [off, off + len) continues (it starts where one's last read ended), its count
+ * of sequential reads advanced; else the stream used least recently starts over from this read. */
+static RaStream *ra_follow(Dev *d, int64_t t, int64_t off, int64_t len) {
+    RaStream *lru = &d->ra[0];
+    for (int i = 0; i < RA_STREAMS; i++) {
+        RaStream *st = &d->ra[i];
+        if (st->next == off) {
+            st->hits++;
+            st->next = off + len;
+            st->used = t;
+            return st;
+        }
+        if (st->used < lru->used) lru = st;
+    }
+    lru->next = off + len;
+    lru->hits = 1;
+    lru->used = t;
+    lru->pf_lo = lru->pf_hi = (off + len) / d->ra_chunk;
+    return lru;
+}
+
+/* when [off, off + len) is in DRAM (the stream prefetched every chunk of it), or -1 */
+static int64_t ra_ready(const Dev *d, const RaStream *st, int64_t off, int64_t len) {
+    int64_t c0 = off / d->ra_chunk, c1 = (off + len - 1) / d->ra_chunk, at = 0;
+    if (c0 < st->pf_lo || c1 >= st->pf_hi) return -1;
+    for (int64_t c = c0; c <= c1; c++) at = max64(at, st->ready[c & (RA_RING - 1)]);
+    return at;
+}
+
+/* The firmware reads ahead of a sequential stream: every chunk (a program unit's bytes) from `from` up to ra_bytes
+ * beyond it not yet fetched is read from NAND at t (one sensing per page, as a host read) into DRAM; the controller
+ * pays the back end of each NAND read. */
+static void ra_prefetch(Dev *d, RaStream *st, int64_t from, int64_t t) {
+    int64_t user = d->n_lpn * d->iu_bytes, end = from + d->ra_bytes;
+    if (end > user) end = user;
+    int64_t c = max64(st->pf_hi, from / d->ra_chunk), c_end = (end + d->ra_chunk - 1) / d->ra_chunk;
+    if (c > st->pf_hi) st->pf_lo = c; /* a gap: what was fetched before is no longer ahead */
+    for (; c < c_end; c++) {
+        int64_t lo = c * d->ra_chunk, n = 0, len = d->ra_chunk < user - lo ? d->ra_chunk : user - lo;
+        st->ready[c & (RA_RING - 1)] = nand_fetch(d, t, lo, len, &n);
+        ctrl_charge(d, t, ((d->svc_r_ns * d->be_q16) >> 16) * n);
+        st->pf_hi = c + 1;
+        if (st->pf_hi - st->pf_lo > RA_RING) st->pf_lo = st->pf_hi - RA_RING;
+    }
+}
+
+/* a write of [off, off + len): data a stream prefetched there is stale */
+static void ra_forget(Dev *d, int64_t off, int64_t len) {
+    for (int i = 0; i < RA_STREAMS; i++) {
+        RaStream *st = &d->ra[i];
+        if (off < st->pf_hi * d->ra_chunk && off + len > st->pf_lo * d->ra_chunk) st->pf_lo = st->pf_hi;
+    }
+}
+
+/* A host read: a command on the controller, the NAND reads of its IUs (or, for a read the read-ahead fetched, the
+ * DRAM copy and the command's front end only), the host-link transfer and the completion path. */
+static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
+    uint64_t r = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    RaStream *st = d->ra_on && len < d->ra_chunk ? ra_follow(d, t, off, len) : NULL;
+    int64_t at = st ? ra_ready(d, st, off, len) : -1, ready, done;
+    if (at >= 0) {
+        int64_t f = 65536 - d->be_q16;
+        ready = ctrl_cmd(d, t, (d->svc_r_ns * f) >> 16, 0, (d->fw_lat_r_ns * f) >> 16, r);
+        done = max64(ready, at);
+    } else {
+        int64_t n;
+        ready = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r);
+        done = nand_fetch(d, ready, off, len, &n);
+    }
+    if (st && st->hits >= 2) ra_prefetch(d, st, off + len, ready);
     d->c_host_r_bytes += (uint64_t)len;
-    return cal_book(d->cal_host, done, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
-                    d->cal_now);
+    return completion(d, cal_book(d->cal_host, done, link_time(d, len, r2), d->cal_now), r2 << 24);
 }
 
 static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t done = s + fw_time(d, trng_next(d)) + d->cmd_ns;
+    uint64_t r = trng_next(d);
+    int64_t done = completion(d, ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r), trng_next(d));
     int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
     for (int64_t lpn = first; lpn < end; lpn++) {
         uint32_t m = d->l2p[lpn];
@@ -1155,10 +1470,9 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
 /* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_w_ns;
-    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns;
-    int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
+    uint64_t r = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r);
+    int64_t done = cal_book(d->cal_host, ready, dist_scale(&d->d_link, d->host_xfer_iu, r2), d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
     int64_t n_new = !buffered;
@@ -1183,14 +1497,17 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
         if (dispatch_unit(d, done, d->pend_live < (int64_t)d->spu) < 0) return -1;
     }
     d->c_host_w_bytes += (uint64_t)len;
-    return done;
+    return completion(d, done, r2 << 24);
 }
 
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len);
 
 /* a host write: one whole IU inlined where it is called, any other in do_write_any */
 HOT_INLINE int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
-    if (len == d->iu_bytes && iu_mod(d, off) == 0) return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
+    if (len == d->iu_bytes && iu_mod(d, off) == 0) {
+        if (d->ra_on) ra_forget(d, off, len);
+        return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
+    }
     return do_write_any(d, t, off, len);
 }
 
@@ -1198,11 +1515,10 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_w_ns + (aligned ? 0 : d->slow_busy_ns);
-    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns + slow;
-    int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
-                            d->cal_now);
+    uint64_t r0 = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, aligned ? 0 : d->slow_busy_ns, d->fw_lat_w_ns, r0) + slow;
+    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r2), d->cal_now);
+    if (d->ra_on) ra_forget(d, off, len);
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     /* read-modify-write of partially covered IUs that hold data on NAND */
     for (int side = 0; side < 2; side++) {
@@ -1217,7 +1533,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         /* the write completes once the old data is merged: the read holds it (and so the host's queue), which
          * keeps a stream of sub-IU writes from booking reads without bound */
         done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), r,
-                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d))));
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj));
         d->c_rmw_reads++;
         d->c_nand_reads++;
         d->c_energy += d->e_read;
@@ -1258,7 +1574,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         lpn = chunk_end + 1;
     }
     d->c_host_w_bytes += (uint64_t)len;
-    return done;
+    return completion(d, done, r2 << 24);
 }
 
 /* the buffer ring stores positions in l2p; after dispatch the positions of later entries stay valid
@@ -1275,6 +1591,8 @@ static void dev_free_all(Dev *d) {
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->hist); free(d->iv); free(d->hl);
+    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
+    d->pw_h = d->pw_p = NULL; d->pw_tag = NULL; d->reg_gpu = d->reg_epoch = d->pe_epoch = NULL;
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
     d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
@@ -1294,6 +1612,10 @@ static void cal_clear(Dev *d) {
         c->dead_upto = -64;
         c->hw_now = 0;
     }
+    /* the governor's bins (no tag matches), the host's power, the page registers: a point starts without them */
+    memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
+    d->pw_debt = 0;
+    memset(d->reg_gpu, 0xFF, sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
 }
 
 static void reset_time(Dev *d) {
@@ -1301,7 +1623,10 @@ static void reset_time(Dev *d) {
         d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_from[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
-    d->ctrl_free = d->host_free = d->pw_t = d->pw_gate_t = 0;
+    d->host_free = 0;
+    for (uint32_t i = 0; i < MAX_CORES; i++) d->core_free[i] = 0;
+    d->hk_next = d->hk_gap_ns > 0 ? d->hk_gap_ns / 2 : INT64_MAX; /* the first task half a mean gap in */
+    for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
     cal_clear(d);
     d->rmw_ready = 0;
     d->carry_end = 0;
@@ -1323,7 +1648,8 @@ static void rebase(Dev *d) {
     }
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = shift_down(d->rd_plane[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = shift_down(d->ch_free[i], by);
-    d->ctrl_free = shift_down(d->ctrl_free, by);
+    for (uint32_t i = 0; i < d->n_cores; i++) d->core_free[i] = shift_down(d->core_free[i], by);
+    if (d->hk_next != INT64_MAX) d->hk_next = shift_down(d->hk_next, by);
     d->host_free = shift_down(d->host_free, by);
     for (int64_t k = 0; k < d->infl_cnt; k++) {
         int64_t pos = (d->infl_head + k) % d->infl_cap;
@@ -1331,7 +1657,6 @@ static void rebase(Dev *d) {
     }
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
-    d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
     d->carry_end = 0;
 }
@@ -1360,7 +1685,6 @@ static void fob_reset(Dev *d) {
     d->ring_head = d->ring_cnt = d->pend_live = 0;
     if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
     d->mc_hand = d->mc_count = 0;
-    d->pw_level = d->pw_depth;
     reset_time(d);
 }
 
@@ -1375,24 +1699,33 @@ static double norm_quantile(double p) {
     return 0.5 * (lo + hi);
 }
 
-/* 256 quantiles, in 1/1024, scaled to a mean of exactly 1024: NAND op times follow a symmetric triangular
- * distribution of standard deviation sd (its half-width sd x sqrt 6, at most 0.95); firmware time a log-normal one
- * of coefficient of variation cv (a long right tail: most commands fast, a few slow) */
-static void fill_tables(Dev *d, double sd, double cv) {
-    double a = sd * sqrt(6.0), var[256], fw[256], sv = 0, sf = 0;
-    if (a > 0.95) a = 0.95;
-    double s2 = log(1.0 + cv * cv), mu = -0.5 * s2, sg = sqrt(s2);
-    for (int i = 0; i < 256; i++) {
-        double p = (i + 0.5) / 256.0;
-        double x = p < 0.5 ? -a + a * sqrt(2.0 * p) : a - a * sqrt(2.0 * (1.0 - p));
-        var[i] = 1.0 + x;
-        fw[i] = cv > 0 ? exp(mu + sg * norm_quantile(p)) : 1.0;
-        sv += var[i];
-        sf += fw[i];
+/* the quantile at p of a positive factor: kind 0 a symmetric triangular distribution around 1 of standard deviation
+ * a (its half-width a x sqrt 6, at most 0.95), kind 1 a log-normal one of coefficient of variation a, kind 2 a
+ * log-normal one whose logarithm has standard deviation a (before they are scaled to a mean of 1) */
+static double quantile(int kind, double a, double p) {
+    if (a <= 0) return 1.0;
+    if (kind == 0) {
+        double h = a * sqrt(6.0);
+        if (h > 0.95) h = 0.95;
+        return 1.0 + (p < 0.5 ? -h + h * sqrt(2.0 * p) : h - h * sqrt(2.0 * (1.0 - p)));
     }
-    for (int i = 0; i < 256; i++) {
-        d->var_tab[i] = (int32_t)floor(var[i] * 256.0 * 1024.0 / sv + 0.5);
-        d->fw_tab[i] = (int32_t)floor(fw[i] * 256.0 * 1024.0 / sf + 0.5);
+    if (p <= 0) return 0.0;
+    double sg = kind == 1 ? sqrt(log(1.0 + a * a)) : a;
+    return exp(sg * norm_quantile(p));
+}
+
+/* D as the quantile function of a distribution (see quantile), scaled to a mean of exactly 1 (x 65536) */
+static void dist_fill(Dist *D, int kind, double a) {
+    double q[257], t[257], mean = 0;
+    for (int i = 0; i <= 256; i++) q[i] = quantile(kind, a, i / 256.0);
+    for (int j = 0; j < 256; j++) t[j] = quantile(kind, a, 255.0 / 256.0 + j / 65536.0);
+    t[256] = quantile(kind, a, kind == 0 ? 1.0 : 1.0 - ldexp(1.0, -22));
+    q[256] = t[256];
+    for (int i = 0; i < 255; i++) mean += (q[i] + q[i + 1]) / 2.0 / 256.0;
+    for (int j = 0; j < 256; j++) mean += (t[j] + t[j + 1]) / 2.0 / 65536.0;
+    for (int i = 0; i <= 256; i++) {
+        D->q[i] = (uint32_t)floor(q[i] / mean * 65536.0 + 0.5);
+        D->t[i] = (uint32_t)floor(t[i] / mean * 65536.0 + 0.5);
     }
 }
 
@@ -1436,10 +1769,15 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     div32_init(&d->dv_bits, (uint32_t)d->bits);
     double t_bers_us = dget(p, "tbers", &err);
     double tvar = dget(p, "tvar", &err), fw_cv = dget(p, "fw_cv", &err);
-    double retry_p = dget(p, "retry_p", &err), retry_steps = dget(p, "retry_steps", &err);
+    double cmd_cv = dget(p, "cmd_cv", &err), link_cv = dget(p, "link_cv", &err), rber_sd = dget(p, "rber_sd", &err);
+    double rber_m = dget(p, "rber_m", &err), retry_lnr = dget(p, "retry_lnr", &err);
+    d->ecc_ns = (int64_t)(dget(p, "ecc_us", &err) * 1000.0);
     d->suspend = (int)dget(p, "suspend", &err);
     d->susp_ns = (int64_t)(dget(p, "susp_us", &err) * 1000.0);
     d->resume_ns = (int64_t)(dget(p, "resume_us", &err) * 1000.0);
+    d->slice_ns = (int64_t)(dget(p, "susp_slice_us", &err) * 1000.0);
+    double cores = dget(p, "ctrl_cores", &err), be = dget(p, "ctrl_be", &err);
+    double hk_hz = dget(p, "hk_hz", &err), hk_us = dget(p, "hk_us", &err), ra_kib = dget(p, "ra_kib", &err);
     d->susp_max = (uint32_t)dget(p, "susp_max", &err);
     d->cmd_ns = (int64_t)(dget(p, "cmd_us", &err) * 1000.0);
     d->cmd_bytes = (int64_t)dget(p, "cmd_bytes", &err);
@@ -1459,7 +1797,6 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     double map_cache = dget(p, "map_cache", &err);
     d->p_cap = dget(p, "power", &err);
     d->p_idle = dget(p, "idle_w", &err);
-    double window = dget(p, "window_s", &err);
     double e_read = dget(p, "e_read_uj", &err), e_prog = dget(p, "e_prog_uj", &err);
     double e_erase = dget(p, "e_erase_uj", &err), e_io = dget(p, "e_io_uj", &err);
     if (err) return -1;
@@ -1470,13 +1807,13 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (nand_block_pages < pages) nand_block_pages = pages;
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
-    fill_tables(d, tvar / 100.0, fw_cv / 100.0);
-    {
-        double rp = retry_p * 4294967296.0;
-        d->retry_p32 = rp <= 0 ? 0 : rp >= 4294967295.0 ? UINT32_MAX : (uint32_t)rp;
-        double mx = floor(2.0 * retry_steps - 1.0 + 0.5);
-        d->retry_max = mx < 1 ? 1 : (uint32_t)mx; /* extra steps drawn uniformly from 1 .. retry_max */
-    }
+    dist_fill(&d->d_var, 0, tvar / 100.0);
+    dist_fill(&d->d_fw, 1, fw_cv / 100.0);
+    dist_fill(&d->d_cmd, 1, cmd_cv / 100.0);
+    dist_fill(&d->d_link, 0, link_cv / 100.0);
+    dist_fill(&d->d_rber, 2, rber_sd);
+    d->rber_m_q16 = rber_m > 0 ? (uint64_t)(rber_m * 65536.0 + 0.5) : 0;
+    d->retry_lnr = retry_lnr > 1e-6 ? retry_lnr : 1e-6;
     d->spu = (uint32_t)(d->planes * d->page_bytes / d->iu_bytes);
     if (d->spu > SPU_MAX) {
         PyErr_SetString(PyExc_ValueError, "planes x page holds more than 128 indirection units");
@@ -1523,9 +1860,21 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     {
         double w_kiops = dget(p, "ctrl_w_kiops", &err), slow_kiops = dget(p, "slowpath_kiops", &err);
         d->ctrl_w_ns = w_kiops > 0 ? (int64_t)(1e6 / w_kiops) : d->ctrl_ns;
-        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all */
+        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all (the slow
+         * path runs on one core at a time: its serial part holds a core that long) */
         int64_t busy = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->ctrl_w_ns + d->slow_ns;
         d->slow_busy_ns = busy > d->ctrl_w_ns ? busy - d->ctrl_w_ns : 0;
+        /* cores: a command holds one for cores x the ceiling's time per command, so the ceiling holds on average */
+        d->n_cores = cores < 1 ? 1 : cores > MAX_CORES ? MAX_CORES : (uint32_t)cores;
+        d->svc_r_ns = d->ctrl_ns * d->n_cores;
+        d->svc_w_ns = d->ctrl_w_ns * d->n_cores;
+        d->fw_lat_r_ns = max64(d->fw_ns, d->svc_r_ns);
+        d->fw_lat_w_ns = max64(d->fw_ns, d->svc_w_ns);
+        d->be_q16 = (int64_t)(be / 100.0 * 65536.0 + 0.5);
+        d->hk_gap_ns = hk_hz > 0 && hk_us > 0 ? (int64_t)(1e9 / hk_hz) : 0;
+        d->hk_len_ns = (int64_t)(hk_us * 1000.0);
+        d->ra_bytes = (int64_t)(ra_kib * 1024.0);
+        d->ra_chunk = (int64_t)d->planes * d->page_bytes;
     }
     d->buf_slots = buf_bytes / d->iu_bytes;
     if (d->buf_slots < 4 * (int64_t)d->spu) d->buf_slots = 4 * (int64_t)d->spu;
@@ -1550,8 +1899,19 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->e_prog_pu = e_prog * 1e-6 * d->planes;
     d->e_erase_sb = e_erase * 1e-6 * d->planes * d->n_dies * pages / nand_block_pages;
     d->e_io = e_io * 1e-6;
-    d->pw_rate = d->p_cap > 0 ? (d->p_cap - d->p_idle) * 1e-9 : 0; /* J per ns */
-    d->pw_depth = d->p_cap > 0 ? (d->p_cap - d->p_idle) * window : 0;
+    d->e_read_pj = (int64_t)(e_read * 1e6 + 0.5);
+    d->e_prog_pj = (int64_t)(e_prog * 1e6 * d->planes + 0.5);
+    d->e_erase_pj = (int64_t)(d->e_erase_sb * 1e12 / d->n_dies + 0.5);
+    d->e_io_pj = (int64_t)(e_io * 1e6 + 0.5);
+    {   /* the governor runs when the cap can bind: every die programming (or reading on every read unit) and the
+         * controller at its ceiling would draw more than the cap */
+        double tprog = (double)d->t_prog > 0 ? (double)d->t_prog : 1.0, tr = (double)d->t_r > 0 ? (double)d->t_r : 1.0;
+        double die_w = fmax((double)d->e_prog_pj / tprog, (double)d->e_read_pj * d->read_units / tr) * 1e-3;
+        double cmds = ctrl_kiops > 0 ? ctrl_kiops * 1e3 : 5e6;
+        double most = d->p_idle + die_w * d->n_dies + cmds * e_io * 1e-6;
+        d->gov = d->p_cap > 0 && most > d->p_cap;
+        d->pw_cap_mw = d->p_cap > d->p_idle ? (int64_t)((d->p_cap - d->p_idle) * 1000.0) : 0;
+    }
 
     size_t nslot = (size_t)d->n_blk * d->spb;
     d->l2p = big_alloc(sizeof(uint32_t) * (size_t)d->n_lpn);
@@ -1581,9 +1941,16 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_flags = d->mc_cap < d->n_mp ? calloc((size_t)d->n_mp, 1) : NULL;
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
+    d->pw_h = calloc(PW_N, sizeof(int64_t));
+    d->pw_p = calloc(PW_N, sizeof(int64_t));
+    d->pw_tag = malloc(sizeof(uint32_t) * PW_N);
+    d->reg_gpu = malloc(sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
+    d->reg_epoch = calloc((size_t)d->n_dies * d->planes, sizeof(uint32_t));
+    d->pe_epoch = calloc(d->n_dies, sizeof(uint32_t));
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
         !d->op_len || !d->rd_die || !d->rd_from || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
+        !d->pw_h || !d->pw_p || !d->pw_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
@@ -1685,11 +2052,10 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
     PyDict_SetItemString(r, "energy_j", e);
     Py_DECREF(e);
     uint64_t used = (uint64_t)d->n_mapped, freeb = d->free_cnt;
-    PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "user_slots", (unsigned long long)d->n_lpn,
+    PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K}", "user_slots", (unsigned long long)d->n_lpn,
                                 "raw_slots", (unsigned long long)d->n_blk * d->spb, "mapped_slots",
                                 (unsigned long long)used, "free_blocks", (unsigned long long)freeb, "blocks",
-                                (unsigned long long)d->n_blk, "slots_per_block", (unsigned long long)d->spb,
-                                "power_level_j", d->pw_level);
+                                (unsigned long long)d->n_blk, "slots_per_block", (unsigned long long)d->spb);
     PyDict_Update(r, g);
     Py_DECREF(g);
     return r;
@@ -1697,7 +2063,9 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
-static size_t state_extra(const Dev *d) { return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5; }
+static size_t state_extra(const Dev *d) {
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies;
+}
 
 static PyObject *Dev_save(Dev *d, PyObject *unused) {
     if (d->running) {
@@ -1725,7 +2093,6 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     h[9] = d->host_blk; h[10] = d->host_slot; h[11] = d->gc_blk; h[12] = d->gc_slot;
     counter_values(d, &h[13]); /* 13 .. 25 */
     memcpy(&h[26], &d->c_energy, 8);
-    memcpy(&h[27], &d->pw_level, 8);
     h[28] = (uint64_t)d->gc_policy;
     memcpy(p, h, STATE_HDR);
     p += STATE_HDR;
@@ -1737,7 +2104,7 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     int64_t by = d->carry_end;
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = shift_down(d->die_free[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) *q++ = shift_down(d->ch_free[i], by);
-    *q++ = shift_down(d->ctrl_free, by);
+    *q++ = d->hk_next == INT64_MAX ? -1 : shift_down(d->hk_next, by);
     *q++ = shift_down(d->host_free, by);
     *q++ = shift_down(d->space_t, by);
     *q++ = shift_down(d->infl_last, by);
@@ -1761,7 +2128,10 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     *q++ = d->gc_vpu;
     *q++ = d->gc_debt;
     *q++ = d->gc_ratio;
-    memcpy(q, &d->trng, 8);
+    memcpy(q++, &d->trng, 8);
+    /* the controller's cores, the dies' P/E epochs (page registers are per point) */
+    for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
+    for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
     return out;
 }
 
@@ -1796,7 +2166,6 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     counter_refs(d, refs);
     for (int i = 0; i < NCOUNTERS; i++) *refs[i] = h[13 + i];
     memcpy(&d->c_energy, &h[26], 8);
-    memcpy(&d->pw_level, &h[27], 8);
     d->n_mapped = 0;
     for (int64_t i = 0; i < d->n_lpn; i++) d->n_mapped += d->l2p[i] != UNMAPPED;
     rebuild_lists(d);
@@ -1809,7 +2178,7 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     for (uint32_t i = 0; i < d->n_ch; i++) { memcpy(q, p, 8); p += 8; d->ch_free[i] = q[0]; }
     memcpy(q, p, 8 * 5);
     p += 8 * 5;
-    d->ctrl_free = q[0];
+    d->hk_next = q[0] < 0 ? INT64_MAX : q[0];
     d->host_free = q[1];
     d->space_t = q[2];
     d->infl_last = q[3];
@@ -1834,11 +2203,14 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     }
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) { memcpy(q, p, 8); p += 8; d->rd_plane[i] = q[0]; }
     memcpy(q, p, 40);
+    p += 40;
     d->gc_vb = (uint32_t)q[0];
     d->gc_vpu = (uint32_t)q[1];
     d->gc_debt = q[2];
     d->gc_ratio = q[3];
     memcpy(&d->trng, &q[4], 8);
+    for (uint32_t i = 0; i < d->n_cores; i++) { memcpy(q, p, 8); p += 8; d->core_free[i] = q[0]; }
+    for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->pe_epoch[i] = (uint32_t)q[0]; }
     Py_RETURN_NONE;
 bad:
     PyErr_SetString(PyExc_ValueError, "state image does not match this drive's geometry");
@@ -1878,10 +2250,6 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
         int64_t pace = (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
         t += pace > 1000 ? pace : 1000;
         for (uint32_t i = 0; i < d->n_dies; i++) t = max64(t, d->die_free[i]);
-    }
-    if (d->p_cap > 0) {
-        d->pw_level += d->pw_rate * (double)ns - (d->c_energy - e0);
-        if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
     }
     d->carry_end = t_end;
     return Py_BuildValue("{s:K,s:K,s:I,s:I,s:d}", "victims", (unsigned long long)runs, "relocated_slots",
@@ -2193,7 +2561,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
     d->plain = 0;
-    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
+    if (d->rate_ns == 0 && !d->gov && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
         d->interval_ns <= 0 && (d->rmix >= 100 || d->rmix <= 0)) {
         int dir = d->rmix >= 100 ? 0 : 1; /* as draw_io decides */
         if (d->nzones[dir] == 0) d->plain = dir ? PLAIN_WRITE : PLAIN_READ;
@@ -2217,7 +2585,14 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->t_now = 0;
     d->t_last_done = 0;
     d->run_energy0 = d->c_energy;
-    d->pw_e_avg = d->e_io + d->e_read; /* a point starts from the same estimate, whatever ran before */
+    /* read-ahead follows the reads of a sequential point (a random point's reads never continue one another) */
+    d->ra_on = !d->random && !d->trim_mode && d->rmix > 0 && d->ra_bytes > 0;
+    for (int i = 0; i < RA_STREAMS; i++) {
+        d->ra[i].next = -1;
+        d->ra[i].used = -1 - i;
+        d->ra[i].hits = 0;
+        d->ra[i].pf_lo = d->ra[i].pf_hi = 0;
+    }
     d->running = 1;
     Py_RETURN_NONE;
 }
@@ -2298,23 +2673,6 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
                 heap_replace_top(d, at);
                 continue;
             }
-            if (d->p_cap > 0) {
-                d->pw_level += d->pw_rate * (double)(t - d->pw_t);
-                if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
-                d->pw_t = t;
-                if (d->pw_level < 0) {
-                    /* power cap: the controller holds the command until the energy budget recovers; the commands
-                     * held queue up, each after the energy of a command more (its running mean), so a deep queue
-                     * does not wake all at once to find the budget empty again */
-                    int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
-                    if (wait < 1) wait = 1;
-                    int64_t at = max64(d->pw_gate_t, t + wait);
-                    d->pw_gate_t = at + (int64_t)(d->pw_e_avg / d->pw_rate);
-                    d->slot_gated[slot] = 1;
-                    heap_replace_top(d, at);
-                    continue;
-                }
-            }
             t0 = d->slot_issue[slot];
         }
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
@@ -2339,7 +2697,6 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             d->job_pos[job] = off + bs;
         }
         d->job_issued[job] += bs;
-        double e0 = d->c_energy;
         int64_t done;
         if (dir == 0) done = do_read(d, t, off, bs);
         else if (dir == 1) done = do_write(d, t, off, bs);
@@ -2351,10 +2708,6 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             return -1;
         }
         d->c_energy += d->e_io;
-        if (!plain && d->p_cap > 0) {
-            d->pw_level -= d->c_energy - e0;
-            d->pw_e_avg += (d->c_energy - e0 - d->pw_e_avg) * (1.0 / 64);
-        }
         if (record(d, dir, bs, t0, done, plain) < 0) {
             heap_pop(d);
             PyErr_NoMemory();
