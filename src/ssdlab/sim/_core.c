@@ -74,6 +74,13 @@ static inline int ev_before(HeapEnt a, HeapEnt b) { /* without branches: the out
     return (a.key < b.key) | ((a.key == b.key) & (a.slot < b.slot));
 }
 
+/* a slot's I/O in flight: issued at t0, its size and direction, its completion path's time (drawn when it was
+ * issued); pend while the host has not seen it complete */
+typedef struct {
+    int64_t t0, bs, cq;
+    int32_t dir, pend;
+} SlotIo;
+
 typedef struct {
     int64_t gap; /* pacing gap (rate_ns, or a Poisson draw) */
     int64_t off; /* offset of a random I/O */
@@ -304,30 +311,40 @@ HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     return cal_book_run(c, b, dur, now, end, limit);
 }
 
-/* A distribution of a positive random factor of mean 1, as its quantile function: 257 points at p = i/256 (q) and,
- * for the top 1/256, 257 more at p = 255/256 + j/65536 (t; the last one at p = 1 - 2^-22), each x 65536. A draw picks
- * a bin with 8 random bits and interpolates linearly within it with 16 more, so the values form a continuous
- * distribution: its tail is resolved to about one draw in 4 million, and no share of the draws sits on one value
- * (a table of 256 values put the top 1/256 of every draw on its largest: p99.9 = max). */
+/* A distribution of a positive random factor of mean 1, as its quantile function at three levels of 64 bins, each
+ * value x 65536: level 0 over p in [0, 1), level 1 over the top bin of level 0 ([63/64, 1)), level 2 over the top
+ * bin of level 1 ([1 - 1/4096, 1), its last point at p = 1 - 2^-22). A draw picks a bin of level 0 with 6 random
+ * bits, of level 1 with 6 more when that is the top one, of level 2 likewise, and interpolates linearly within the
+ * bin with 14 more: the values form a continuous distribution whose tail is resolved to about one draw in 4 million
+ * (a table of 256 values put the top 1/256 of the draws on its largest: p99.9 = max). Small (13 cache lines, 5 of
+ * them for nearly every draw), as it is read for every command among the FTL's cache misses. */
+#define DIST_BINS 64
 typedef struct {
-    uint32_t q[257], t[257];
+    uint32_t v[3][DIST_BINS + 1];
 } Dist;
 
-/* a draw of D (x 65536) from the 64 random bits r: bits 56..63 pick the bin, 40..55 place the value in it; in the
- * top bin, bits 32..39 and 16..31 do the same in the tail's table */
-static inline uint32_t dist_draw(const Dist *D, uint64_t r) {
-    uint32_t i = (uint32_t)(r >> 56), f = (uint32_t)(r >> 40) & 0xFFFF;
-    const uint32_t *q = D->q;
-    if (__builtin_expect(i == 255, 0)) {
-        q = D->t;
-        i = (uint32_t)(r >> 32) & 0xFF;
-        f = (uint32_t)(r >> 16) & 0xFFFF;
+/* a draw of D (x 65536) from the 32 random bits r: bits 26..31 pick the bin of level 0, 20..25 and 14..19 those of
+ * levels 1 and 2 when the bin above is the top one, bits 0..13 place the value in the bin */
+static inline uint32_t dist_draw(const Dist *D, uint32_t r) {
+    uint32_t i = r >> 26, f = r & 0x3FFF;
+    const uint32_t *q = D->v[0];
+    if (__builtin_expect(i == DIST_BINS - 1, 0)) {
+        q = D->v[1];
+        i = (r >> 20) & 63;
+        if (i == DIST_BINS - 1) {
+            q = D->v[2];
+            i = (r >> 14) & 63;
+        }
     }
-    return q[i] + (uint32_t)(((uint64_t)(q[i + 1] - q[i]) * f) >> 16);
+    return q[i] + (uint32_t)(((uint64_t)(q[i + 1] - q[i]) * f) >> 14);
 }
 
-/* x scaled by a draw of D (mean x) */
-static inline int64_t dist_scale(const Dist *D, int64_t x, uint64_t r) { return (x * (int64_t)dist_draw(D, r)) >> 16; }
+/* x scaled by a draw of D (mean x) from the 32 random bits r */
+static inline int64_t dist_scale(const Dist *D, int64_t x, uint32_t r) { return (x * (int64_t)dist_draw(D, r)) >> 16; }
+
+/* the two 32-bit halves of a 64-bit draw, each the random bits of one draw of a distribution */
+#define HI32(r) ((uint32_t)((r) >> 32))
+#define LO32(r) ((uint32_t)(r))
 
 #define MAX_CORES 64
 #define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
@@ -481,6 +498,8 @@ typedef struct {
     int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
+    SlotIo *sio; /* each slot's I/O in flight */
+    int64_t cq_last; /* when the host saw the last completion (the completion queue is read in order) */
     HeapEnt *heap; /* the pending events: a sorted ring (ev_ring) or a binary heap (ev_head 0) */
     int64_t heap_n;
     int ev_ring;
@@ -592,7 +611,7 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
 /* a NAND op time t varied by a draw of its distribution (mean t) */
-static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return dist_scale(&d->d_var, t, r); }
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return dist_scale(&d->d_var, t, HI32(r)); }
 
 /* an exponential draw of mean m (ns), at least 1 */
 static int64_t exp_draw(Dev *d, int64_t m) {
@@ -700,12 +719,17 @@ static inline int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
 
 /* ------------------------------------------------------------------ controller */
 
-/* the core that is free first */
+/* the core that is free first (up to 4 cores in a fixed scan: the slots of missing cores hold INT64_MAX) */
 HOT_INLINE uint32_t ctrl_core(const Dev *d) {
+    const int64_t *cf = d->core_free;
+    if (d->n_cores <= 4) {
+        uint32_t a = cf[1] < cf[0], b = 2 + (cf[3] < cf[2]);
+        return cf[b] < cf[a] ? b : a;
+    }
     uint32_t c = 0;
-    int64_t m = d->core_free[0];
+    int64_t m = cf[0];
     for (uint32_t k = 1; k < d->n_cores; k++) {
-        int64_t f = d->core_free[k];
+        int64_t f = cf[k];
         c = f < m ? k : c;
         m = f < m ? f : m;
     }
@@ -730,7 +754,7 @@ HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_
     uint32_t c = ctrl_core(d);
     int64_t s = max64(t, d->core_free[c]);
     if (d->gov) s = pw_host(d, s, 1, d->e_io_pj);
-    int64_t f = dist_draw(&d->d_fw, r);
+    int64_t f = dist_draw(&d->d_fw, HI32(r));
     d->core_free[c] = s + ((svc * f) >> 16) + busy;
     return s + ((lat * f) >> 16);
 }
@@ -741,12 +765,10 @@ static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
     d->core_free[c] = max64(t, d->core_free[c]) + busy;
 }
 
-/* the completion path of a command whose data moved by `done`: posting, interrupt, reaping (its own draw) */
-static inline int64_t completion(Dev *d, int64_t done, uint64_t r) { return done + dist_scale(&d->d_cmd, d->cmd_ns, r); }
-
-/* host-link time of len bytes (and the command's own bytes), varied by its draw from r */
+/* host-link time of len bytes (and the command's own bytes), varied by its draw from the low half of r (the high
+ * half is the command's firmware-time draw) */
 static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
-    return dist_scale(&d->d_link, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), r);
+    return dist_scale(&d->d_link, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), LO32(r));
 }
 
 /* ------------------------------------------------------------------ dies */
@@ -826,8 +848,9 @@ static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t,
  * ECC decodes it in ecc_ns x x^4 more (its iterations grow steeply as x nears the limit); at or above 1 it needs 1 + floor(ln x /
  * retry_lnr) extra sensing steps, each another tR and a decode at the limit. *steps gets the extra steps. */
 static inline int64_t read_time(Dev *d, uint32_t gpu, uint32_t *steps) {
-    int64_t tr = vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d));
-    uint64_t x = (d->rber_m_q16 * dist_draw(&d->d_rber, trng_next(d))) >> 16; /* x 65536 */
+    uint64_t r = trng_next(d);
+    int64_t tr = vary(d, d->tr_pt[ptype_of(d, gpu)], r);
+    uint64_t x = (d->rber_m_q16 * dist_draw(&d->d_rber, LO32(r))) >> 16; /* x 65536 */
     if (__builtin_expect(x < 65536, 1)) {
         *steps = 0;
         uint64_t x2 = (x * x) >> 16;
@@ -982,6 +1005,12 @@ static int64_t select_victim(Dev *d) {
     return d->fifo_cnt ? (int64_t)d->fifoq[d->fifo_head] : -1;
 }
 
+/* the valid slots' mapping entries are also fetched while scanning (the step before fetched them already, except
+ * for a victim's first unit): measured no faster (benchmarks/sim_ab.py), so off */
+#ifndef SCAN_PREFETCH
+#define SCAN_PREFETCH 0
+#endif
+
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
  * valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
 HOT_INLINE uint32_t gc_scan_n(const uint32_t *restrict in, const uint32_t *restrict l2p, uint32_t spu,
@@ -991,11 +1020,30 @@ HOT_INLINE uint32_t gc_scan_n(const uint32_t *restrict in, const uint32_t *restr
     for (uint32_t k = 0; k < spu; k++) {
         uint32_t lpn = in[k];
         uint32_t gone = (uint32_t)((int32_t)lpn >> 31); /* all ones for an empty slot (LPNs are < 2^31) */
+#if SCAN_PREFETCH
         __builtin_prefetch(&l2p[lpn & ~gone], 1, 1);     /* an empty slot fetches entry 0 */
+#else
+        (void)l2p;
+#endif
         lpns[n] = lpn;
         n += 1 + gone;
     }
     return n;
+}
+
+/* the mapping entries of the valid slots of the unit at in[0 .. spu), fetched for the next GC step (an empty slot
+ * fetches entry 0); 16 slots (every 4K preset) unrolled */
+HOT_INLINE void gc_ahead_n(const uint32_t *restrict in, const uint32_t *restrict l2p, uint32_t spu) {
+#pragma GCC unroll 16
+    for (uint32_t k = 0; k < spu; k++) {
+        uint32_t lpn = in[k];
+        __builtin_prefetch(&l2p[lpn & ~(uint32_t)((int32_t)lpn >> 31)], 1, 1);
+    }
+}
+
+static inline void gc_ahead(const uint32_t *in, const uint32_t *l2p, uint32_t spu) {
+    if (spu == 16) gc_ahead_n(in, l2p, 16);
+    else gc_ahead_n(in, l2p, spu);
 }
 
 /* 16 slots per unit (4 planes x 16 KiB pages / 4 KiB IU, every 4K preset) unrolled: a fixed-count loop, in a
@@ -1056,10 +1104,7 @@ static int64_t gc_step(Dev *d, int64_t t) {
     if (pu + 1 + VP_AHEAD < d->pu_per_sb) /* the victim's reverse map, a few units ahead */
         for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + (1 + VP_AHEAD) * spu + k], 0, 1);
     if (pu + 1 < d->pu_per_sb) /* the mapping entries the next step rewrites */
-        for (uint32_t k = 0; k < spu; k++) {
-            uint32_t lpn = p2l[s0 + spu + k];
-            __builtin_prefetch(&d->l2p[lpn == UNMAPPED ? 0 : lpn], 1, 1);
-        }
+        gc_ahead(p2l + s0 + spu, d->l2p, spu);
     if (n > 0) {
         uint32_t gpu = b * d->pu_per_sb + pu;
         die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj);
@@ -1416,7 +1461,7 @@ static void ra_forget(Dev *d, int64_t off, int64_t len) {
 /* A host read: a command on the controller, the NAND reads of its IUs (or, for a read the read-ahead fetched, the
  * DRAM copy and the command's front end only), the host-link transfer and the completion path. */
 static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
-    uint64_t r = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
     RaStream *st = d->ra_on && len < d->ra_chunk ? ra_follow(d, t, off, len) : NULL;
     int64_t at = st ? ra_ready(d, st, off, len) : -1, ready, done;
     if (at >= 0) {
@@ -1430,12 +1475,11 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
     }
     if (st && st->hits >= 2) ra_prefetch(d, st, off + len, ready);
     d->c_host_r_bytes += (uint64_t)len;
-    return completion(d, cal_book(d->cal_host, done, link_time(d, len, r2), d->cal_now), r2 << 24);
+    return cal_book(d->cal_host, done, link_time(d, len, r), d->cal_now);
 }
 
 static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
-    uint64_t r = trng_next(d);
-    int64_t done = completion(d, ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r), trng_next(d));
+    int64_t done = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, trng_next(d));
     int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
     for (int64_t lpn = first; lpn < end; lpn++) {
         uint32_t m = d->l2p[lpn];
@@ -1470,9 +1514,9 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
 /* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
-    uint64_t r = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
     int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r);
-    int64_t done = cal_book(d->cal_host, ready, dist_scale(&d->d_link, d->host_xfer_iu, r2), d->cal_now);
+    int64_t done = cal_book(d->cal_host, ready, dist_scale(&d->d_link, d->host_xfer_iu, LO32(r)), d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
     int64_t n_new = !buffered;
@@ -1497,7 +1541,7 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
         if (dispatch_unit(d, done, d->pend_live < (int64_t)d->spu) < 0) return -1;
     }
     d->c_host_w_bytes += (uint64_t)len;
-    return completion(d, done, r2 << 24);
+    return done;
 }
 
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len);
@@ -1515,9 +1559,9 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
     int64_t slow = aligned ? 0 : d->slow_ns;
-    uint64_t r0 = trng_next(d), r2 = trng_next(d); /* the command's draws: firmware time; link, completion */
+    uint64_t r0 = trng_next(d); /* the command's draws: firmware time, link */
     int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, aligned ? 0 : d->slow_busy_ns, d->fw_lat_w_ns, r0) + slow;
-    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r2), d->cal_now);
+    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r0), d->cal_now);
     if (d->ra_on) ra_forget(d, off, len);
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     /* read-modify-write of partially covered IUs that hold data on NAND */
@@ -1574,7 +1618,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         lpn = chunk_end + 1;
     }
     d->c_host_w_bytes += (uint64_t)len;
-    return completion(d, done, r2 << 24);
+    return done;
 }
 
 /* the buffer ring stores positions in l2p; after dispatch the positions of later entries stay valid
@@ -1590,6 +1634,7 @@ static void dev_free_all(Dev *d) {
     d->op_len = d->rd_die = d->rd_from = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
+    free(d->sio); d->sio = NULL;
     free(d->hist); free(d->iv); free(d->hl);
     free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
     d->pw_h = d->pw_p = NULL; d->pw_tag = NULL; d->reg_gpu = d->reg_epoch = d->pe_epoch = NULL;
@@ -1624,7 +1669,7 @@ static void reset_time(Dev *d) {
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
     d->host_free = 0;
-    for (uint32_t i = 0; i < MAX_CORES; i++) d->core_free[i] = 0;
+    for (uint32_t i = 0; i < MAX_CORES; i++) d->core_free[i] = i < d->n_cores ? 0 : INT64_MAX;
     d->hk_next = d->hk_gap_ns > 0 ? d->hk_gap_ns / 2 : INT64_MAX; /* the first task half a mean gap in */
     for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
     cal_clear(d);
@@ -1716,17 +1761,20 @@ static double quantile(int kind, double a, double p) {
 
 /* D as the quantile function of a distribution (see quantile), scaled to a mean of exactly 1 (x 65536) */
 static void dist_fill(Dist *D, int kind, double a) {
-    double q[257], t[257], mean = 0;
-    for (int i = 0; i <= 256; i++) q[i] = quantile(kind, a, i / 256.0);
-    for (int j = 0; j < 256; j++) t[j] = quantile(kind, a, 255.0 / 256.0 + j / 65536.0);
-    t[256] = quantile(kind, a, kind == 0 ? 1.0 : 1.0 - ldexp(1.0, -22));
-    q[256] = t[256];
-    for (int i = 0; i < 255; i++) mean += (q[i] + q[i + 1]) / 2.0 / 256.0;
-    for (int j = 0; j < 256; j++) mean += (t[j] + t[j + 1]) / 2.0 / 65536.0;
-    for (int i = 0; i <= 256; i++) {
-        D->q[i] = (uint32_t)floor(q[i] / mean * 65536.0 + 0.5);
-        D->t[i] = (uint32_t)floor(t[i] / mean * 65536.0 + 0.5);
+    double v[3][DIST_BINS + 1], mean = 0, lo = 0, width = 1.0;
+    for (int lv = 0; lv < 3; lv++) { /* level lv covers p in [lo, lo + width) */
+        for (int i = 0; i <= DIST_BINS; i++) {
+            double p = lo + width * i / DIST_BINS;
+            if (i == DIST_BINS) p = lv < 2 ? lo + width : (kind == 0 ? 1.0 : 1.0 - ldexp(1.0, -22));
+            v[lv][i] = quantile(kind, a, p);
+        }
+        int bins = lv < 2 ? DIST_BINS - 1 : DIST_BINS; /* a level's top bin is the next level */
+        for (int i = 0; i < bins; i++) mean += (v[lv][i] + v[lv][i + 1]) / 2.0 * width / DIST_BINS;
+        lo += width * (DIST_BINS - 1) / DIST_BINS;
+        width /= DIST_BINS;
     }
+    for (int lv = 0; lv < 3; lv++)
+        for (int i = 0; i <= DIST_BINS; i++) D->v[lv][i] = (uint32_t)floor(v[lv][i] / mean * 65536.0 + 0.5);
 }
 
 static double dget(PyObject *dict, const char *key, int *err) {
@@ -2268,7 +2316,9 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
  * both come out in the same order. */
 #define EV_RING_MAX 64
 #define EV_WINDOW 256 /* insertions per check of the ring's cost */
+#ifndef EV_SHIFTS_MAX
 #define EV_SHIFTS_MAX 3 /* mean shifts per insertion above which the heap is cheaper */
+#endif
 
 static inline HeapEnt ev_top(const Dev *d) { return d->heap[d->ev_head]; }
 
@@ -2520,6 +2570,9 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
     free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->sio);
+    d->sio = calloc((size_t)d->nslots, sizeof(SlotIo));
+    d->cq_last = 0;
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
@@ -2545,7 +2598,8 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
-    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv ||
+        !d->sio) {
         free(old_pos);
         d->pos_n = 0;
         PyErr_NoMemory();
@@ -2654,6 +2708,28 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         int64_t job = div32(&d->dv_depth, (uint32_t)slot);
         d->t_now = t;
         d->cal_now = t;
+        SlotIo *sio = &d->sio[slot];
+        if (sio->pend) {
+            /* the slot's I/O completed on the drive at t: the host sees it after the completion path (posting,
+             * interrupt, reaping), and in the order the completions were posted (the completion queue is read in
+             * order), so what it sees comes in time order and the next submission is issued then */
+            int64_t seen = t + sio->cq;
+            if (seen < d->cq_last) seen = d->cq_last;
+            d->cq_last = seen;
+            sio->pend = 0;
+            if (record(d, sio->dir, sio->bs, sio->t0, seen, plain) < 0) {
+                heap_pop(d);
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!plain && d->rate_ns > 0 && seen > t) { /* a paced point's submissions wake in time order */
+                heap_replace_top(d, seen);
+                continue;
+            }
+            t = seen;
+            d->t_now = t;
+            d->cal_now = t;
+        }
         if (t >= d->t_end || (d->io_limit > 0 && d->job_issued[job] >= d->io_limit)) {
             heap_pop(d); /* time-based point over, or the job's bytes are done: retire the slot */
             continue;
@@ -2708,11 +2784,11 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             return -1;
         }
         d->c_energy += d->e_io;
-        if (record(d, dir, bs, t0, done, plain) < 0) {
-            heap_pop(d);
-            PyErr_NoMemory();
-            return -1;
-        }
+        sio->t0 = t0;
+        sio->bs = bs;
+        sio->dir = dir;
+        sio->pend = 1;
+        sio->cq = dist_scale(&d->d_cmd, d->cmd_ns, HI32(trng_next(d)));
         heap_replace_top(d, done);
     }
     return 0;
