@@ -368,7 +368,8 @@ typedef struct {
     int64_t iu_bytes, page_bytes;
     /* timing (ns) */
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
-    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's share of it */
+    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's serial part */
+    int64_t slow_free; /* the slow path (one unaligned write at a time) is free from this time on */
     /* NAND timing per page type (LSB, CSB, MSB, TSB: `bits` of them), ns; the page type of a program unit is its
      * word line's (block x pages + page) modulo bits */
     int64_t tr_pt[4], tprog_pt[4];
@@ -434,7 +435,7 @@ typedef struct {
     int64_t space_t; /* buffer space handed out so far is free from this time on */
     int64_t carry_end; /* end of the previous point: its unfinished NAND work carries over */
     /* resources */
-    int64_t *die_free, *ch_free, host_free;
+    int64_t *die_free, *ch_free;
     /* the controller: n_cores cores; a command holds the earliest free one for its core time (mean svc_r_ns for a
      * read, svc_w_ns for a write: cores / ceiling), scaled by its firmware-time draw; its latency is that draw of
      * fw_lat_r_ns / fw_lat_w_ns (the firmware time, at least the core time). be_q16: the share of a read's core time
@@ -786,19 +787,17 @@ static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur, int64
 }
 
 /* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it waits
- * for the read). The op in progress is estimated from the end of the die's P/E work and the length of its last op.
- * A suspension serves the reads of one window (reads back to back, rd_from .. rd_die): a read that comes later
- * waits for the op to resume after the window and run slice_ns (its progress), then suspends it again; a read
- * within slice_ns of the window's start joins it. So a read waits at most the window, the resume and one slice,
- * never the rest of a program; the share of reads that wait grows smoothly with the reads per die. With suspend off
- * (or once the op has been suspended susp_max times) the read waits for the rest of the op. *resume gets the
- * overhead the suspended op pays. */
+ * for the read), when the read is not admitted to the die's current suspension (nand_read). The op in progress is
+ * estimated from the end of the die's P/E work and the length of its last op. The op resumed when the die's last
+ * read window ended (rd_die) and runs slice_ns before it can be suspended again: a read waits for that, then the
+ * suspend latency. With suspend off (or once the op has been suspended susp_max times) the read waits for the rest
+ * of the op. *resume gets the overhead the suspended op pays. */
 static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) {
     int64_t left = d->die_free[die] - s, len = d->op_len[die];
     int64_t rest = len > 0 && left > len ? (left - 1) % len + 1 : left; /* the op in progress ends in rest */
     if (!d->suspend || rest <= d->susp_ns) return rest;
-    int64_t op_end = s + rest;
     if (d->susp_max) {
+        int64_t op_end = s + rest;
         if (op_end != d->susp_op[die]) {
             d->susp_op[die] = op_end;
             d->susp_cnt[die] = 0;
@@ -806,36 +805,36 @@ static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) 
         if (d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
         d->susp_cnt[die]++;
     }
-    int64_t from = d->rd_from[die], to = d->rd_die[die], wait = d->susp_ns;
-    if (s <= to && s - from <= d->slice_ns && s >= from) wait = 0; /* joins the window: the op is suspended */
-    else if (s < to + d->resume_ns + d->slice_ns) wait = to + d->resume_ns + d->slice_ns - s + d->susp_ns;
+    int64_t free_at = d->rd_die[die] + d->resume_ns + d->slice_ns, wait = d->susp_ns;
+    if (s < free_at) wait += free_at - s;
     if (wait >= rest) return rest;
     *resume = d->resume_ns;
     return wait;
 }
 
 /* A NAND read of dur ns and e_pj on one read unit of a die, issued at t. Read units read independently (each waits
- * only for its own earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is
- * delayed by the part of the read not already covered by other reads (and the resume overhead). In a point that
- * issues only reads, a read that starts within the die's current read window finds the P/E work already suspended
- * and does not wait for it: with no host write needing that work, the firmware has no reason to resume it; only the
- * first read after a gap does. Under a power cap the read starts when the governor has room for it. Returns when
- * the read ends. */
+ * only for its own earlier reads). The die's reads come in windows (rd_from .. rd_die): a suspension of the die's P/E
+ * work serves every read that arrived by slice_ns after it began (reads queued on their read unit included), without
+ * a wait of their own; a read arriving later waits for pe_wait and begins the next window. In a point that issues only
+ * reads, a read that starts within the current window joins it whenever it arrived: with no host write needing the
+ * P/E work, the firmware has no reason to resume it. The die's P/E work is delayed by the part of each read not
+ * already covered by other reads (and the resume overhead). Under a power cap the read starts when the governor has
+ * room for it. Returns when the read ends. */
 static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur, int64_t e_pj) {
     int64_t *rp = &d->rd_plane[die * d->planes + plane];
     int64_t s = max64(t, *rp), resume = 0;
-    int64_t *win = &d->rd_from[die], rd_end = d->rd_die[die];
-    int in_window = d->rd_only && *win < rd_end && *win <= s && s <= rd_end;
-    if (d->die_free[die] > s && !in_window) s += pe_wait(d, die, s, &resume);
+    int64_t from = d->rd_from[die], to = d->rd_die[die];
+    int joins = from < to && s >= from && (d->rd_only ? s <= to : t <= from + d->slice_ns);
+    if (d->die_free[die] > s && !joins) s += pe_wait(d, die, s, &resume);
     if (d->gov) s = pw_host(d, s, dur, e_pj);
     int64_t e = s + dur;
     *rp = e;
-    if (s > rd_end) *win = s; /* a new window */
-    else if (s < *win && e >= *win) *win = s; /* joins the window from before its start */
-    if (e > rd_end) d->rd_die[die] = e;
+    if (!joins && s > to) d->rd_from[die] = s; /* a new window */
+    else if (s < from && e >= from) d->rd_from[die] = s; /* joins the window from before its start */
+    if (e > to) d->rd_die[die] = e;
     if (d->die_free[die] > s) {
-        int64_t from = max64(s, d->rd_push[die]);
-        int64_t push = (e > from ? e - from : 0) + resume;
+        int64_t pfrom = max64(s, d->rd_push[die]);
+        int64_t push = (e > pfrom ? e - pfrom : 0) + resume;
         d->die_free[die] += push;
         d->susp_op[die] += push;
     }
@@ -1558,9 +1557,14 @@ HOT_INLINE int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
-    int64_t slow = aligned ? 0 : d->slow_ns;
     uint64_t r0 = trng_next(d); /* the command's draws: firmware time, link */
-    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, aligned ? 0 : d->slow_busy_ns, d->fw_lat_w_ns, r0) + slow;
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0);
+    if (!aligned && (d->slow_ns > 0 || d->slow_busy_ns > 0)) {
+        /* the firmware's slow path for IU-unaligned writes: its serial part takes one write at a time */
+        int64_t s = max64(ready, d->slow_free);
+        d->slow_free = s + d->slow_busy_ns;
+        ready = s + d->slow_ns;
+    }
     int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r0), d->cal_now);
     if (d->ra_on) ra_forget(d, off, len);
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
@@ -1668,7 +1672,7 @@ static void reset_time(Dev *d) {
         d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_from[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
-    d->host_free = 0;
+    d->slow_free = 0;
     for (uint32_t i = 0; i < MAX_CORES; i++) d->core_free[i] = i < d->n_cores ? 0 : INT64_MAX;
     d->hk_next = d->hk_gap_ns > 0 ? d->hk_gap_ns / 2 : INT64_MAX; /* the first task half a mean gap in */
     for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
@@ -1695,7 +1699,7 @@ static void rebase(Dev *d) {
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = shift_down(d->ch_free[i], by);
     for (uint32_t i = 0; i < d->n_cores; i++) d->core_free[i] = shift_down(d->core_free[i], by);
     if (d->hk_next != INT64_MAX) d->hk_next = shift_down(d->hk_next, by);
-    d->host_free = shift_down(d->host_free, by);
+    d->slow_free = shift_down(d->slow_free, by);
     for (int64_t k = 0; k < d->infl_cnt; k++) {
         int64_t pos = (d->infl_head + k) % d->infl_cap;
         d->infl_t[pos] = shift_down(d->infl_t[pos], by);
@@ -1908,10 +1912,9 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     {
         double w_kiops = dget(p, "ctrl_w_kiops", &err), slow_kiops = dget(p, "slowpath_kiops", &err);
         d->ctrl_w_ns = w_kiops > 0 ? (int64_t)(1e6 / w_kiops) : d->ctrl_ns;
-        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all (the slow
-         * path runs on one core at a time: its serial part holds a core that long) */
-        int64_t busy = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->ctrl_w_ns + d->slow_ns;
-        d->slow_busy_ns = busy > d->ctrl_w_ns ? busy - d->ctrl_w_ns : 0;
+        /* the slow path's serial part: it takes 1/slowpath_kiops per unaligned write (its whole latency without
+         * slowpath_kiops), one write at a time */
+        d->slow_busy_ns = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->slow_ns;
         /* cores: a command holds one for cores x the ceiling's time per command, so the ceiling holds on average */
         d->n_cores = cores < 1 ? 1 : cores > MAX_CORES ? MAX_CORES : (uint32_t)cores;
         d->svc_r_ns = d->ctrl_ns * d->n_cores;
@@ -2153,7 +2156,7 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = shift_down(d->die_free[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) *q++ = shift_down(d->ch_free[i], by);
     *q++ = d->hk_next == INT64_MAX ? -1 : shift_down(d->hk_next, by);
-    *q++ = shift_down(d->host_free, by);
+    *q++ = shift_down(d->slow_free, by);
     *q++ = shift_down(d->space_t, by);
     *q++ = shift_down(d->infl_last, by);
     *q++ = d->infl_cnt;
@@ -2227,7 +2230,7 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     memcpy(q, p, 8 * 5);
     p += 8 * 5;
     d->hk_next = q[0] < 0 ? INT64_MAX : q[0];
-    d->host_free = q[1];
+    d->slow_free = q[1];
     d->space_t = q[2];
     d->infl_last = q[3];
     for (int64_t k = 0; k < n_infl; k++) {

@@ -117,21 +117,26 @@ BITS: dict[str, int] = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}  # page types pe
 # per cell type: tR per page type, tPROG (one value: every page type alike), tBERS (µs) and energies (µJ per page
 # read / page program / plane-block erase); docs/sim.md gives the sources
 CELL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
-            "e_erase_uj": 400.0},
-    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 30.0, "e_prog_uj": 150.0,
+    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 5.0, "e_prog_uj": 20.0,
+            "e_erase_uj": 300.0},
+    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 8.0, "e_prog_uj": 40.0,
+            "e_erase_uj": 600.0},
+    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 8.0, "e_prog_uj": 40.0,
             "e_erase_uj": 1000.0},
-    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
-            "e_erase_uj": 1500.0},
-    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 55.0,
-            "e_prog_uj": 320.0, "e_erase_uj": 2500.0},
+    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 10.0,
+            "e_prog_uj": 108.0, "e_erase_uj": 2500.0},
 }
+
+# Form factors and their power envelopes (W): what a drive of that form draws at most, averaged over any load. U.2
+# data-centre drives are 25 W class (the D5-P5316's 25 W maximum average active power); a 2.5-inch SATA drive's label
+# rating (the DC S3500's 5 V x 1.44 A = 12 V x 0.6 A = 7.2 W, seed 002).
+ENVELOPES: dict[str, float] = {"U.2": 25.0, "SATA 2.5-inch": 7.2}
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
     "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy",
     "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
-    "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
+    "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 2.0, "wear": 0.0,
     "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0, "read_planes": 4,
     "ctrl_cores": 4, "ctrl_be": 20.0, "hk_hz": 20.0, "hk_us": 2000.0, "cmd_cv": 50.0, "link_cv": 5.0,
     "rber_sd": 0.6, "ecc_us": 10.0, "susp_slice_us": 100.0, "ra_kib": 256.0,
@@ -161,6 +166,15 @@ REVIEWS: dict[str, tuple[str, float]] = {
     "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
     "cd5": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.11),
 }
+
+
+FORMS: dict[str, str] = {"s3500": "SATA 2.5-inch"}  # every other preset is a U.2 drive
+
+
+def form_factor(name: str) -> tuple[str, float]:
+    """The preset's form factor and its power envelope, W (ENVELOPES)."""
+    form = FORMS.get(name, "U.2")
+    return form, ENVELOPES[form]
 
 
 def calibration(name: str) -> str:
@@ -205,12 +219,12 @@ PRESETS: dict[str, Preset] = _presets(
     ("p5316", None, "Solidigm D5-P5316 30.72 TB (QLC, 64 KiB IU, PCIe 4.0 x4), scaled to 4 GiB (seed 001)",
      {"cell": "qlc", "capacity": 4 * 1024**3, "op": 12.0, "iu": 65536, "pages": 2, "channels": 16, "dies": 8,
       "read_planes": 2, "host_mbps": 7400.0, "ctrl_kiops": 900.0, "tprog": (2900.0,), "tbers": 15000.0,
-      "buffer": 32 * 1024**2, "idle_w": 5.0}),
+      "buffer": 32 * 1024**2, "idle_w": 5.0, "power": 25.0}),
     ("s3500", None, "Intel DC S3500 480 GB (MLC, SATA 6 Gb/s, flat map in DRAM), scaled to 1 GiB (seed 002)",
      {"cell": "mlc", "capacity": 1024**3, "op": 15.0, "iu": 4096, "pages": 4, "planes": 2, "read_planes": 1,
       "channels": 8, "dies": 4, "ch_mbps": 400.0, "host_mbps": 572.0, "cmd_us": 10.0, "cmd_bytes": 64,
       "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 100.0, "slowpath_kiops": 14.7,
-      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0,
+      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0, "ctrl_cores": 1, "hk_us": 500.0,
       "idle_w": 0.6}),
     ("cm5-r", None, "Toshiba CM5-R 7.68 TB (TLC, 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
