@@ -136,7 +136,7 @@ _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
     "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy",
     "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
-    "tvar": 5.0, "fw_cv": 50.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 2.0, "wear": 0.0,
+    "tvar": 5.0, "fw_cv": 50.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 1.2, "wear": 0.0,
     "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0, "read_planes": 4,
     "ctrl_cores": 4, "ctrl_be": 20.0, "hk_hz": 20.0, "hk_us": 2000.0, "cmd_cv": 50.0, "link_cv": 5.0,
     "rber_sd": 0.6, "ecc_us": 20.0, "susp_slice_us": 100.0, "ra_kib": 256.0,
