@@ -89,6 +89,23 @@ def test_save_load_roundtrip_continues_identically() -> None:
     assert a.dev.counters() == b.dev.counters()
 
 
+def test_save_load_roundtrip_under_a_power_cap() -> None:
+    """The governor's booked energy and the controller's cores are part of the state image: a capped drive reloaded
+    between points continues exactly as the live one."""
+    a = small(power=7)
+    a.fill()
+    a.run(io_bytes=a.user // 2)
+    a.run(rmix=70, qd=16, runtime_s=0.1)  # leaves program/erase work booked past its end
+    image = a.dev.save()
+    b = small(power=7)
+    b.dev.load(image)
+    b.seed = a.seed
+    ra, _ = a.run(rmix=70, qd=16, runtime_s=0.2)
+    rb, _ = b.run(rmix=70, qd=16, runtime_s=0.2)
+    assert ra["dirs"] == rb["dirs"]
+    assert a.dev.counters() == b.dev.counters()
+
+
 def test_load_rejects_other_geometry() -> None:
     a = small()
     image = a.dev.save()

@@ -417,7 +417,7 @@ typedef struct {
     int64_t e_read_pj, e_prog_pj, e_erase_pj, e_io_pj; /* one page read, one unit program, one die's erase, a command */
     int64_t *pw_h, *pw_p;
     uint32_t *pw_tag;
-    int64_t pw_debt;
+    int64_t pw_debt, pw_pay_b; /* the debt; the first bin it may be paid in */
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
     int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
@@ -693,20 +693,22 @@ static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw, int host) {
     return s;
 }
 
-/* program/erase work of dur ns and e_pj from t: the debt paid first (that much of the budget left unused from t on,
- * as far as the ring reaches), then the work booked; returns its start */
+/* program/erase work of dur ns and e_pj from t: the debt paid first (that much of the budget left unused in the
+ * first bins with room from now on, as far as the ring reaches), then the work booked; returns its start */
 static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
     const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
     int64_t s = t > 0 ? t : 0;
-    for (int64_t b = s >> PW_SHIFT; d->pw_debt > 0 && b - now_b < PW_N - 1; b++) {
+    int64_t b = max64(now_b, d->pw_pay_b); /* bins before pw_pay_b were full when the debt was last paid */
+    for (; d->pw_debt > 0 && b - now_b < PW_N - 1; b++) {
         uint32_t x = pw_slot(d, b);
         int64_t room = cap - d->pw_h[x] - d->pw_p[x];
         if (room <= 0) continue;
         int64_t take = room < d->pw_debt ? room : d->pw_debt;
         d->pw_p[x] += take;
         d->pw_debt -= take;
-        if (d->pw_debt > 0) s = max64(s, (b + 1) << PW_SHIFT);
+        if (d->pw_debt == 0) break;
     }
+    d->pw_pay_b = b;
     d->pw_debt = 0; /* (beyond the horizon: forgotten) */
     if (dur < 1) dur = 1;
     return pw_fit(d, s, dur, (e_pj + dur - 1) / dur, 0);
@@ -1661,10 +1663,46 @@ static void cal_clear(Dev *d) {
         c->dead_upto = -64;
         c->hw_now = 0;
     }
-    /* the governor's bins (no tag matches), the host's power, the page registers: a point starts without them */
-    memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
-    d->pw_debt = 0;
+    /* the page registers: a point starts without them */
     memset(d->reg_gpu, 0xFF, sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
+}
+
+/* the governor's bins moved `by` ns earlier (a new point's time 0 is the last one's end: the work still booked keeps
+ * its energy), or all cleared (by < 0) */
+static void pw_rebase(Dev *d, int64_t by) {
+    int64_t shift = by >> PW_SHIFT;
+    if (by < 0 || shift >= ((int64_t)1 << 40)) {
+        memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
+        d->pw_debt = d->pw_pay_b = 0;
+        return;
+    }
+    if (shift == 0) return;
+    int64_t *h = malloc(sizeof(int64_t) * 2 * PW_N);
+    uint32_t *tag = malloc(sizeof(uint32_t) * PW_N);
+    if (!h || !tag) { /* no room to move them: the point starts without them */
+        free(h);
+        free(tag);
+        memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
+        return;
+    }
+    memset(tag, 0xFF, sizeof(uint32_t) * PW_N);
+    for (uint32_t x = 0; x < PW_N; x++) {
+        if (d->pw_tag[x] == UINT32_MAX) continue;
+        int64_t b = ((int64_t)d->pw_tag[x] << 12) | x, nb = b - shift;
+        if (nb < 0) continue;
+        uint32_t y = (uint32_t)(nb & (PW_N - 1));
+        tag[y] = (uint32_t)(nb >> 12);
+        h[y] = d->pw_h[x];
+        h[PW_N + y] = d->pw_p[x];
+    }
+    for (uint32_t y = 0; y < PW_N; y++) {
+        d->pw_tag[y] = tag[y];
+        d->pw_h[y] = h[y];
+        d->pw_p[y] = h[PW_N + y];
+    }
+    d->pw_pay_b = d->pw_pay_b > shift ? d->pw_pay_b - shift : 0;
+    free(h);
+    free(tag);
 }
 
 static void reset_time(Dev *d) {
@@ -1677,6 +1715,7 @@ static void reset_time(Dev *d) {
     d->hk_next = d->hk_gap_ns > 0 ? d->hk_gap_ns / 2 : INT64_MAX; /* the first task half a mean gap in */
     for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
     cal_clear(d);
+    pw_rebase(d, -1);
     d->rmw_ready = 0;
     d->carry_end = 0;
     d->space_t = 0;
@@ -1707,6 +1746,7 @@ static void rebase(Dev *d) {
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
     cal_clear(d);
+    pw_rebase(d, by);
     d->carry_end = 0;
 }
 
@@ -2115,7 +2155,15 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
 static size_t state_extra(const Dev *d) {
-    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies;
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies + 2;
+}
+
+/* the governor's bins that are still ahead after moving them `by` ns earlier: how many (state image entries) */
+static size_t pw_live(const Dev *d, int64_t by) {
+    size_t n = 0;
+    for (uint32_t x = 0; x < PW_N; x++)
+        if (d->pw_tag[x] != UINT32_MAX && ((((int64_t)d->pw_tag[x] << 12) | x) - (by >> PW_SHIFT)) >= 0) n++;
+    return n;
 }
 
 static PyObject *Dev_save(Dev *d, PyObject *unused) {
@@ -2129,7 +2177,8 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     size_t fixed = state_arrays(d, arr, len);
     /* timing tail, relative to the end of the last point: die/channel queues, controller, host link,
      * buffer space and the units still in flight (so a reloaded drive is as busy as the live one was) */
-    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt + state_extra(d));
+    size_t n_pw = pw_live(d, d->carry_end);
+    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt + state_extra(d) + 3 * n_pw);
     size_t size = fixed + tail;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) return NULL;
@@ -2183,6 +2232,17 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     /* the controller's cores, the dies' P/E epochs (page registers are per point) */
     for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
+    /* the governor: its debt, then the bins still ahead (bin, host energy, P/E energy) */
+    *q++ = d->pw_debt;
+    *q++ = (int64_t)n_pw;
+    for (uint32_t x = 0; x < PW_N; x++) {
+        if (d->pw_tag[x] == UINT32_MAX) continue;
+        int64_t b = (((int64_t)d->pw_tag[x] << 12) | x) - (by >> PW_SHIFT);
+        if (b < 0) continue;
+        *q++ = b;
+        *q++ = d->pw_h[x];
+        *q++ = d->pw_p[x];
+    }
     return out;
 }
 
@@ -2198,8 +2258,11 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     if ((size_t)n < size + tail0) goto bad;
     int64_t n_infl;
     memcpy(&n_infl, p + size + tail0 - 8, 8);
-    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl + 8 * state_extra(d))
-        goto bad;
+    size_t fixed_n = size + tail0 + 16 * (size_t)n_infl + 8 * state_extra(d);
+    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n < fixed_n) goto bad;
+    int64_t n_pw;
+    memcpy(&n_pw, p + fixed_n - 8, 8);
+    if (n_pw < 0 || n_pw > PW_N || (size_t)n != fixed_n + 24 * (size_t)n_pw) goto bad;
     memcpy(h, p, STATE_HDR);
     if (h[0] != STATE_MAGIC || h[1] != (uint64_t)d->n_lpn || h[2] != d->n_blk || h[3] != d->spb ||
         h[4] != d->spu || h[28] != (uint64_t)d->gc_policy)
@@ -2262,6 +2325,17 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     memcpy(&d->trng, &q[4], 8);
     for (uint32_t i = 0; i < d->n_cores; i++) { memcpy(q, p, 8); p += 8; d->core_free[i] = q[0]; }
     for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->pe_epoch[i] = (uint32_t)q[0]; }
+    memcpy(q, p, 16);
+    p += 16;
+    d->pw_debt = q[0];
+    for (int64_t k = 0; k < n_pw; k++) {
+        memcpy(q, p, 24);
+        p += 24;
+        uint32_t x = (uint32_t)(q[0] & (PW_N - 1));
+        d->pw_tag[x] = (uint32_t)(q[0] >> 12);
+        d->pw_h[x] = q[1];
+        d->pw_p[x] = q[2];
+    }
     Py_RETURN_NONE;
 bad:
     PyErr_SetString(PyExc_ValueError, "state image does not match this drive's geometry");
