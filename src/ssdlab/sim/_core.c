@@ -349,8 +349,8 @@ static inline int64_t dist_scale(const Dist *D, int64_t x, uint32_t r) { return 
 #define MAX_CORES 64
 #define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
 #define RA_RING 64 /* prefetched chunks remembered per stream (a power of 2) */
-#define PW_SHIFT 17 /* power governor: bins of 131 us */
-#define PW_N 4096 /* bins in its ring: 537 ms ahead */
+#define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
+#define PW_N 4096 /* bins in its ring: 34 s ahead */
 
 typedef struct {
     int64_t next;          /* the byte offset a sequential read of this stream starts at next */
@@ -376,10 +376,6 @@ typedef struct {
     int bits;
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
-    /* the random factors (mean 1) of NAND op times (symmetric triangular), firmware time per command (log-normal),
-     * the completion path (log-normal), host-link transfers (symmetric triangular) and a read's raw bit error rate
-     * relative to the hard-decision ECC limit (log-normal) */
-    Dist d_var, d_fw, d_cmd, d_link, d_rber;
     /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
      * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
      * limit: x^4), at or above 1 it needs 1 + floor(ln x / retry_lnr) extra sensing steps (each one more tR) */
@@ -441,13 +437,11 @@ typedef struct {
      * fw_lat_r_ns / fw_lat_w_ns (the firmware time, at least the core time). be_q16: the share of a read's core time
      * spent on its NAND back end (mapping lookup, NAND command, ECC), skipped by a read served from DRAM (x 65536) */
     uint32_t n_cores;
-    int64_t core_free[MAX_CORES];
     int64_t svc_r_ns, svc_w_ns, fw_lat_r_ns, fw_lat_w_ns, be_q16;
     /* firmware housekeeping: the next task's start, the mean gap between tasks and their mean length (ns) */
     int64_t hk_next, hk_gap_ns, hk_len_ns;
     /* read-ahead: streams of sequential reads, chunk size (bytes), how far ahead (bytes); page registers: the unit
      * (gpu) whose page each read unit of each die holds, valid while the die's P/E epoch is the one it was read in */
-    RaStream ra[RA_STREAMS];
     int64_t ra_bytes, ra_chunk;
     int ra_on;
     uint32_t *reg_gpu, *reg_epoch, *pe_epoch;
@@ -523,6 +517,13 @@ typedef struct {
     /* histogram log: a ring of per-interval clat histograms indexed by completion interval */
     int64_t hl_ns, hl_base;
     int64_t *hl;
+    /* large and read only now and then (kept out of the way of the fields every I/O reads) */
+    /* the random factors (mean 1) of NAND op times (symmetric triangular), firmware time per command (log-normal),
+     * the completion path (log-normal), host-link transfers (symmetric triangular) and a read's raw bit error rate
+     * relative to the hard-decision ECC limit (log-normal) */
+    Dist d_var, d_fw, d_cmd, d_link, d_rber;
+    int64_t core_free[MAX_CORES]; /* when each core is free (INT64_MAX beyond n_cores) */
+    RaStream ra[RA_STREAMS];
 } Dev;
 
 #define HL_RING 64
@@ -2865,7 +2866,8 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         sio->bs = bs;
         sio->dir = dir;
         sio->pend = 1;
-        sio->cq = dist_scale(&d->d_cmd, d->cmd_ns, HI32(trng_next(d)));
+        sio->cq = dist_scale(&d->d_cmd, d->cmd_ns, HI32(d->trng * 0xD6E8FEB86659FD93ULL)); /* (the generator's state,
+                                                                                             mixed: no new draw) */
         heap_replace_top(d, done);
     }
     return 0;
