@@ -342,6 +342,13 @@ static inline uint32_t dist_draw(const Dist *D, uint32_t r) {
 /* x scaled by a draw of D (mean x) from the 32 random bits r */
 static inline int64_t dist_scale(const Dist *D, int64_t x, uint32_t r) { return (x * (int64_t)dist_draw(D, r)) >> 16; }
 
+/* x varied by a symmetric triangular factor of half-width h (x 65536) around 1, from the 32 random bits r: the sum
+ * of two uniform draws (no table: NAND op times and link transfers are varied this way on every I/O) */
+static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
+    int64_t u = (int64_t)(r & 0xFFFF) + (int64_t)(r >> 16) - 65535; /* -65535 .. 65535, symmetric */
+    return x + ((x * ((h * u) >> 16)) >> 16);
+}
+
 /* the two 32-bit halves of a 64-bit draw, each the random bits of one draw of a distribution */
 #define HI32(r) ((uint32_t)((r) >> 32))
 #define LO32(r) ((uint32_t)(r))
@@ -376,6 +383,7 @@ typedef struct {
     int bits;
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
+    int64_t var_h, link_h; /* half-widths (x 65536) of the symmetric triangular variation of NAND ops and link transfers */
     /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
      * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
      * limit: x^4), at or above 1 it needs 1 + floor(ln x / retry_lnr) extra sensing steps (each one more tR) */
@@ -519,9 +527,9 @@ typedef struct {
     int64_t *hl;
     /* large and read only now and then (kept out of the way of the fields every I/O reads) */
     /* the random factors (mean 1) of NAND op times (symmetric triangular), firmware time per command (log-normal),
-     * the completion path (log-normal), host-link transfers (symmetric triangular) and a read's raw bit error rate
+     * the completion path (log-normal) and a read's raw bit error rate
      * relative to the hard-decision ECC limit (log-normal) */
-    Dist d_var, d_fw, d_cmd, d_link, d_rber;
+    Dist d_fw, d_cmd, d_rber;
     int64_t core_free[MAX_CORES]; /* when each core is free (INT64_MAX beyond n_cores) */
     RaStream ra[RA_STREAMS];
 } Dev;
@@ -613,7 +621,7 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
 /* a NAND op time t varied by a draw of its distribution (mean t) */
-static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return dist_scale(&d->d_var, t, HI32(r)); }
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return tri_scale(t, d->var_h, HI32(r)); }
 
 /* an exponential draw of mean m (ns), at least 1 */
 static int64_t exp_draw(Dev *d, int64_t m) {
@@ -772,7 +780,7 @@ static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
 /* host-link time of len bytes (and the command's own bytes), varied by its draw from the low half of r (the high
  * half is the command's firmware-time draw) */
 static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
-    return dist_scale(&d->d_link, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), LO32(r));
+    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), d->link_h, LO32(r));
 }
 
 /* ------------------------------------------------------------------ dies */
@@ -1007,10 +1015,11 @@ static int64_t select_victim(Dev *d) {
     return d->fifo_cnt ? (int64_t)d->fifoq[d->fifo_head] : -1;
 }
 
-/* the valid slots' mapping entries are also fetched while scanning (the step before fetched them already, except
- * for a victim's first unit): measured no faster (benchmarks/sim_ab.py), so off */
+/* the valid slots' mapping entries are fetched again while scanning (the step before fetched them already, except
+ * for a victim's first unit, but they may have left the cache since): 13 % faster than without, timed process by
+ * process (one process per build and run, alternated: builds timed in one process get their memory unequally) */
 #ifndef SCAN_PREFETCH
-#define SCAN_PREFETCH 0
+#define SCAN_PREFETCH 1
 #endif
 
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
@@ -1518,7 +1527,7 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
     int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r);
-    int64_t done = cal_book(d->cal_host, ready, dist_scale(&d->d_link, d->host_xfer_iu, LO32(r)), d->cal_now);
+    int64_t done = cal_book(d->cal_host, ready, tri_scale(d->host_xfer_iu, d->link_h, LO32(r)), d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
     int64_t n_new = !buffered;
@@ -1900,10 +1909,10 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (nand_block_pages < pages) nand_block_pages = pages;
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
-    dist_fill(&d->d_var, 0, tvar / 100.0);
+    d->var_h = (int64_t)(fmin(0.95, tvar / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
     dist_fill(&d->d_fw, 1, fw_cv / 100.0);
     dist_fill(&d->d_cmd, 1, cmd_cv / 100.0);
-    dist_fill(&d->d_link, 0, link_cv / 100.0);
+    d->link_h = (int64_t)(fmin(0.95, link_cv / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
     dist_fill(&d->d_rber, 2, rber_sd);
     d->rber_m_q16 = rber_m > 0 ? (uint64_t)(rber_m * 65536.0 + 0.5) : 0;
     d->retry_lnr = retry_lnr > 1e-6 ? retry_lnr : 1e-6;
