@@ -1370,9 +1370,10 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
 /* ------------------------------------------------------------------ host I/O */
 
 /* NAND reads of the IUs covering [off, off + len), from t (the part of each IU in the range moves over its
- * channel): one sensing per page of a read unit, unless that read unit's page register still holds the page (no
- * program or erase on its die since it was sensed): then its data is read out without one. *pages gets the
- * sensings. Returns when the last byte is off its channel. */
+ * channel): one sensing per page of a read unit, unless, in a sequential point, that read unit's page register still
+ * holds the page (no program or erase on its die since it was sensed): then its data is read out without one (a
+ * random read finds its page there by chance only on a scaled-down drive, so random points always sense). *pages
+ * gets the sensings. Returns when the last byte is off its channel. */
 static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *pages) {
     int64_t done = t, e = t, n = 0;
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
@@ -1389,7 +1390,7 @@ static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *
         uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m));
         if (gpu != last_pu || plane != last_plane) { /* a new page: one read of it (a plane of a multi-plane unit) */
             uint32_t ru = die * d->planes + plane;
-            if (d->reg_gpu[ru] == gpu && d->reg_epoch[ru] == d->pe_epoch[die]) {
+            if (d->ra_on && d->reg_gpu[ru] == gpu && d->reg_epoch[ru] == d->pe_epoch[die]) {
                 e = max64(rr, d->rd_plane[ru]); /* still in the page register */
             } else {
                 uint32_t steps;
