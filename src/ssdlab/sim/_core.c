@@ -356,6 +356,7 @@ static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
 #define MAX_CORES 64
 #define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
 #define RA_RING 64 /* prefetched chunks remembered per stream (a power of 2) */
+#define DRIFT_SHIFT 27 /* the drive's speed drifts in segments of 134 ms */
 #define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
 #define PW_N 4096 /* bins in its ring: 34 s ahead */
 
@@ -384,6 +385,11 @@ typedef struct {
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
     int64_t var_h, link_h; /* half-widths (x 65536) of the symmetric triangular variation of NAND ops and link transfers */
+    /* slow drift of the drive's speed (temperature, supply and link conditions): NAND op times, link transfers and
+     * command service times are scaled by drift_q16 (x 65536), a symmetric triangular draw of half-width drift_h for
+     * each segment of 2^DRIFT_SHIFT ns of the drive's clock (clock_base + t: it runs on across points) */
+    int64_t drift_q16, drift_h, drift_seg, clock_base;
+    uint64_t drift_key;
     /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
      * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
      * limit: x^4), at or above 1 it needs 1 + floor(ln x / retry_lnr) extra sensing steps (each one more tR) */
@@ -621,7 +627,21 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
 /* a NAND op time t varied by a draw of its distribution (mean t) */
-static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) { return tri_scale(t, d->var_h, HI32(r)); }
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) {
+    return tri_scale((t * d->drift_q16) >> 16, d->var_h, HI32(r));
+}
+
+/* the drive's speed factor for the segment of its clock that time t falls in (see Dev.drift_q16): a hash of the
+ * segment, so it needs no state beyond the clock and does not depend on the order of the draws */
+static void drift_update(Dev *d, int64_t t) {
+    int64_t seg = (d->clock_base + t) >> DRIFT_SHIFT;
+    uint64_t z = (uint64_t)seg * 0x9E3779B97F4A7C15ULL ^ d->drift_key;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    d->drift_seg = seg;
+    d->drift_q16 = tri_scale(65536, d->drift_h, (uint32_t)z);
+}
 
 /* an exponential draw of mean m (ns), at least 1 */
 static int64_t exp_draw(Dev *d, int64_t m) {
@@ -766,7 +786,7 @@ HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_
     uint32_t c = ctrl_core(d);
     int64_t s = max64(t, d->core_free[c]);
     if (d->gov) s = pw_host(d, s, 1, d->e_io_pj);
-    int64_t f = dist_draw(&d->d_fw, HI32(r));
+    int64_t f = (dist_draw(&d->d_fw, HI32(r)) * d->drift_q16) >> 16;
     d->core_free[c] = s + ((svc * f) >> 16) + busy;
     return s + ((lat * f) >> 16);
 }
@@ -780,7 +800,8 @@ static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
 /* host-link time of len bytes (and the command's own bytes), varied by its draw from the low half of r (the high
  * half is the command's firmware-time draw) */
 static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
-    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5), d->link_h, LO32(r));
+    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte * d->drift_q16 / 65536.0 + 0.5),
+                     d->link_h, LO32(r));
 }
 
 /* ------------------------------------------------------------------ dies */
@@ -1528,7 +1549,8 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
     int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r);
-    int64_t done = cal_book(d->cal_host, ready, tri_scale(d->host_xfer_iu, d->link_h, LO32(r)), d->cal_now);
+    int64_t done = cal_book(d->cal_host, ready, tri_scale((d->host_xfer_iu * d->drift_q16) >> 16, d->link_h, LO32(r)),
+                            d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
     int64_t n_new = !buffered;
@@ -1727,6 +1749,9 @@ static void reset_time(Dev *d) {
     for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
     cal_clear(d);
     pw_rebase(d, -1);
+    d->clock_base = 0;
+    d->drift_seg = -1;
+    drift_update(d, 0);
     d->rmw_ready = 0;
     d->carry_end = 0;
     d->space_t = 0;
@@ -1738,6 +1763,7 @@ static int64_t shift_down(int64_t x, int64_t by) { return x > by ? x - by : 0; }
 
 static void rebase(Dev *d) {
     int64_t by = d->carry_end;
+    d->clock_base += by; /* the drive's clock runs on */
     for (uint32_t i = 0; i < d->n_dies; i++) {
         d->die_free[i] = shift_down(d->die_free[i], by);
         d->rd_die[i] = shift_down(d->rd_die[i], by);
@@ -1911,6 +1937,8 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
     d->var_h = (int64_t)(fmin(0.95, tvar / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
+    d->drift_h = (int64_t)(fmin(0.95, dget(p, "drift", &err) / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
+    d->drift_key = (uint64_t)dget(p, "seed", &err) * 0xD1B54A32D192ED03ULL + 0x8CB92BA72F3D8DD7ULL;
     dist_fill(&d->d_fw, 1, fw_cv / 100.0);
     dist_fill(&d->d_cmd, 1, cmd_cv / 100.0);
     d->link_h = (int64_t)(fmin(0.95, link_cv / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
@@ -2166,7 +2194,7 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
 static size_t state_extra(const Dev *d) {
-    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies + 2;
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies + 3;
 }
 
 /* the governor's bins that are still ahead after moving them `by` ns earlier: how many (state image entries) */
@@ -2243,7 +2271,8 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     /* the controller's cores, the dies' P/E epochs (page registers are per point) */
     for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
-    /* the governor: its debt, then the bins still ahead (bin, host energy, P/E energy) */
+    /* the drive's clock, the governor's debt, then its bins still ahead (bin, host energy, P/E energy) */
+    *q++ = d->clock_base + by;
     *q++ = d->pw_debt;
     *q++ = (int64_t)n_pw;
     for (uint32_t x = 0; x < PW_N; x++) {
@@ -2336,9 +2365,11 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     memcpy(&d->trng, &q[4], 8);
     for (uint32_t i = 0; i < d->n_cores; i++) { memcpy(q, p, 8); p += 8; d->core_free[i] = q[0]; }
     for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->pe_epoch[i] = (uint32_t)q[0]; }
-    memcpy(q, p, 16);
-    p += 16;
-    d->pw_debt = q[0];
+    memcpy(q, p, 24);
+    p += 24;
+    d->clock_base = q[0];
+    d->pw_debt = q[1];
+    drift_update(d, 0);
     for (int64_t k = 0; k < n_pw; k++) {
         memcpy(q, p, 24);
         p += 24;
@@ -2797,6 +2828,7 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         d->t_now = t;
         d->cal_now = t;
         SlotIo *sio = &d->sio[slot];
+        if (((d->clock_base + t) >> DRIFT_SHIFT) != d->drift_seg) drift_update(d, t);
         if (sio->pend) {
             /* the slot's I/O completed on the drive at t: the host sees it after the completion path (posting,
              * interrupt, reaping), and in the order the completions were posted (the completion queue is read in

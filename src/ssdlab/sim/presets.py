@@ -44,6 +44,9 @@ PARAMS: tuple[Param, ...] = (
     Param("tr", "times", "page read time tR per page type (LSB/CSB/MSB/TSB), µs", 1.0, 10000.0),
     Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
     Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
+    Param("drift", "float", "slow drift of the drive's speed (temperature, supply, link conditions): NAND ops, link "
+                            "transfers and command times scaled by one factor per 134 ms, standard deviation %",
+          0.0, 10.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
     Param("block_pages", "int", "pages per real NAND block: erase time/energy are charged pro rata per "
                                 "model block (pages/block_pages)", 1, 65536),
@@ -139,7 +142,7 @@ _COMMON: dict[str, Any] = {
     "tvar": 5.0, "fw_cv": 50.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 1.2, "wear": 0.0,
     "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0, "read_planes": 4,
     "ctrl_cores": 4, "ctrl_be": 20.0, "hk_hz": 20.0, "hk_us": 2000.0, "cmd_cv": 50.0, "link_cv": 5.0,
-    "rber_sd": 0.6, "ecc_us": 20.0, "susp_slice_us": 100.0, "ra_kib": 256.0,
+    "rber_sd": 0.6, "ecc_us": 20.0, "drift": 0.5, "susp_slice_us": 100.0, "ra_kib": 256.0,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
@@ -157,10 +160,10 @@ class Preset:
 # report names
 REVIEWS: dict[str, tuple[str, float]] = {
     "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
-              1.30),
-    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.27),
+              1.26),
+    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.28),
     "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
-              0.95),
+              0.87),
     "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
     "s3500": ("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.27),
     "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
