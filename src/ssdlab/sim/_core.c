@@ -359,6 +359,7 @@ static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
 #define DRIFT_SHIFT 27 /* the drive's speed drifts in segments of 134 ms */
 #define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
 #define PW_N 4096 /* bins in its ring: 34 s ahead */
+#define PWF_SHIFT 17 /* its fine bins for the host's own work: 131 us (a ring of PW_N: 537 ms ahead) */
 
 typedef struct {
     int64_t next;          /* the byte offset a sequential read of this stream starts at next */
@@ -425,8 +426,8 @@ typedef struct {
     int gov;
     int64_t pw_cap_mw;
     int64_t e_read_pj, e_prog_pj, e_erase_pj, e_io_pj; /* one page read, one unit program, one die's erase, a command */
-    int64_t *pw_h, *pw_p;
-    uint32_t *pw_tag;
+    int64_t *pw_h, *pw_p, *pwf_h;
+    uint32_t *pw_tag, *pwf_tag;
     int64_t pw_debt, pw_pay_b; /* the debt; the first bin it may be paid in */
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
@@ -683,11 +684,10 @@ static inline int64_t pw_overlap(int64_t b, int64_t s, int64_t dur) {
     return hi - lo;
 }
 
-/* The earliest start from t at which work of dur ns drawing mw (mW = pJ per ns) fits in every bin it spans: host
- * work (host = 1) under the budget among host work, program/erase work under it among all work. It is booked there;
- * host work adds what it overfills to the debt. Work that alone exceeds the budget runs in the first empty bin;
- * work beyond the ring's horizon is not held. */
-static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw, int host) {
+/* The earliest start from t at which program/erase work of dur ns drawing mw (mW = pJ per ns) fits under the budget
+ * in every bin it spans, with everything booked there; it is booked there. Work that alone exceeds the budget runs in
+ * the first empty bin; work beyond the ring's horizon is not held. */
+static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw) {
     const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
     if (dur < 1) dur = 1;
     int64_t s = t > 0 ? t : 0, b0, b1;
@@ -698,7 +698,7 @@ static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw, int host) {
         int64_t bad = -1;
         for (int64_t b = b0; b <= b1; b++) {
             uint32_t x = pw_slot(d, b);
-            int64_t u = host ? d->pw_h[x] : d->pw_h[x] + d->pw_p[x];
+            int64_t u = d->pw_h[x] + d->pw_p[x];
             if (u + mw * pw_overlap(b, s, dur) > cap && (u > 0 || b != b0)) {
                 bad = b;
                 break;
@@ -707,18 +707,7 @@ static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw, int host) {
         if (bad < 0) break;
         s = (bad + 1) << PW_SHIFT;
     }
-    for (int64_t b = b0; b <= b1; b++) {
-        uint32_t x = pw_slot(d, b);
-        int64_t e = mw * pw_overlap(b, s, dur);
-        if (host) {
-            int64_t over0 = d->pw_h[x] + d->pw_p[x] - cap;
-            d->pw_h[x] += e;
-            int64_t over1 = d->pw_h[x] + d->pw_p[x] - cap;
-            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
-        } else {
-            d->pw_p[x] += e;
-        }
-    }
+    for (int64_t b = b0; b <= b1; b++) d->pw_p[pw_slot(d, b)] += mw * pw_overlap(b, s, dur);
     return s;
 }
 
@@ -740,13 +729,60 @@ static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
     d->pw_pay_b = b;
     d->pw_debt = 0; /* (beyond the horizon: forgotten) */
     if (dur < 1) dur = 1;
-    return pw_fit(d, s, dur, (e_pj + dur - 1) / dur, 0);
+    return pw_fit(d, s, dur, (e_pj + dur - 1) / dur);
 }
 
-/* host work (a command, a host read) of dur ns and e_pj at t: when it can start */
-static inline int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+/* Host work (a command, a host read) of dur ns and e_pj at t: it starts when the fine bins (2^PWF_SHIFT ns) it spans
+ * have room for it among the host work booked there, so the host's own demand is paced evenly under the budget (in
+ * the coarse bins alone, reads would fill a bin's budget at its start and wait for the next); it is then booked in
+ * the coarse bins with the rest (what it overfills there is the debt). Returns when it can start. */
+static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+    const int64_t cap = d->pw_cap_mw << PWF_SHIFT, now_b = d->cal_now >> PWF_SHIFT;
     if (dur < 1) dur = 1;
-    return pw_fit(d, t, dur, (e_pj + dur - 1) / dur, 1);
+    const int64_t mw = (e_pj + dur - 1) / dur;
+    int64_t s = t > 0 ? t : 0, b0, b1;
+    for (;;) {
+        b0 = s >> PWF_SHIFT;
+        b1 = (s + dur - 1) >> PWF_SHIFT;
+        if (b1 - now_b >= PW_N - 1 || b0 < now_b - 64) break;
+        int64_t bad = -1;
+        for (int64_t b = b0; b <= b1; b++) {
+            uint32_t x = (uint32_t)(b & (PW_N - 1));
+            int64_t u = d->pwf_tag[x] == (uint32_t)(b >> 12) ? d->pwf_h[x] : 0;
+            int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
+            if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
+            if (u + mw * (hi - lo) > cap && (u > 0 || b != b0)) {
+                bad = b;
+                break;
+            }
+        }
+        if (bad < 0) {
+            for (int64_t b = b0; b <= b1; b++) {
+                uint32_t x = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
+                if (d->pwf_tag[x] != tag) {
+                    d->pwf_tag[x] = tag;
+                    d->pwf_h[x] = 0;
+                }
+                int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
+                if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
+                d->pwf_h[x] += mw * (hi - lo);
+            }
+            break;
+        }
+        s = (bad + 1) << PWF_SHIFT;
+    }
+    /* the coarse bins: booked where it starts, whatever room is left there (what it overfills is the debt) */
+    const int64_t capc = d->pw_cap_mw << PW_SHIFT, nowc = d->cal_now >> PW_SHIFT;
+    int64_t c0 = s >> PW_SHIFT, c1 = (s + dur - 1) >> PW_SHIFT;
+    if (c1 - nowc >= PW_N - 1 || c0 < nowc - 64) return s;
+    for (int64_t b = c0; b <= c1; b++) {
+        uint32_t x = pw_slot(d, b);
+        int64_t over0 = d->pw_h[x] + d->pw_p[x] - capc;
+        d->pw_h[x] += mw * pw_overlap(b, s, dur);
+        int64_t over1 = d->pw_h[x] + d->pw_p[x] - capc;
+        if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+    }
+    return s;
 }
 
 /* ------------------------------------------------------------------ controller */
@@ -1675,7 +1711,8 @@ static void dev_free_all(Dev *d) {
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->sio); d->sio = NULL;
     free(d->hist); free(d->iv); free(d->hl);
-    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
+    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->pwf_h); free(d->pwf_tag);
+    d->pwf_h = NULL; d->pwf_tag = NULL; free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
     d->pw_h = d->pw_p = NULL; d->pw_tag = NULL; d->reg_gpu = d->reg_epoch = d->pe_epoch = NULL;
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
@@ -1703,6 +1740,7 @@ static void cal_clear(Dev *d) {
 /* the governor's bins moved `by` ns earlier (a new point's time 0 is the last one's end: the work still booked keeps
  * its energy), or all cleared (by < 0) */
 static void pw_rebase(Dev *d, int64_t by) {
+    memset(d->pwf_tag, 0xFF, sizeof(uint32_t) * PW_N); /* the host's fine bins: nothing of a point is booked past its end */
     int64_t shift = by >> PW_SHIFT;
     if (by < 0 || shift >= ((int64_t)1 << 40)) {
         memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
@@ -2072,6 +2110,8 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
     d->pw_h = calloc(PW_N, sizeof(int64_t));
+    d->pwf_h = calloc(PW_N, sizeof(int64_t));
+    d->pwf_tag = malloc(sizeof(uint32_t) * PW_N);
     d->pw_p = calloc(PW_N, sizeof(int64_t));
     d->pw_tag = malloc(sizeof(uint32_t) * PW_N);
     d->reg_gpu = malloc(sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
@@ -2080,7 +2120,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
         !d->op_len || !d->rd_die || !d->rd_from || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
-        !d->pw_h || !d->pw_p || !d->pw_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
+        !d->pw_h || !d->pw_p || !d->pw_tag || !d->pwf_h || !d->pwf_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
