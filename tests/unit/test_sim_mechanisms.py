@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from itertools import pairwise
 
 from ssdlab.results import hist
 from ssdlab.sim.lab import Drive, Point, cov_pct
@@ -104,7 +105,7 @@ def test_mixed_read_tails_rise_smoothly_with_queue_depth() -> None:
     qds = (2, 4, 8, 16, 32, 64)
     points = _sweep(Drive("pe321", {"capacity": "1GiB"}).steady(), qds)
     tails = [p.pct_us(99.99, (0,)) for p in points]
-    assert all(b >= a * (1 - 1 / 64) for a, b in zip(tails, tails[1:], strict=False)), tails
+    assert all(b >= a * (1 - 1 / 64) for a, b in pairwise(tails)), tails
     assert tails[2] < 0.6 * tails[-1], tails  # QD8 well below QD64: no early jump to the whole-program wait
     p999 = [p.pct_us(99.9, (0,)) for p in points]
     assert p999[-1] > 3 * p999[0], p999
@@ -118,7 +119,7 @@ def test_read_retry_gives_a_ladder_without_a_cliff() -> None:
         d = Drive("tlc-4k", {"capacity": "256MiB", "wear": wear}).fill()
         p = d.run(rmix=100, qd=1, runtime_s=12.0)
         ladder = [p.pct_us(q, (0,)) for q in (99.0, 99.9, 99.99, 99.999)]
-        steps = [b / a for a, b in zip(ladder, ladder[1:], strict=False)]
+        steps = [b / a for a, b in pairwise(ladder)]
         assert max(steps) < 2.2, (wear, ladder)
         assert ladder[-1] > 1.4 * ladder[0], (wear, ladder)
 
@@ -128,8 +129,8 @@ def test_iops_bend_towards_the_ceiling() -> None:
     depth well before the ceiling, and the growth per doubling falls step by step."""
     d = Drive("p5430", {"capacity": "1GiB"}).fill()
     iops = [d.run(rmix=100, qd=qd, runtime_s=0.1, ramp_s=0.02).iops for qd in (8, 16, 32, 64, 128, 256)]
-    growth = [b / a for a, b in zip(iops, iops[1:], strict=False)]
-    assert all(b < a for a, b in zip(growth, growth[1:], strict=False)), growth
+    growth = [b / a for a, b in pairwise(iops)]
+    assert all(b < a for a, b in pairwise(growth)), growth
     assert growth[2] < 1.9  # QD32 -> QD64 already bends
     assert iops[-1] < 1.05 * float(d.values["ctrl_kiops"]) * 1000
 
