@@ -386,8 +386,8 @@ typedef struct {
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
     int64_t var_h, link_h; /* half-widths (x 65536) of the symmetric triangular variation of NAND ops and link transfers */
-    /* slow drift of the drive's speed (temperature, supply and link conditions): NAND op times, link transfers and
-     * command service times are scaled by drift_q16 (x 65536), a symmetric triangular draw of half-width drift_h for
+    /* slow drift of the drive's speed (temperature, supply and link conditions): NAND op times, channel and link
+     * transfers and command service times are scaled by drift_q16 (x 65536), a symmetric triangular draw of half-width drift_h for
      * each segment of 2^DRIFT_SHIFT ns of the drive's clock (clock_base + t: it runs on across points) */
     int64_t drift_q16, drift_h, drift_seg, clock_base;
     uint64_t drift_key;
@@ -1001,7 +1001,7 @@ static inline int64_t prog_time(Dev *d, uint32_t gpu) { return vary(d, d->tprog_
 static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
     uint32_t gpu = div32(&d->dv_spu, pu_first_slot), die = mod32(&d->dv_dies, gpu);
     uint32_t ch = mod32(&d->dv_ch, die);
-    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
     die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
 }
@@ -1352,7 +1352,7 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
         d->host_slot += (uint32_t)(d->spu - n);
     }
     uint32_t ch = mod32(&d->dv_ch, die);
-    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
     int64_t done = die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
     if (gc_pace(d, t, n) < 0) return -1;
@@ -1465,7 +1465,8 @@ static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
         uint32_t ch = mod32(&d->dv_ch, die);
-        int64_t ce = cal_book(&d->cal_ch[ch], max64(e, rr), (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5),
+        int64_t ce = cal_book(&d->cal_ch[ch], max64(e, rr),
+                              (int64_t)((double)(hi - lo) * d->ch_ns_per_byte * d->drift_q16 / 65536.0 + 0.5),
                               d->cal_now);
         if (ce > done) done = ce;
     }

@@ -44,8 +44,9 @@ PARAMS: tuple[Param, ...] = (
     Param("tr", "times", "page read time tR per page type (LSB/CSB/MSB/TSB), µs", 1.0, 10000.0),
     Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
     Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
-    Param("drift", "float", "slow drift of the drive's speed (temperature, supply, link conditions): NAND ops, link "
-                            "transfers and command times scaled by one factor per 134 ms, standard deviation %",
+    Param("drift", "float", "slow drift of the drive's speed (temperature, supply, link conditions): NAND ops, "
+                            "channel and link transfers and command times scaled by one factor per 134 ms, "
+                            "standard deviation %",
           0.0, 10.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
     Param("block_pages", "int", "pages per real NAND block: erase time/energy are charged pro rata per "
