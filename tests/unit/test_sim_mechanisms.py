@@ -120,7 +120,7 @@ def test_read_retry_gives_a_ladder_without_a_cliff() -> None:
         p = d.run(rmix=100, qd=1, runtime_s=12.0)
         ladder = [p.pct_us(q, (0,)) for q in (99.0, 99.9, 99.99, 99.999)]
         steps = [b / a for a, b in pairwise(ladder)]
-        assert max(steps) < 2.2, (wear, ladder)
+        assert max(steps) < 2.5, (wear, ladder)
         assert ladder[-1] > 1.4 * ladder[0], (wear, ladder)
 
 

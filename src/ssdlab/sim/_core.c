@@ -390,6 +390,7 @@ typedef struct {
      * transfers and command service times are scaled by drift_q16 (x 65536), a symmetric triangular draw of half-width drift_h for
      * each segment of 2^DRIFT_SHIFT ns of the drive's clock (clock_base + t: it runs on across points) */
     int64_t drift_q16, drift_h, drift_seg, clock_base;
+    double host_ns_drift, ch_ns_drift; /* ns per byte on the host link and a channel, drift included */
     uint64_t drift_key;
     /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
      * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
@@ -642,6 +643,8 @@ static void drift_update(Dev *d, int64_t t) {
     z ^= z >> 31;
     d->drift_seg = seg;
     d->drift_q16 = tri_scale(65536, d->drift_h, (uint32_t)z);
+    d->host_ns_drift = d->host_ns_per_byte * (double)d->drift_q16 / 65536.0;
+    d->ch_ns_drift = d->ch_ns_per_byte * (double)d->drift_q16 / 65536.0;
 }
 
 /* an exponential draw of mean m (ns), at least 1 */
@@ -732,57 +735,77 @@ static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
     return pw_fit(d, s, dur, (e_pj + dur - 1) / dur);
 }
 
-/* Host work (a command, a host read) of dur ns and e_pj at t: it starts when the fine bins (2^PWF_SHIFT ns) it spans
- * have room for it among the host work booked there, so the host's own demand is paced evenly under the budget (in
- * the coarse bins alone, reads would fill a bin's budget at its start and wait for the next); it is then booked in
- * the coarse bins with the rest (what it overfills there is the debt). Returns when it can start. */
+/* Host work (a command, a host read) of dur ns and e_pj at t: it starts when the coarse bin has room for it among the
+ * host work booked there and, unless the host's work in that bin is still under the budget's share of the bin so far,
+ * when the fine bins (2^PWF_SHIFT ns) it spans have room for it among the host work booked there: so the host's own
+ * demand is paced evenly under the budget (in the coarse bins alone, reads would fill a bin's budget at its start and
+ * wait for the next). It is booked in both (what it overfills in the coarse bins is the debt). Returns when it can
+ * start. */
 static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
-    const int64_t cap = d->pw_cap_mw << PWF_SHIFT, now_b = d->cal_now >> PWF_SHIFT;
+    const int64_t cap = d->pw_cap_mw << PWF_SHIFT, capc = d->pw_cap_mw << PW_SHIFT;
+    const int64_t now_f = d->cal_now >> PWF_SHIFT, now_c = d->cal_now >> PW_SHIFT;
     if (dur < 1) dur = 1;
-    const int64_t mw = (e_pj + dur - 1) / dur;
-    int64_t s = t > 0 ? t : 0, b0, b1;
+    const int64_t mw = (e_pj + dur - 1) / dur, e = mw * dur;
+    int64_t s = t > 0 ? t : 0;
     for (;;) {
-        b0 = s >> PWF_SHIFT;
-        b1 = (s + dur - 1) >> PWF_SHIFT;
-        if (b1 - now_b >= PW_N - 1 || b0 < now_b - 64) break;
-        int64_t bad = -1;
-        for (int64_t b = b0; b <= b1; b++) {
-            uint32_t x = (uint32_t)(b & (PW_N - 1));
-            int64_t u = d->pwf_tag[x] == (uint32_t)(b >> 12) ? d->pwf_h[x] : 0;
-            int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
-            if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
-            if (u + mw * (hi - lo) > cap && (u > 0 || b != b0)) {
-                bad = b;
-                break;
-            }
+        int64_t c = s >> PW_SHIFT;
+        if (c - now_c >= PW_N - 1 || c < now_c - 64) return s; /* beyond the ring's horizon: not held */
+        uint32_t x = pw_slot(d, c);
+        if (d->pw_h[x] > 0 && d->pw_h[x] + e > capc) { /* the coarse bin's budget is the host's at most */
+            s = (c + 1) << PW_SHIFT;
+            continue;
         }
-        if (bad < 0) {
+        /* under the budget's share of the coarse bin so far (plus a fine bin), pacing cannot hold it */
+        int fine = d->pw_h[x] + e > d->pw_cap_mw * ((s - (c << PW_SHIFT)) + (1LL << PWF_SHIFT));
+        int64_t b0 = s >> PWF_SHIFT, b1 = (s + dur - 1) >> PWF_SHIFT, bad = -1;
+        if (fine && b1 - now_f < PW_N - 1 && b0 >= now_f - 64) {
             for (int64_t b = b0; b <= b1; b++) {
-                uint32_t x = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
-                if (d->pwf_tag[x] != tag) {
-                    d->pwf_tag[x] = tag;
-                    d->pwf_h[x] = 0;
-                }
+                uint32_t y = (uint32_t)(b & (PW_N - 1));
+                int64_t u = d->pwf_tag[y] == (uint32_t)(b >> 12) ? d->pwf_h[y] : 0;
                 int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
                 if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
-                d->pwf_h[x] += mw * (hi - lo);
+                if (u + mw * (hi - lo) > cap && (u > 0 || b != b0)) {
+                    bad = b;
+                    break;
+                }
             }
-            break;
+            if (bad >= 0) {
+                s = (bad + 1) << PWF_SHIFT;
+                continue;
+            }
         }
-        s = (bad + 1) << PWF_SHIFT;
+        /* booked: in the fine bins (always, so pacing knows the host's work once it starts) and the coarse ones */
+        for (int64_t b = b0; b <= b1 && b1 - now_f < PW_N - 1 && b0 >= now_f - 64; b++) {
+            uint32_t y = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
+            if (d->pwf_tag[y] != tag) {
+                d->pwf_tag[y] = tag;
+                d->pwf_h[y] = 0;
+            }
+            int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
+            if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
+            d->pwf_h[y] += mw * (hi - lo);
+        }
+        for (int64_t cb = c; cb <= (s + dur - 1) >> PW_SHIFT; cb++) {
+            uint32_t z = pw_slot(d, cb);
+            int64_t over0 = d->pw_h[z] + d->pw_p[z] - capc;
+            d->pw_h[z] += mw * pw_overlap(cb, s, dur);
+            int64_t over1 = d->pw_h[z] + d->pw_p[z] - capc;
+            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+        }
+        return s;
     }
-    /* the coarse bins: booked where it starts, whatever room is left there (what it overfills is the debt) */
-    const int64_t capc = d->pw_cap_mw << PW_SHIFT, nowc = d->cal_now >> PW_SHIFT;
-    int64_t c0 = s >> PW_SHIFT, c1 = (s + dur - 1) >> PW_SHIFT;
-    if (c1 - nowc >= PW_N - 1 || c0 < nowc - 64) return s;
-    for (int64_t b = c0; b <= c1; b++) {
-        uint32_t x = pw_slot(d, b);
-        int64_t over0 = d->pw_h[x] + d->pw_p[x] - capc;
-        d->pw_h[x] += mw * pw_overlap(b, s, dur);
-        int64_t over1 = d->pw_h[x] + d->pw_p[x] - capc;
-        if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
-    }
-    return s;
+}
+
+/* a command's energy, in the coarse bin of its start: the controller is not held by the governor (its share is
+ * small; the NAND work a command brings is), what it overfills is the debt */
+static inline void pw_cmd(Dev *d, int64_t s) {
+    const int64_t nowc = d->cal_now >> PW_SHIFT, b = s >> PW_SHIFT;
+    if (b - nowc >= PW_N - 1 || b < nowc - 64) return;
+    uint32_t x = pw_slot(d, b);
+    const int64_t capc = d->pw_cap_mw << PW_SHIFT, over0 = d->pw_h[x] + d->pw_p[x] - capc;
+    d->pw_h[x] += d->e_io_pj;
+    int64_t over1 = over0 + d->e_io_pj;
+    if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
 }
 
 /* ------------------------------------------------------------------ controller */
@@ -817,11 +840,12 @@ static void hk_book(Dev *d, int64_t t) {
 /* A command at t: it takes the core free first (when that one is free) for its core time, svc scaled by the
  * command's firmware-time draw from r, plus `busy` more; it pays the governor its energy. Returns when its firmware
  * work ends: its start plus lat scaled by the same draw. */
-HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_t lat, uint64_t r) {
+HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_t lat, uint64_t r, const int read) {
     if (t >= d->hk_next) hk_book(d, t);
     uint32_t c = ctrl_core(d);
     int64_t s = max64(t, d->core_free[c]);
-    if (d->gov) s = pw_host(d, s, 1, d->e_io_pj);
+    if (d->gov && !read) pw_cmd(d, s); /* a read's command is paced with its NAND read (nand_fetch); a write's is
+                                           small against its NAND work */
     int64_t f = (dist_draw(&d->d_fw, HI32(r)) * d->drift_q16) >> 16;
     d->core_free[c] = s + ((svc * f) >> 16) + busy;
     return s + ((lat * f) >> 16);
@@ -836,9 +860,11 @@ static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
 /* host-link time of len bytes (and the command's own bytes), varied by its draw from the low half of r (the high
  * half is the command's firmware-time draw) */
 static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
-    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte * d->drift_q16 / 65536.0 + 0.5),
-                     d->link_h, LO32(r));
+    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_drift + 0.5), d->link_h, LO32(r));
 }
+
+/* channel time of len bytes */
+static inline int64_t ch_time(const Dev *d, int64_t len) { return (int64_t)((double)len * d->ch_ns_drift + 0.5); }
 
 /* ------------------------------------------------------------------ dies */
 
@@ -1431,10 +1457,11 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
  * holds the page (no program or erase on its die since it was sensed): then its data is read out without one (a
  * random read finds its page there by chance only on a scaled-down drive, so random points always sense). *pages
  * gets the sensings. Returns when the last byte is off its channel. */
-static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *pages) {
+static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *pages, int64_t cmd_pj) {
     int64_t done = t, e = t, n = 0;
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
-    uint32_t last_pu = UNMAPPED, last_plane = 0;
+    uint32_t last_pu = UNMAPPED, last_plane = 0, ch = 0;
+    int64_t span = 0, from = t; /* the bytes of the page being read that go out on its channel, from when */
     for (int64_t lpn = first; lpn <= last; lpn++) {
         int64_t rr = map_lookup(d, (uint32_t)lpn, t, 0);
         uint32_t m = d->l2p[lpn];
@@ -1446,13 +1473,16 @@ static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *
         uint32_t die = mod32(&d->dv_dies, gpu);
         uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m));
         if (gpu != last_pu || plane != last_plane) { /* a new page: one read of it (a plane of a multi-plane unit) */
+            if (span > 0) done = max64(done, cal_book(&d->cal_ch[ch], from, ch_time(d, span), d->cal_now));
+            span = 0;
             uint32_t ru = die * d->planes + plane;
             if (d->ra_on && d->reg_gpu[ru] == gpu && d->reg_epoch[ru] == d->pe_epoch[die]) {
                 e = max64(rr, d->rd_plane[ru]); /* still in the page register */
             } else {
                 uint32_t steps;
                 int64_t dur = read_time(d, gpu, &steps);
-                e = nand_read(d, die, plane, rr, dur, d->e_read_pj * (1 + steps));
+                e = nand_read(d, die, plane, rr, dur, d->e_read_pj * (1 + steps) + cmd_pj);
+                cmd_pj = 0;
                 d->reg_gpu[ru] = gpu;
                 d->reg_epoch[ru] = d->pe_epoch[die];
                 d->c_nand_reads += 1 + steps;
@@ -1461,15 +1491,16 @@ static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *
             }
             last_pu = gpu;
             last_plane = plane;
+            ch = mod32(&d->dv_ch, die);
+            from = e;
         }
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
-        uint32_t ch = mod32(&d->dv_ch, die);
-        int64_t ce = cal_book(&d->cal_ch[ch], max64(e, rr),
-                              (int64_t)((double)(hi - lo) * d->ch_ns_per_byte * d->drift_q16 / 65536.0 + 0.5),
-                              d->cal_now);
-        if (ce > done) done = ce;
+        span += hi - lo; /* the page's IUs go out on its channel in one transfer */
+        from = max64(from, rr);
     }
+    if (span > 0) done = max64(done, cal_book(&d->cal_ch[ch], from, ch_time(d, span), d->cal_now));
+    if (cmd_pj > 0 && d->gov) done = max64(done, pw_host(d, t, 1, cmd_pj)); /* a read that sensed nothing */
     *pages = n;
     return done;
 }
@@ -1513,7 +1544,7 @@ static void ra_prefetch(Dev *d, RaStream *st, int64_t from, int64_t t) {
     if (c > st->pf_hi) st->pf_lo = c; /* a gap: what was fetched before is no longer ahead */
     for (; c < c_end; c++) {
         int64_t lo = c * d->ra_chunk, n = 0, len = d->ra_chunk < user - lo ? d->ra_chunk : user - lo;
-        st->ready[c & (RA_RING - 1)] = nand_fetch(d, t, lo, len, &n);
+        st->ready[c & (RA_RING - 1)] = nand_fetch(d, t, lo, len, &n, 0);
         ctrl_charge(d, t, ((d->svc_r_ns * d->be_q16) >> 16) * n);
         st->pf_hi = c + 1;
         if (st->pf_hi - st->pf_lo > RA_RING) st->pf_lo = st->pf_hi - RA_RING;
@@ -1536,12 +1567,13 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t at = st ? ra_ready(d, st, off, len) : -1, ready, done;
     if (at >= 0) {
         int64_t f = 65536 - d->be_q16;
-        ready = ctrl_cmd(d, t, (d->svc_r_ns * f) >> 16, 0, (d->fw_lat_r_ns * f) >> 16, r);
+        ready = ctrl_cmd(d, t, (d->svc_r_ns * f) >> 16, 0, (d->fw_lat_r_ns * f) >> 16, r, 1);
+        if (d->gov) ready = pw_host(d, ready, 1, d->e_io_pj);
         done = max64(ready, at);
     } else {
         int64_t n;
-        ready = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r);
-        done = nand_fetch(d, ready, off, len, &n);
+        ready = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r, 1);
+        done = nand_fetch(d, ready, off, len, &n, d->e_io_pj); /* the command's energy with its first read */
     }
     if (st && st->hits >= 2) ra_prefetch(d, st, off + len, ready);
     d->c_host_r_bytes += (uint64_t)len;
@@ -1549,7 +1581,7 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
 }
 
 static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
-    int64_t done = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, trng_next(d));
+    int64_t done = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, trng_next(d), 0);
     int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
     for (int64_t lpn = first; lpn < end; lpn++) {
         uint32_t m = d->l2p[lpn];
@@ -1585,7 +1617,7 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
     uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
-    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r);
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r, 0);
     int64_t done = cal_book(d->cal_host, ready, tri_scale((d->host_xfer_iu * d->drift_q16) >> 16, d->link_h, LO32(r)),
                             d->cal_now);
     uint32_t m = d->l2p[lpn];
@@ -1630,7 +1662,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
     uint64_t r0 = trng_next(d); /* the command's draws: firmware time, link */
-    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0);
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0, 0);
     if (!aligned && (d->slow_ns > 0 || d->slow_busy_ns > 0)) {
         /* the firmware's slow path for IU-unaligned writes: its serial part takes one write at a time */
         int64_t s = max64(ready, d->slow_free);
@@ -2600,8 +2632,9 @@ HOT_INLINE void draw_io(Dev *d, Draw *x, const int plain) {
  * mapping entry was fetched NX_AHEAD - P2L_AHEAD I/Os ago), which a write or trim invalidates. */
 HOT_INLINE void prefetch_mapping(Dev *d, const Draw *last, const Draw *next) {
     __builtin_prefetch(&d->l2p[iu_div(d, last->off)], 1, 1);
+    if (next->dir == 0) return; /* a read reads its mapping entry only (a load here would wait for it for nothing) */
     uint32_t m = d->l2p[iu_div(d, next->off)];
-    if (next->dir != 0 && !(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
+    if (!(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
 }
 
 static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
