@@ -147,6 +147,9 @@ typedef struct {
     uint64_t full[CAL_N / 64];
     int64_t dead_upto; /* bits of bins below this are cleared */
     int64_t hw_now; /* the latest `now` seen: if time went back the bits are not used (not in the model today) */
+    /* work past the horizon (deep queues of long transfers) runs one after another: a chain from far_lo to far; a
+     * booking that would reach the chain joins it at its end (INT64_MAX: no chain) */
+    int64_t far_lo, far;
 } Cal;
 
 static inline void cal_mark_full(Cal *c, int64_t b) {
@@ -278,7 +281,12 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
         run_end = b + 1;
     }
     if (b > c->top) c->top = b < limit ? b : limit - 1; /* the last bin this booking reached */
-    if (left > 0) end = (b << CAL_SHIFT) + left; /* past the horizon: uncontended */
+    if (left > 0) { /* past the horizon or at the chain: the rest at the chain's end */
+        int64_t from = b << CAL_SHIFT;
+        if (c->far_lo == INT64_MAX) c->far_lo = from;
+        end = (from > c->far ? from : c->far) + left;
+        c->far = end;
+    }
     if (run_end > run_start) {
         if (run_start <= c->full_hi && run_start >= c->full_lo) c->full_hi = run_end > c->full_hi ? run_end : c->full_hi;
         else if (run_end - run_start > c->full_hi - c->full_lo || c->full_hi <= (now >> CAL_SHIFT)) {
@@ -294,8 +302,17 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
 HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     if (dur <= 0) return t;
     int64_t b = t >> CAL_SHIFT;
-    if (b - (now >> CAL_SHIFT) >= CAL_N - 64 || t < now - CAL_W * 64) return t + dur;
-    int64_t end = t + dur, limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (t < now - CAL_W * 64) return t + dur;
+    if (c->far <= now) c->far_lo = INT64_MAX; /* the chain has run out */
+    int64_t limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (c->far_lo != INT64_MAX && (c->far_lo >> CAL_SHIFT) < limit) limit = c->far_lo >> CAL_SHIFT;
+    if (b >= limit) { /* past the horizon, or at the chain: at the chain's end */
+        if (c->far_lo == INT64_MAX) c->far_lo = t;
+        int64_t end = (t > c->far ? t : c->far) + dur;
+        c->far = end;
+        return end;
+    }
+    int64_t end = t + dur;
     if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
     if (b < limit) {
         CalBin *x = &c->bin[b & (CAL_N - 1)];
@@ -356,7 +373,7 @@ static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
 #define MAX_CORES 64
 #define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
 #define RA_RING 64 /* prefetched chunks remembered per stream (a power of 2) */
-#define DRIFT_SHIFT 27 /* the drive's speed drifts in segments of 134 ms */
+#define DRIFT_SHIFT 26 /* the drive's speed drifts in segments of 67 ms */
 #define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
 #define PW_N 4096 /* bins in its ring: 34 s ahead */
 #define PWF_SHIFT 17 /* its fine bins for the host's own work: 131 us (a ring of PW_N: 537 ms ahead) */
@@ -1765,6 +1782,8 @@ static void cal_clear(Dev *d) {
         memset(c->full, 0, sizeof(c->full));
         c->dead_upto = -64;
         c->hw_now = 0;
+        c->far = 0;
+        c->far_lo = INT64_MAX;
     }
     /* the page registers: a point starts without them */
     memset(d->reg_gpu, 0xFF, sizeof(uint32_t) * (size_t)d->n_dies * d->planes);

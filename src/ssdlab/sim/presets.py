@@ -45,7 +45,7 @@ PARAMS: tuple[Param, ...] = (
     Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
     Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
     Param("drift", "float", "slow drift of the drive's speed (temperature, supply, link conditions): NAND ops, "
-                            "channel and link transfers and command times scaled by one factor per 134 ms, "
+                            "channel and link transfers and command times scaled by one factor per 67 ms, "
                             "standard deviation %",
           0.0, 10.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
@@ -143,7 +143,7 @@ _COMMON: dict[str, Any] = {
     "tvar": 5.0, "fw_cv": 50.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 1.2, "wear": 0.0,
     "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0, "read_planes": 4,
     "ctrl_cores": 4, "ctrl_be": 20.0, "hk_hz": 20.0, "hk_us": 2000.0, "cmd_cv": 50.0, "link_cv": 5.0,
-    "rber_sd": 0.6, "ecc_us": 20.0, "drift": 0.5, "susp_slice_us": 100.0, "ra_kib": 256.0,
+    "rber_sd": 0.6, "ecc_us": 20.0, "drift": 1.0, "susp_slice_us": 100.0, "ra_kib": 256.0,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
