@@ -376,7 +376,7 @@ static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
 #define DRIFT_SHIFT 26 /* the drive's speed drifts in segments of 67 ms */
 #define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
 #define PW_N 4096 /* bins in its ring: 34 s ahead */
-#define PWF_SHIFT 17 /* its fine bins for the host's own work: 131 us (a ring of PW_N: 537 ms ahead) */
+#define PW_BURST_NS (1LL << 17) /* host work may run this far ahead of the budget's share of a bin (131 us) */
 
 typedef struct {
     int64_t next;          /* the byte offset a sequential read of this stream starts at next */
@@ -444,8 +444,8 @@ typedef struct {
     int gov;
     int64_t pw_cap_mw;
     int64_t e_read_pj, e_prog_pj, e_erase_pj, e_io_pj; /* one page read, one unit program, one die's erase, a command */
-    int64_t *pw_h, *pw_p, *pwf_h;
-    uint32_t *pw_tag, *pwf_tag;
+    int64_t *pw_h, *pw_p;
+    uint32_t *pw_tag;
     int64_t pw_debt, pw_pay_b; /* the debt; the first bin it may be paid in */
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
@@ -752,15 +752,13 @@ static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
     return pw_fit(d, s, dur, (e_pj + dur - 1) / dur);
 }
 
-/* Host work (a command, a host read) of dur ns and e_pj at t: it starts when the coarse bin has room for it among the
- * host work booked there and, unless the host's work in that bin is still under the budget's share of the bin so far,
- * when the fine bins (2^PWF_SHIFT ns) it spans have room for it among the host work booked there: so the host's own
- * demand is paced evenly under the budget (in the coarse bins alone, reads would fill a bin's budget at its start and
- * wait for the next). It is booked in both (what it overfills in the coarse bins is the debt). Returns when it can
- * start. */
+/* Host work (a host read with its command) of dur ns and e_pj at t: it starts when its bin has room for it among the
+ * host work booked there, and no sooner than the bin's host energy (this work's included) is within the budget's
+ * share of the bin so far, plus PW_BURST_NS of it: so the host's own demand is paced evenly under the budget (with
+ * the bins alone, reads would spend a bin's budget at its start and wait for the next). It is booked in the bins it
+ * spans (what it overfills is the debt). Returns when it can start. */
 static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
-    const int64_t cap = d->pw_cap_mw << PWF_SHIFT, capc = d->pw_cap_mw << PW_SHIFT;
-    const int64_t now_f = d->cal_now >> PWF_SHIFT, now_c = d->cal_now >> PW_SHIFT;
+    const int64_t capc = d->pw_cap_mw << PW_SHIFT, now_c = d->cal_now >> PW_SHIFT;
     if (dur < 1) dur = 1;
     const int64_t mw = (e_pj + dur - 1) / dur, e = mw * dur;
     int64_t s = t > 0 ? t : 0;
@@ -768,49 +766,24 @@ static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
         int64_t c = s >> PW_SHIFT;
         if (c - now_c >= PW_N - 1 || c < now_c - 64) return s; /* beyond the ring's horizon: not held */
         uint32_t x = pw_slot(d, c);
-        if (d->pw_h[x] > 0 && d->pw_h[x] + e > capc) { /* the coarse bin's budget is the host's at most */
+        int64_t h = d->pw_h[x] + e;
+        if (d->pw_h[x] > 0 && h > capc) { /* the bin's budget is the host's at most */
             s = (c + 1) << PW_SHIFT;
             continue;
         }
-        /* under the budget's share of the coarse bin so far (plus a fine bin), pacing cannot hold it */
-        int fine = d->pw_h[x] + e > d->pw_cap_mw * ((s - (c << PW_SHIFT)) + (1LL << PWF_SHIFT));
-        int64_t b0 = s >> PWF_SHIFT, b1 = (s + dur - 1) >> PWF_SHIFT, bad = -1;
-        if (fine && b1 - now_f < PW_N - 1 && b0 >= now_f - 64) {
-            for (int64_t b = b0; b <= b1; b++) {
-                uint32_t y = (uint32_t)(b & (PW_N - 1));
-                int64_t u = d->pwf_tag[y] == (uint32_t)(b >> 12) ? d->pwf_h[y] : 0;
-                int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
-                if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
-                if (u + mw * (hi - lo) > cap && (u > 0 || b != b0)) {
-                    bad = b;
-                    break;
-                }
-            }
-            if (bad >= 0) {
-                s = (bad + 1) << PWF_SHIFT;
-                continue;
-            }
-        }
-        /* booked: in the fine bins (always, so pacing knows the host's work once it starts) and the coarse ones */
-        for (int64_t b = b0; b <= b1 && b1 - now_f < PW_N - 1 && b0 >= now_f - 64; b++) {
-            uint32_t y = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
-            if (d->pwf_tag[y] != tag) {
-                d->pwf_tag[y] = tag;
-                d->pwf_h[y] = 0;
-            }
-            int64_t lo = max64(s, b << PWF_SHIFT), hi = s + dur;
-            if (hi > (b + 1) << PWF_SHIFT) hi = (b + 1) << PWF_SHIFT;
-            d->pwf_h[y] += mw * (hi - lo);
-        }
-        for (int64_t cb = c; cb <= (s + dur - 1) >> PW_SHIFT; cb++) {
-            uint32_t z = pw_slot(d, cb);
-            int64_t over0 = d->pw_h[z] + d->pw_p[z] - capc;
-            d->pw_h[z] += mw * pw_overlap(cb, s, dur);
-            int64_t over1 = d->pw_h[z] + d->pw_p[z] - capc;
-            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
-        }
-        return s;
+        int64_t at = (c << PW_SHIFT) + h / (d->pw_cap_mw > 0 ? d->pw_cap_mw : 1) - PW_BURST_NS; /* paced */
+        if (at > s) s = at;
+        break;
     }
+    for (int64_t cb = s >> PW_SHIFT; cb <= (s + dur - 1) >> PW_SHIFT; cb++) {
+        if (cb - now_c >= PW_N - 1) break;
+        uint32_t z = pw_slot(d, cb);
+        int64_t over0 = d->pw_h[z] + d->pw_p[z] - capc;
+        d->pw_h[z] += mw * pw_overlap(cb, s, dur);
+        int64_t over1 = d->pw_h[z] + d->pw_p[z] - capc;
+        if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+    }
+    return s;
 }
 
 /* a command's energy, in the coarse bin of its start: the controller is not held by the governor (its share is
@@ -1761,8 +1734,7 @@ static void dev_free_all(Dev *d) {
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
     free(d->sio); d->sio = NULL;
     free(d->hist); free(d->iv); free(d->hl);
-    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->pwf_h); free(d->pwf_tag);
-    d->pwf_h = NULL; d->pwf_tag = NULL; free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
+    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
     d->pw_h = d->pw_p = NULL; d->pw_tag = NULL; d->reg_gpu = d->reg_epoch = d->pe_epoch = NULL;
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
@@ -1792,7 +1764,6 @@ static void cal_clear(Dev *d) {
 /* the governor's bins moved `by` ns earlier (a new point's time 0 is the last one's end: the work still booked keeps
  * its energy), or all cleared (by < 0) */
 static void pw_rebase(Dev *d, int64_t by) {
-    memset(d->pwf_tag, 0xFF, sizeof(uint32_t) * PW_N); /* the host's fine bins: nothing of a point is booked past its end */
     int64_t shift = by >> PW_SHIFT;
     if (by < 0 || shift >= ((int64_t)1 << 40)) {
         memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
@@ -2162,8 +2133,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
     d->pw_h = calloc(PW_N, sizeof(int64_t));
-    d->pwf_h = calloc(PW_N, sizeof(int64_t));
-    d->pwf_tag = malloc(sizeof(uint32_t) * PW_N);
+
     d->pw_p = calloc(PW_N, sizeof(int64_t));
     d->pw_tag = malloc(sizeof(uint32_t) * PW_N);
     d->reg_gpu = malloc(sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
@@ -2172,7 +2142,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
         !d->op_len || !d->rd_die || !d->rd_from || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
-        !d->pw_h || !d->pw_p || !d->pw_tag || !d->pwf_h || !d->pwf_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
+        !d->pw_h || !d->pw_p || !d->pw_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
