@@ -447,6 +447,7 @@ typedef struct {
     int64_t *pw_h, *pw_p;
     uint32_t *pw_tag;
     int64_t pw_debt, pw_pay_b; /* the debt; the first bin it may be paid in */
+    double pw_ns_per_pj; /* 1 / the budget (ns a pJ of it lasts) */
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
     int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
@@ -771,8 +772,15 @@ static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
             s = (c + 1) << PW_SHIFT;
             continue;
         }
-        int64_t at = (c << PW_SHIFT) + h / (d->pw_cap_mw > 0 ? d->pw_cap_mw : 1) - PW_BURST_NS; /* paced */
+        int64_t at = (c << PW_SHIFT) + (int64_t)((double)h * d->pw_ns_per_pj) - PW_BURST_NS; /* paced */
         if (at > s) s = at;
+        if ((s + dur - 1) >> PW_SHIFT == c && (s >> PW_SHIFT) == c) { /* within the bin (nearly always) */
+            int64_t over0 = d->pw_h[x] + d->pw_p[x] - capc;
+            d->pw_h[x] += e;
+            int64_t over1 = over0 + e;
+            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+            return s;
+        }
         break;
     }
     for (int64_t cb = s >> PW_SHIFT; cb <= (s + dur - 1) >> PW_SHIFT; cb++) {
@@ -2129,6 +2137,7 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
         double most = d->p_idle + die_w * d->n_dies + cmds * e_io * 1e-6;
         d->gov = d->p_cap > 0 && most > d->p_cap;
         d->pw_cap_mw = d->p_cap > d->p_idle ? (int64_t)((d->p_cap - d->p_idle) * 1000.0) : 0;
+        d->pw_ns_per_pj = d->pw_cap_mw > 0 ? 1.0 / (double)d->pw_cap_mw : 0.0;
     }
 
     size_t nslot = (size_t)d->n_blk * d->spb;
