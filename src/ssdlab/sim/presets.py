@@ -6,6 +6,7 @@ timings and energies; explicit `tr`/`tprog`/`tbers`/`e_*` keys override them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +44,10 @@ PARAMS: tuple[Param, ...] = (
     Param("tr", "times", "page read time tR per page type (LSB/CSB/MSB/TSB), µs", 1.0, 10000.0),
     Param("tprog", "times", "program time tPROG of a (multi-plane) page per page type, µs", 10.0, 100000.0),
     Param("tvar", "float", "variation of every NAND op time: standard deviation, % of its time", 0.0, 30.0),
+    Param("drift", "float", "slow drift of the drive's speed (temperature, supply, link conditions): NAND ops, "
+                            "channel and link transfers and command times scaled by one factor per 67 ms, "
+                            "standard deviation %",
+          0.0, 10.0),
     Param("tbers", "float", "block erase time tBERS, µs", 100.0, 1000000.0),
     Param("block_pages", "int", "pages per real NAND block: erase time/energy are charged pro rata per "
                                 "model block (pages/block_pages)", 1, 65536),
@@ -50,11 +55,23 @@ PARAMS: tuple[Param, ...] = (
     Param("host_mbps", "float", "host interface (PCIe) rate, MB/s", 50.0, 100000.0),
     Param("fw_us", "float", "firmware latency per command (mean), µs", 0.0, 10000.0),
     Param("fw_cv", "float", "firmware latency's coefficient of variation (log-normal), %", 0.0, 300.0),
+    Param("ctrl_cores", "int", "controller cores: a command holds one for cores / ceiling of its firmware time "
+                               "(so the ceiling holds on average)", 1, 64),
+    Param("ctrl_be", "float", "share of a read command's controller time spent on its NAND back end (mapping "
+                              "lookup, NAND command, ECC), skipped by a read the read-ahead fetched, %", 0.0, 100.0),
+    Param("hk_hz", "float", "firmware housekeeping tasks per second (each takes a core; 0: none)", 0.0, 10000.0),
+    Param("hk_us", "float", "mean length of a housekeeping task (exponential), µs", 0.0, 1000000.0),
     Param("cmd_us", "float", "per-command protocol latency (submission, completion, interrupt), µs", 0.0, 1000.0),
+    Param("cmd_cv", "float", "completion path's coefficient of variation (log-normal), %", 0.0, 300.0),
+    Param("link_cv", "float", "variation of every host-link transfer: standard deviation, % of its time", 0.0, 30.0),
     Param("cmd_bytes", "int", "host-link bytes per command besides its data (queue entries, packet headers)",
           0, 65536),
     Param("retry", "float", "reads that need read retry on a fresh drive, %", 0.0, 100.0),
     Param("retry_steps", "float", "extra sensing steps (each one more tR) of a retried read, mean", 1.0, 32.0),
+    Param("rber_sd", "float", "spread of page reads' raw bit error rate: standard deviation of its logarithm",
+          0.05, 3.0),
+    Param("ecc_us", "float", "ECC decode time of a page at the hard-decision limit (it grows as the 4th power of "
+                             "the error rate below it), µs", 0.0, 1000.0),
     Param("wear", "float", "P/E cycles used, fraction of the rated endurance (read retry grows with it)", 0.0, 1.0),
     Param("age", "float", "retention age of the data, days (read retry grows with it)", 0.0, 3650.0),
     Param("suspend", "int", "1: a read suspends the program/erase in progress on its die; 0: it waits for it", 0, 1),
@@ -63,6 +80,10 @@ PARAMS: tuple[Param, ...] = (
     Param("resume_us", "float", "time a suspended program/erase loses when it resumes, µs", 0.0, 10000.0),
     Param("susp_max", "int", "suspensions of one program/erase at most (then reads wait for it; 0: no limit)",
           0, 1000),
+    Param("susp_slice_us", "float", "the least time a resumed program/erase runs before a read may suspend it "
+                                    "again, µs", 0.0, 100000.0),
+    Param("ra_kib", "float", "read-ahead: how far the firmware reads ahead of a sequential stream of small reads, "
+                             "KiB (0: none)", 0.0, 65536.0),
     Param("ctrl_kiops", "float", "controller command ceiling, thousand commands/s (0: none)", 0.0, 100000.0),
     Param("ctrl_w_kiops", "float", "controller ceiling for writes, thousand commands/s (0: ctrl_kiops)", 0.0, 100000.0),
     Param("slowpath_us", "float", "firmware slow path per IU-unaligned write: its latency, µs (S3500-style)",
@@ -100,22 +121,29 @@ BITS: dict[str, int] = {"slc": 1, "mlc": 2, "tlc": 3, "qlc": 4}  # page types pe
 # per cell type: tR per page type, tPROG (one value: every page type alike), tBERS (µs) and energies (µJ per page
 # read / page program / plane-block erase); docs/sim.md gives the sources
 CELL_DEFAULTS: dict[str, dict[str, Any]] = {
-    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 20.0, "e_prog_uj": 60.0,
-            "e_erase_uj": 400.0},
-    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 30.0, "e_prog_uj": 150.0,
+    "slc": {"tr": (25.0,), "tprog": (200.0,), "tbers": 2000.0, "e_read_uj": 5.0, "e_prog_uj": 20.0,
+            "e_erase_uj": 300.0},
+    "mlc": {"tr": (48.0, 64.0), "tprog": (850.0, 2300.0), "tbers": 3000.0, "e_read_uj": 8.0, "e_prog_uj": 40.0,
+            "e_erase_uj": 600.0},
+    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 8.0, "e_prog_uj": 40.0,
             "e_erase_uj": 1000.0},
-    "tlc": {"tr": (42.0, 58.0, 80.0), "tprog": (600.0,), "tbers": 3500.0, "e_read_uj": 40.0, "e_prog_uj": 200.0,
-            "e_erase_uj": 1500.0},
-    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 55.0,
-            "e_prog_uj": 320.0, "e_erase_uj": 2500.0},
+    "qlc": {"tr": (84.0, 108.0, 132.0, 156.0), "tprog": (2000.0,), "tbers": 12000.0, "e_read_uj": 10.0,
+            "e_prog_uj": 108.0, "e_erase_uj": 2500.0},
 }
+
+# Form factors and their power envelopes (W): what a drive of that form draws at most, averaged over any load. U.2
+# data-centre drives are 25 W class (the D5-P5316's 25 W maximum average active power); a 2.5-inch SATA drive's label
+# rating (the DC S3500's 5 V x 1.44 A = 12 V x 0.6 A = 7.2 W, seed 002).
+ENVELOPES: dict[str, float] = {"U.2": 25.0, "SATA 2.5-inch": 7.2}
 
 _COMMON: dict[str, Any] = {
     "page": 16384, "planes": 4, "ch_mbps": 1200.0, "host_mbps": 7000.0, "fw_us": 8.0, "ctrl_kiops": 1500.0,
     "slowpath_us": 0.0, "slowpath_kiops": 0.0, "ctrl_w_kiops": 0.0, "block_pages": 1024, "gc": "greedy",
     "gc_free": 2, "gc_band": 4, "idle_gc": 50.0,
-    "tvar": 5.0, "fw_cv": 30.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.05, "retry_steps": 3.0, "wear": 0.0,
-    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 5, "read_planes": 4,
+    "tvar": 5.0, "fw_cv": 50.0, "cmd_us": 2.0, "cmd_bytes": 120, "retry": 0.01, "retry_steps": 1.2, "wear": 0.0,
+    "age": 0.0, "suspend": 1, "susp_us": 40.0, "resume_us": 10.0, "susp_max": 0, "read_planes": 4,
+    "ctrl_cores": 4, "ctrl_be": 20.0, "hk_hz": 20.0, "hk_us": 2000.0, "cmd_cv": 50.0, "link_cv": 5.0,
+    "rber_sd": 0.6, "ecc_us": 20.0, "drift": 1.0, "susp_slice_us": 100.0, "ra_kib": 256.0,
     "idle_gc_ms": 100.0, "idle_free": 100.0, "buffer": 16 * 1024**2,
     "map_cache": 1.0, "power": 0.0, "idle_w": 5.0, "window_s": 10.0, "e_io_uj": 2.0, "layout": 1, "seed": 1,
 }
@@ -133,8 +161,8 @@ class Preset:
 # report names
 REVIEWS: dict[str, tuple[str, float]] = {
     "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
-              1.19),
-    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.14),
+              1.26),
+    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.28),
     "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
               0.87),
     "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
@@ -142,6 +170,15 @@ REVIEWS: dict[str, tuple[str, float]] = {
     "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
     "cd5": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.11),
 }
+
+
+FORMS: dict[str, str] = {"s3500": "SATA 2.5-inch"}  # every other preset is a U.2 drive
+
+
+def form_factor(name: str) -> tuple[str, float]:
+    """The preset's form factor and its power envelope, W (ENVELOPES)."""
+    form = FORMS.get(name, "U.2")
+    return form, ENVELOPES[form]
 
 
 def calibration(name: str) -> str:
@@ -175,23 +212,24 @@ PRESETS: dict[str, Preset] = _presets(
      {"cell": "qlc", "capacity": 3 * 1024**3, "op": 14.5, "iu": 4096, "pages": 2, "channels": 16, "dies": 6,
       "read_planes": 2, "tr": (66.0, 80.0, 94.0, 108.0), "tprog": (2300.0,), "tbers": 12000.0, "power": 25.0,
       "idle_w": 6.1, "e_read_uj": 10.0, "e_prog_uj": 108.0, "e_io_uj": 2.6, "ctrl_kiops": 1100.0, "retry": 0.005,
-      "susp_us": 60.0, "resume_us": 200.0, "gc_band": 2, "window_s": 1.0, "fw_cv": 80.0}),
+      "susp_us": 60.0, "resume_us": 400.0, "gc_band": 2, "window_s": 1.0, "fw_cv": 80.0, "idle_gc": 10.0}),
     ("p5430-op", "p5430",
      "the D5-P5430 re-provisioned to 12.75 TB (the same NAND, 38% OP), scaled to 2.55 GiB (seed 000)",
-     {"capacity": 2612 * 1024**2, "op": 37.9}),
+     {"capacity": 2612 * 1024**2, "op": 37.9, "gc_band": 4}),
     ("pe321", None, "YMTC PE321 6.4 TB (TLC, 3 DWPD, PCIe 4.0 x4), scaled to 2 GiB (seed 003)",
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 28.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
       "read_planes": 4, "ch_mbps": 1600.0, "host_mbps": 7470.0, "ctrl_kiops": 2500.0, "page": 32768,
-      "tprog": (1120.0,), "susp_max": 3, "resume_us": 50.0, "idle_w": 5.0}),
+      "tprog": (1120.0,), "resume_us": 80.0, "idle_w": 5.0}),
     ("p5316", None, "Solidigm D5-P5316 30.72 TB (QLC, 64 KiB IU, PCIe 4.0 x4), scaled to 4 GiB (seed 001)",
      {"cell": "qlc", "capacity": 4 * 1024**3, "op": 12.0, "iu": 65536, "pages": 2, "channels": 16, "dies": 8,
       "read_planes": 2, "host_mbps": 7400.0, "ctrl_kiops": 900.0, "tprog": (2900.0,), "tbers": 15000.0,
-      "buffer": 32 * 1024**2, "idle_w": 5.0}),
+      "buffer": 32 * 1024**2, "idle_w": 5.0, "power": 25.0}),
     ("s3500", None, "Intel DC S3500 480 GB (MLC, SATA 6 Gb/s, flat map in DRAM), scaled to 1 GiB (seed 002)",
      {"cell": "mlc", "capacity": 1024**3, "op": 15.0, "iu": 4096, "pages": 4, "planes": 2, "read_planes": 1,
       "channels": 8, "dies": 4, "ch_mbps": 400.0, "host_mbps": 572.0, "cmd_us": 10.0, "cmd_bytes": 64,
       "fw_us": 20.0, "ctrl_kiops": 93.0, "ctrl_w_kiops": 64.0, "slowpath_us": 100.0, "slowpath_kiops": 14.7,
-      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0,
+      "suspend": 0, "buffer": 4 * 1024**2, "tvar": 10.0, "fw_cv": 60.0, "ctrl_cores": 1, "hk_hz": 300.0,
+      "hk_us": 60.0,
       "idle_w": 0.6}),
     ("cm5-r", None, "Toshiba CM5-R 7.68 TB (TLC, 1 DWPD, PCIe 3.0 x4), scaled to 2 GiB (seed 004)",
      {"cell": "tlc", "capacity": 2 * 1024**3, "op": 7.0, "iu": 4096, "pages": 2, "channels": 8, "dies": 8,
@@ -311,8 +349,59 @@ def core_params(values: Mapping[str, Any]) -> dict[str, float]:
     for key in ("tr", "tprog"):
         for k, v in enumerate(per_type(values, key)):
             out[f"{key}{k}"] = v
-    out["retry_p"] = retry_share(values)
+    out["retry_p"] = share = retry_share(values)
+    out["rber_m"], out["retry_lnr"] = rber_scale(share, float(values["rber_sd"]), float(values["retry_steps"]))
     return out
+
+
+def _upper(z: float) -> float:
+    """P(Z >= z) of a standard normal."""
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+def _z_upper(p: float) -> float:
+    """z with P(Z >= z) = p (0 < p < 1), by bisection."""
+    lo, hi = -40.0, 40.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _upper(mid) > p:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def rber_scale(share: float, sd: float, steps: float) -> tuple[float, float]:
+    """(m, L) of the read-retry model: a page read's raw bit error rate relative to the hard-decision limit is
+    x = m · D, D log-normal of mean 1 whose logarithm has standard deviation sd, so that P(x >= 1) = share; a read
+    with x >= 1 takes 1 + floor(ln x / L) extra sensing steps, L chosen so that their mean is `steps`. m = 0: no read
+    needs retry (and none spends time decoding)."""
+    if share <= 0:
+        return 0.0, 1.0
+    if share >= 1:
+        share = 1 - 1e-12
+    mu = -sd * _z_upper(share)  # mean of ln x
+    m = math.exp(mu + sd * sd / 2)
+    if steps <= 1.0:
+        return m, 1e9
+
+    def mean_steps(lnr: float) -> float:
+        total, j = 1.0, 1
+        while True:
+            q = _upper((j * lnr - mu) / sd) / share
+            total += q
+            if q < 1e-12 or j > 10_000:
+                return total
+            j += 1
+
+    lo, hi = 1e-6, 100.0  # mean_steps falls as L grows
+    for _ in range(100):
+        mid = math.sqrt(lo * hi)
+        if mean_steps(mid) > steps:
+            lo = mid
+        else:
+            hi = mid
+    return m, math.sqrt(lo * hi)
 
 
 def describe(values: Mapping[str, Any]) -> list[tuple[str, str, str]]:
