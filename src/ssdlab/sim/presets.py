@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ssdlab.errors import UsageError
 from ssdlab.units import format_bytes, parse_size
@@ -128,30 +128,42 @@ class Preset:
     values: Mapping[str, Any]
 
 
-# the review each calibrated preset reproduces, and the worst ratio (farthest from 1) of the model's value to a
-# published figure in its `ssdlab sim validate` table (tests/unit/test_sim_reviews.py recomputes it): what a sim:
-# report names
-REVIEWS: dict[str, tuple[str, float]] = {
-    "p5430": ("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
-              1.19),
-    "p5430-op": ("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.14),
-    "pe321": ("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
-              0.87),
-    "p5316": ("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)", 0.80),
-    "s3500": ("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.27),
-    "cm5-r": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.18),
-    "cd5": ("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 1.11),
+class Review(NamedTuple):
+    """A calibrated preset's review and its `ssdlab sim validate` result as last measured (docs/sim.md gives the
+    command and the date): the evidence rows (figures no parameter was set from, measured under the review's
+    conditions), how many fail and the worst ratio of model to review among them."""
+
+    source: str
+    worst: float
+    evidence: int
+    failed: int
+
+
+# what a sim: report and `ssdlab info` name (tests/unit/test_sim_reviews.py checks the evidence counts against the
+# tables and re-measures the S3500's)
+REVIEWS: dict[str, Review] = {
+    "p5430": Review("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
+                    1.06, 5, 0),
+    "p5430-op": Review("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.11, 3, 0),
+    "pe321": Review("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
+                    0.01, 14, 4),
+    "p5316": Review("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)",
+                    5.10, 3, 3),
+    "s3500": Review("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 1.55, 7, 2),
+    "cm5-r": Review("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 0.13, 51, 35),
+    "cd5": Review("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 0.12, 52, 42),
 }
 
 
 def calibration(name: str) -> str:
-    """One sentence on what the preset was calibrated against (for reports and `ssdlab info`)."""
+    """One sentence on what the preset was calibrated against and how it measures (for reports and `ssdlab info`)."""
     if name not in REVIEWS:
         return (f"Preset {name} is a generic drive, not calibrated against a published review "
                 "(the calibrated presets: " + ", ".join(REVIEWS) + ").")
-    source, worst = REVIEWS[name]
-    return (f"Preset {name} is calibrated against {source}: every figure its `ssdlab sim validate` table checks is "
-            f"within 0.75-1.33 of the published one; the worst ratio of model to review is {worst:.2f}.")
+    r = REVIEWS[name]
+    return (f"Preset {name} is calibrated against {r.source}. `ssdlab sim validate` measures {r.evidence} of that "
+            f"review's figures as evidence, under the review's conditions (its other figures set parameters): "
+            f"{r.failed} fail; worst ratio of model to review {r.worst:.2f}.")
 
 
 def _presets(*rows: tuple[str, str | None, str, dict[str, Any]]) -> dict[str, Preset]:
