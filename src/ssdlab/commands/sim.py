@@ -106,15 +106,25 @@ def _summary(env: Any, lines: list[Any], results: list[Any]) -> None:
 
 
 def cmd_presets(args: argparse.Namespace, env: Any) -> int:
-    """List presets, or the full parameter table of one preset."""
-    from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, describe, resolve
+    """List presets (with each calibrated one's `sim validate` result as last measured), or the full parameter
+    table of one preset."""
+    import textwrap
+
+    from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, REVIEWS, calibration, describe, resolve
 
     if not args.preset:
         for name, preset in PRESETS.items():
             mark = " (default)" if name == DEFAULT_PRESET else ""
             env.out(f"{name:<10} {preset.summary}{mark}")
+            if name in REVIEWS:
+                r = REVIEWS[name]
+                env.out(f"{'':<10} sim validate: {r.evidence} of its review's figures are evidence, {r.failed} fail, "
+                        f"worst ratio {r.worst:.2f}")
         env.out("show one with `ssdlab sim presets NAME`; override any parameter as sim:NAME?key=value&key=value")
         return 0
-    for key, value, meaning in describe(resolve(args.preset, {})):
+    values = resolve(args.preset, {})
+    for text in textwrap.wrap(calibration(args.preset), 110):
+        env.out(text)
+    for key, value, meaning in describe(values):
         env.out(f"{key:<12} {value:>12}  {meaning}")
     return 0
