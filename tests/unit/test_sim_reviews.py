@@ -273,3 +273,13 @@ def test_the_cheapest_preset_measures_as_reports_say() -> None:
 
 def test_every_calibrated_preset_has_a_table_and_every_preset_exists() -> None:
     assert set(TABLES) <= set(PRESETS)
+
+
+def test_validate_says_when_the_record_reports_print_is_stale() -> None:
+    from ssdlab.commands.sim import _stale
+
+    seeds = Seeds()
+    rows = [judge(evidence("a", 1.0, "x", "seed 002 l.1", PROC, const(1.2)), seeds)]
+    (line,) = _stale([PresetResult("s3500", rows, [])])
+    assert line.startswith("s3500: 1 evidence rows, 0 fail, worst 1.20; presets.REVIEWS records 7, 2, 1.55")
+    assert _stale([PresetResult("tlc-4k", [], [])]) == []

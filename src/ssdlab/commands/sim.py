@@ -103,6 +103,24 @@ def _summary(env: Any, lines: list[Any], results: list[Any]) -> None:
     shapes = sum(len(r.shapes) for r in results)
     if shapes:
         env.out(f"shape rules: {shapes - sum(r.failed_shapes for r in results)}/{shapes} pass")
+    for text in _stale(results):
+        env.out(text)
+
+
+def _stale(results: list[Any]) -> list[str]:
+    """A line for each preset whose measured evidence differs from what presets.REVIEWS records for reports."""
+    from ssdlab.sim.presets import REVIEWS
+
+    out = []
+    for r in results:
+        rec = REVIEWS.get(r.preset)
+        if rec is None or not r.rows:
+            continue
+        got = (len(r.evidence), r.failed_evidence, round(r.worst or 0.0, 2))
+        if got != (rec.evidence, rec.failed, rec.worst):
+            out.append(f"{r.preset}: {got[0]} evidence rows, {got[1]} fail, worst {got[2]:.2f}; presets.REVIEWS "
+                       f"records {rec.evidence}, {rec.failed}, {rec.worst:.2f} for reports: update it")
+    return out
 
 
 def cmd_presets(args: argparse.Namespace, env: Any) -> int:

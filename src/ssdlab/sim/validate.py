@@ -1,4 +1,4 @@
-"""`ssdlab sim validate`: the model's validation table (analytic expectations vs simulated results).
+"""`ssdlab sim validate`'s analytic lines: the model's mechanics against their analytic expectations.
 
 Each line runs a small experiment directly on the native core (no run directory) and compares one figure
 with its expectation and tolerance. The whole table takes a few seconds.
@@ -275,10 +275,17 @@ def run_validation() -> list[Line]:
     return lines
 
 
-def format_table(lines: list[Line]) -> list[str]:
-    """Plain-text table of validation lines."""
-    out = [f"{'check':<58} {'measured':>10} {'expected':>10} {'tolerance':>16}  result"]
+def format_table(lines: list[Line], width: int = 110) -> list[str]:
+    """Plain-text table of validation lines, each within `width` columns (a line's note goes below it when it
+    does not fit beside it)."""
+    out = ["the model's mechanics (analytic lines)",
+           f"  {'result':<6} {'check':<58} {'measured':>9} {'expected':>9}  tolerance"]
     for ln in lines:
-        out.append(f"{ln.name:<58} {ln.measured:>10.3f} {ln.expected:>10.3f} {ln.rule:>16}  "
-                   f"{'ok' if ln.ok else 'OUT OF TOLERANCE'}" + (f"  ({ln.detail})" if ln.detail else ""))
+        text = (f"  {'ok' if ln.ok else 'FAIL':<6} {ln.name:<58} {ln.measured:>9.3f} {ln.expected:>9.3f}  "
+                f"{ln.rule}")
+        note = f"  ({ln.detail})" if ln.detail else ""
+        if len(text + note) <= width:
+            out.append(text + note)
+        else:
+            out += [text, f"{'':9}{note.strip()}"] if note else [text]
     return out
