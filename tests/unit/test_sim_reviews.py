@@ -103,6 +103,7 @@ INPUTS = {
     ("s3500", "1M sequential read"): "host_mbps",
     ("pe321", "128K sequential read"): "host_mbps",
     ("p5316", "1M sequential read, per drive"): "host_mbps",
+    ("p5430", "VDBench 4K 70/30 Q32T8, max"): "resume_us",  # fitted on the mechanisms' side of issue 33
 }
 EVIDENCE = {
     ("p5430", "4K random write steady state, IOPS 12.75 TB / 15.36 TB"),

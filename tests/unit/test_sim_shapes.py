@@ -91,14 +91,14 @@ def test_per_second_iops_pinned_to_a_ceiling_fail_the_cov_floor() -> None:
 
 def test_power_over_the_form_factors_envelope_fails() -> None:
     assert form_factor("p5430") == "U.2"
-    assert form_factor("s3500") == 'SATA 2.5"'
+    assert form_factor("s3500") == "SATA 2.5-inch"
     ok = {"a": made([1], power_w=24.0), "b": made([1], power_w=12.0)}
     assert power_shape("p5430", ok).ok
     hot = {"a": made([1], power_w=61.0), "b": made([1], power_w=12.0)}
     shape = power_shape("p5430", hot)
     assert not shape.ok
     assert "61.0 W (a)" in shape.measured
-    assert not power_shape("s3500", {"a": made([1], power_w=ENVELOPE_W['SATA 2.5"'] + 0.1)}).ok
+    assert not power_shape("s3500", {"a": made([1], power_w=ENVELOPE_W["SATA 2.5-inch"] + 0.1)}).ok
 
 
 def test_a_stall_under_a_power_cap_fails_the_wait_bound() -> None:

@@ -143,7 +143,7 @@ class Review(NamedTuple):
 # tables and re-measures the S3500's)
 REVIEWS: dict[str, Review] = {
     "p5430": Review("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
-                    1.06, 5, 0),
+                    1.06, 4, 0),
     "p5430-op": Review("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.11, 3, 0),
     "pe321": Review("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
                     0.01, 14, 4),

@@ -57,8 +57,8 @@ COV_FLOOR_PCT = 0.1  # rule 2: a tenth of the smallest per-second CoV a seed rev
 STEADY_S = 10.0  # rule 2 and 3 points: 10 one-second intervals
 # rule 3: the most a form factor allows: U.2 (2.5" NVMe) 25 W (seed 004 l.41); SATA 2.5" 7.2 W, the S3500's
 # rated input (5 V x 1.44 A or 12 V x 0.6 A, seed 002 l.101)
-ENVELOPE_W = {"U.2": 25.0, 'SATA 2.5"': 7.2}
-FORM_FACTOR = {"s3500": 'SATA 2.5"'}  # every other preset is a U.2 data-centre drive
+ENVELOPE_W = {"U.2": 25.0, "SATA 2.5-inch": 7.2}
+FORM_FACTOR = {"s3500": "SATA 2.5-inch"}  # every other preset is a U.2 data-centre drive
 POWER_MODES = {"p5430": (15.0, 10.0), "p5430-op": (15.0, 10.0)}  # seed 000 l.22-23
 CAP_WAIT_X = 10.0  # rule 4
 CAP_RAMP_S, CAP_S = 3.0, 5.0

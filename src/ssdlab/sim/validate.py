@@ -179,7 +179,8 @@ def check_power(lines: list[Line]) -> None:
     """Steady-state write IOPS under a power cap scale with (cap − idle)."""
     got: dict[float, dict[str, float]] = {}
     for cap in (0.0, 15.0, 10.0):
-        b = Bench("qlc-4k", capacity="1GiB", power=cap, window_s=1, channels=8)  # draws well above 15 W
+        # 8 channels and QLC's former 320 µJ per page programmed: uncapped, it draws well above 15 W
+        b = Bench("qlc-4k", capacity="1GiB", power=cap, window_s=1, channels=8, e_prog_uj=320)
         b.fill()
         b.run(io_bytes=2 * b.user)
         got[cap] = b.run(runtime_s=4.0, ramp_s=2.0)[1]
