@@ -150,10 +150,6 @@ def gbps(p: Point) -> float:
     return p.bw() / 1e9
 
 
-def median(values: list[float]) -> float:
-    return float(statistics.median(values))
-
-
 # ------------------------------------------------------------------ SNIA PTS as seed 004 modified it
 
 PTS_MIXES = (100, 95, 65, 50, 35, 5, 0)  # read %, the outer loop

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ssdlab.sim.lab import Drive, Point, cov_pct
-from ssdlab.sim.presets import per_type
+from ssdlab.sim.presets import per_type, resolve
 from ssdlab.sim.procedures import SEEDS
 from ssdlab.sim.validate import qd1_read_us
 
@@ -254,7 +254,7 @@ def wait_ratio(p: Point) -> tuple[float, float]:
 def cap_shape(preset: str, uncapped: Mapping[str, Point], bat: Battery,
               steady: Callable[[dict[str, str]], Drive]) -> Shape:
     """Rule 4: the longest I/O against the mean latency of each point under each cap."""
-    idle_w = float(Drive(preset).values["idle_w"])
+    idle_w = float(resolve(preset, {})["idle_w"])
     worst = (0.0, "")
     for cap in caps(preset, uncapped, idle_w):
         d = steady({"power": f"{cap:g}"})
