@@ -107,3 +107,18 @@ def test_sim_validate_exits_with_its_verdict_and_shows_progress(cli: Any) -> Non
     assert text.code == res.code
     assert max(len(line) for line in text.out.splitlines()) <= 110
     assert f"evidence rows: {preset['evidence_rows'] - len(failed)}/{preset['evidence_rows']} pass" in text.out
+
+
+def test_sim_validate_in_worker_processes_measures_the_same(cli: Any) -> None:
+    import subprocess
+    import sys
+
+    argv = ["sim", "validate", "--preset", "p5316", "--preset", "tlc-4k", "--no-shapes", "--json"]
+    one = cli(*argv)
+    two = subprocess.run([sys.executable, "-m", "ssdlab", *argv, "--jobs", "2"], capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert two.returncode == one.code
+    a, b = json.loads(one.out)["presets"], json.loads(two.stdout)["presets"]
+    assert [p["preset"] for p in b] == ["p5316", "tlc-4k"]  # the order asked, whichever worker finished first
+    assert a == b
+    assert "p5316: 64K random write" in two.stderr  # the workers' progress

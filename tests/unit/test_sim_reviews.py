@@ -33,7 +33,7 @@ from ssdlab.sim.reviews import (
     table,
     worst_ratio,
 )
-from ssdlab.sim.tables import PresetResult, format_preset
+from ssdlab.sim.tables import PresetResult, families, format_preset, summarize
 
 SOURCE = re.compile(r"^seed 00[0-4] l\.\d+")
 ALL = {preset: make() for preset, make in TABLES.items()}
@@ -281,6 +281,11 @@ def test_validate_says_when_the_record_reports_print_is_stale() -> None:
 
     seeds = Seeds()
     rows = [judge(evidence("a", 1.0, "x", "seed 002 l.1", PROC, const(1.2)), seeds)]
-    (line,) = _stale([PresetResult("s3500", rows, [])])
+    (line,) = _stale([summarize(PresetResult("s3500", rows, []))])
     assert line.startswith("s3500: 1 evidence rows, 0 fail, worst 1.20; presets.REVIEWS records 7, 2, 1.55")
-    assert _stale([PresetResult("tlc-4k", [], [])]) == []
+    assert _stale([summarize(PresetResult("tlc-4k", [], []))]) == []
+
+
+def test_presets_that_share_experiments_are_measured_together() -> None:
+    groups = families(["tlc-4k", "p5430", "pe321", "p5430-op", "cd5", "cm5-r"])
+    assert groups == [["tlc-4k"], ["p5430", "p5430-op"], ["pe321"], ["cd5", "cm5-r"]]

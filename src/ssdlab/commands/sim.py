@@ -24,6 +24,9 @@ def add_commands(subparsers: Any) -> dict[str, Any]:
     v.add_argument("--no-shapes", action="store_true", help="leave the shape rules out (figures only)")
     v.add_argument("--lines-only", action="store_true", help="only the model's analytic lines (seconds)")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    v.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="measure presets in N worker processes (a family of presets that share experiments in one); "
+                        "default 1")
     s = sub.add_parser("presets", help="list the presets, or every parameter of one preset")
     s.add_argument("preset", nargs="?", help="show this preset's parameters (sim:PRESET?key=value overrides them)")
     return {"sim": cmd_sim}
@@ -47,19 +50,21 @@ def cmd_validate(args: argparse.Namespace, env: Any) -> int:
         raise UsageError(f"unknown sim preset {', '.join(unknown)}: use one of {', '.join(PRESETS)}")
     if args.lines_only and args.preset:
         raise UsageError("--lines-only runs the model's analytic lines, which --preset leaves out: give one of them")
-    t0, c0 = time.monotonic(), time.process_time()
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give 1 or more worker processes")
+    t0, c0 = time.monotonic(), _cpu()
 
     def progress(text: str) -> None:
         if not args.quiet:
             env.err(f"[{time.monotonic() - t0:6.1f} s] {text}")
 
+    progress.t0 = t0  # type: ignore[attr-defined]  # what worker processes count from
+
     lines, results = _measure(args, env, progress, list(args.preset or PRESETS))
     failed = sum(not ln.ok for ln in lines) + sum(r.failed for r in results)
-    cpu, wall = time.process_time() - c0, time.monotonic() - t0
+    cpu, wall = _cpu() - c0, time.monotonic() - t0
     if args.json:
-        from ssdlab.sim.tables import as_json
-
-        env.out(json.dumps({"lines": [ln.__dict__ for ln in lines], "presets": [as_json(r) for r in results],
+        env.out(json.dumps({"lines": [ln.__dict__ for ln in lines], "presets": [r.data for r in results],
                             "cpu_s": round(cpu, 1)}, indent=1))
     else:
         _summary(env, lines, results)
@@ -67,10 +72,18 @@ def cmd_validate(args: argparse.Namespace, env: Any) -> int:
     return 1 if failed else 0
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished worker processes."""
+    import resource
+
+    child = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + child.ru_utime + child.ru_stime
+
+
 def _measure(args: argparse.Namespace, env: Any, progress: Any, presets: list[str]) -> tuple[list[Any], list[Any]]:
-    """The analytic lines (unless presets were named) and each preset's results, printed as they come (text)."""
-    from ssdlab.sim.procedures import Seeds
-    from ssdlab.sim.tables import format_preset, run_preset
+    """The analytic lines (unless presets were named) and each preset's results (tables.Summary), printed in the
+    presets' order as they come (text); with --jobs above 1, families of presets in parallel processes."""
+    from ssdlab.sim.tables import families, run_family
     from ssdlab.sim.validate import format_table, run_validation
 
     lines = []
@@ -80,16 +93,58 @@ def _measure(args: argparse.Namespace, env: Any, progress: Any, presets: list[st
         if not args.json:
             for text in format_table(lines):
                 env.out(text)
-    results = []
-    seeds = Seeds(progress)  # one set of experiments: a table may read another preset's (the P5430's OP ratio)
-    for name in [] if args.lines_only else presets:
-        res = run_preset(name, progress, seeds, shapes=not args.no_shapes)
-        results.append(res)
-        if not args.json:
-            env.out("")
-            for text in format_preset(res):
-                env.out(text)
-    return lines, results
+    groups = [] if args.lines_only else families(presets)
+    done: dict[str, Any] = {}
+    shown = 0
+
+    def show() -> None:
+        nonlocal shown
+        while shown < len(presets) and presets[shown] in done:
+            if not args.json:
+                env.out("")
+                for text in done[presets[shown]].text:
+                    env.out(text)
+            shown += 1
+
+    if args.jobs <= 1 or len(groups) <= 1:
+        for group in groups:
+            for res in run_family(group, not args.no_shapes, progress):
+                done[res.preset] = res
+                show()
+    else:
+        for res in _parallel(groups, args, progress):
+            done[res.preset] = res
+            show()
+    return lines, [done[p] for p in presets if p in done]
+
+
+def _parallel(groups: list[list[str]], args: argparse.Namespace, progress: Any) -> Any:
+    """Each family in a forked worker process (progress lines go straight to stderr); results as they finish."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from ssdlab.sim.tables import run_family
+
+    ctx = multiprocessing.get_context("fork")
+    say = None if args.quiet else WorkerProgress(progress.t0)
+    with ProcessPoolExecutor(args.jobs, mp_context=ctx) as pool:
+        jobs = [pool.submit(run_family, group, not args.no_shapes, say) for group in groups]
+        for job in as_completed(jobs):
+            yield from job.result()
+
+
+class WorkerProgress:
+    """Progress lines of a worker process, straight to stderr (a picklable callable: the parent's writes through
+    its environment)."""
+
+    def __init__(self, t0: float) -> None:
+        self.t0 = t0
+
+    def __call__(self, text: str) -> None:
+        import sys
+
+        sys.stderr.write(f"[{time.monotonic() - self.t0:6.1f} s] {text}\n")
+        sys.stderr.flush()
 
 
 def _summary(env: Any, lines: list[Any], results: list[Any]) -> None:
@@ -97,10 +152,10 @@ def _summary(env: Any, lines: list[Any], results: list[Any]) -> None:
     env.out("")
     if lines:
         env.out(f"analytic lines: {sum(ln.ok for ln in lines)}/{len(lines)} pass")
-    evidence = sum(len(r.evidence) for r in results)
+    evidence = sum(r.evidence for r in results)
     if evidence:
         env.out(f"evidence rows: {evidence - sum(r.failed_evidence for r in results)}/{evidence} pass")
-    shapes = sum(len(r.shapes) for r in results)
+    shapes = sum(r.shapes for r in results)
     if shapes:
         env.out(f"shape rules: {shapes - sum(r.failed_shapes for r in results)}/{shapes} pass")
     for text in _stale(results):
@@ -114,9 +169,9 @@ def _stale(results: list[Any]) -> list[str]:
     out = []
     for r in results:
         rec = REVIEWS.get(r.preset)
-        if rec is None or not r.rows:
+        if rec is None or not r.has_rows:
             continue
-        got = (len(r.evidence), r.failed_evidence, round(r.worst or 0.0, 2))
+        got = (r.evidence, r.failed_evidence, round(r.worst or 0.0, 2))
         if got != (rec.evidence, rec.failed, rec.worst):
             out.append(f"{r.preset}: {got[0]} evidence rows, {got[1]} fail, worst {got[2]:.2f}; presets.REVIEWS "
                        f"records {rec.evidence}, {rec.failed}, {rec.worst:.2f} for reports: update it")

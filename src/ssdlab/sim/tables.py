@@ -182,3 +182,47 @@ def as_json(res: PresetResult) -> dict[str, Any]:
                     for r in res.rows],
         "shapes": [{"name": s.name, "measured": s.measured, "rule": s.rule, "ok": s.ok} for s in res.shapes],
     }
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A preset's results as its text, its data and its counts: what a worker process sends back (a Row holds its
+    figure's measuring function, which does not pickle)."""
+
+    preset: str
+    text: list[str]
+    data: dict[str, Any]
+    evidence: int
+    failed_evidence: int
+    worst: float | None
+    shapes: int
+    failed_shapes: int
+    has_rows: bool
+
+    @property
+    def failed(self) -> int:
+        return self.failed_evidence + self.failed_shapes
+
+
+def summarize(res: PresetResult) -> Summary:
+    return Summary(res.preset, format_preset(res), as_json(res), len(res.evidence), res.failed_evidence, res.worst,
+                   len(res.shapes), res.failed_shapes, bool(res.rows))
+
+
+# presets whose tables read each other's experiments (the P5430's OP ratio, the CD5's drop against the CM5-R's):
+# measured one after the other, on one set of experiments
+FAMILIES = {"p5430-op": "p5430", "cm5-r": "cd5"}
+
+
+def families(presets: list[str]) -> list[list[str]]:
+    """The presets grouped by family, each group in the order given, groups in the order of their first member."""
+    groups: dict[str, list[str]] = {}
+    for name in presets:
+        groups.setdefault(FAMILIES.get(name, name), []).append(name)
+    return list(groups.values())
+
+
+def run_family(presets: list[str], shapes: bool, progress: Callable[[str], None] | None) -> list[Summary]:
+    """Measure presets of one family on one set of experiments."""
+    seeds = Seeds(progress)
+    return [summarize(run_preset(name, progress, seeds, shapes)) for name in presets]
