@@ -99,6 +99,9 @@ def test_power_over_the_form_factors_envelope_fails() -> None:
     assert not shape.ok
     assert "61.0 W (a)" in shape.measured
     assert not power_shape("s3500", {"a": made([1], power_w=ENVELOPE_W["SATA 2.5-inch"] + 0.1)}).ok
+    # judged to 0.1 W: a drive held at its 25 W cap averages 25.03 W in the model's accounting
+    assert power_shape("p5430", {"a": made([1], power_w=25.04)}).ok
+    assert not power_shape("p5430", {"a": made([1], power_w=25.06)}).ok
 
 
 def test_a_stall_under_a_power_cap_fails_the_wait_bound() -> None:

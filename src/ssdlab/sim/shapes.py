@@ -226,7 +226,7 @@ def power_shape(preset: str, points: Mapping[str, Point]) -> Shape:
     limit = ENVELOPE_W[form]
     name, p = max(points.items(), key=lambda kv: kv[1].power_w)
     return Shape(preset, f"average power within the {form} envelope", f"at most {p.power_w:.1f} W ({name})",
-                 f"<= {limit:g} W", p.power_w <= limit)
+                 f"<= {limit:g} W, to 0.1 W", round(p.power_w, 1) <= limit)
 
 
 CAP_POINTS: tuple[tuple[str, dict[str, Any]], ...] = (
