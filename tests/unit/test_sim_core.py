@@ -9,7 +9,8 @@ import pytest
 
 from ssdlab.results import hist
 from ssdlab.sim import core
-from ssdlab.sim.validate import Bench, desnoyers_wa, qd1_read_us
+from ssdlab.sim.presets import mean_read_us
+from ssdlab.sim.validate import Bench, desnoyers_wa
 
 SMALL = "256MiB"
 
@@ -129,7 +130,7 @@ def test_qd1_read_is_firmware_plus_tr_plus_transfers() -> None:
     b = small()
     b.fill()
     _, s = b.run(rmix=100, qd=1, runtime_s=0.1)
-    assert s["mean_lat_s"] * 1e6 == pytest.approx(qd1_read_us(b.values), rel=0.01)
+    assert s["mean_lat_s"] * 1e6 == pytest.approx(mean_read_us(b.values), rel=0.01)
 
 
 def test_unmapped_reads_skip_nand() -> None:

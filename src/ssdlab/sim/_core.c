@@ -558,6 +558,16 @@ typedef struct {
     Dist d_fw, d_cmd, d_rber;
     int64_t core_free[MAX_CORES]; /* when each core is free (INT64_MAX beyond n_cores) */
     RaStream ra[RA_STREAMS];
+    /* time scale (docs/sim.md, "Time and scale"): the model's capacity stands for a drive ts_q16 / 65536 times
+     * larger, whose state a second of host writes moves that many times less. In a time-based point (thin) only one
+     * host write in that many changes the drive's state (ts_acc counts); the others are phantoms: they cost what a
+     * write costs the drive in its present state (command, link, buffer space, a program per unit of them on the
+     * dies in turn and, while GC runs, its reads, programs and erases at the last victim's ratio) and leave the
+     * mapping alone. Phantom slots waiting in the buffer (ph_pend), their next unit (ph_seq: die and page type),
+     * GC owed by them (ph_mv slots moved, ph_rd victim units read, ph_er slots freed: x 256) */
+    int64_t ts_q16, ts_acc, ph_pend, ph_mv, ph_rd, ph_er;
+    uint32_t ph_seq, gc_v; /* gc_v: valid slots of the last victim when it was picked */
+    int thin;
 } Dev;
 
 #define HL_RING 64
@@ -1169,6 +1179,7 @@ static int gc_pick(Dev *d) {
     d->gc_vb = b;
     d->gc_vpu = 0;
     d->gc_ratio = (int64_t)v * 256 / (int64_t)(d->spb - v); /* slots moved per slot freed (x 256) */
+    d->gc_v = v;
     for (uint32_t k = 0; k < (1 + VP_AHEAD) * d->spu && k < d->spb; k += 16)
         __builtin_prefetch(&d->p2l[b * d->spb + k], 0, 1);
     return 1;
@@ -1384,9 +1395,15 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
     return done;
 }
 
+static int64_t phantom_unit(Dev *d, int64_t t);
+
 static void flush_pending(Dev *d, int64_t t) {
     while (d->pend_live > 0) {
         if (dispatch_unit(d, t, 1) < 0) break;
+    }
+    if (d->ph_pend > 0) { /* the phantom slots left: one more (padded) unit */
+        infl_push(d, phantom_unit(d, t), d->ph_pend);
+        d->ph_pend = 0;
     }
     d->ring_head = 0;
     d->ring_cnt = 0;
@@ -1549,6 +1566,17 @@ static void ra_prefetch(Dev *d, RaStream *st, int64_t from, int64_t t) {
     }
 }
 
+/* read-ahead on (when the drive has one) or off for what runs next, its streams forgotten */
+static void ra_reset(Dev *d, int on) {
+    d->ra_on = on && d->ra_bytes > 0;
+    for (int i = 0; i < RA_STREAMS; i++) {
+        d->ra[i].next = -1;
+        d->ra[i].used = -1 - i;
+        d->ra[i].hits = 0;
+        d->ra[i].pf_lo = d->ra[i].pf_hi = 0;
+    }
+}
+
 /* a write of [off, off + len): data a stream prefetched there is stale */
 static void ra_forget(Dev *d, int64_t off, int64_t len) {
     for (int i = 0; i < RA_STREAMS; i++) {
@@ -1629,7 +1657,7 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
  * only usable from then on: space_t), then retire the units already programmed by the time the write completes
  * (they no longer hold space); returns when it completes */
 HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
-    while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
+    while (d->pend_live + d->ph_pend + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
         if (d->infl_t[0] > d->space_t) d->space_t = d->infl_t[0];
         infl_pop(d);
     }
@@ -1673,6 +1701,100 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
 }
 
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len);
+
+/* the next phantom unit's program (host data or GC's), on the dies in turn as the drive's units are laid out */
+static int64_t phantom_program(Dev *d, int64_t t, int gc) {
+    uint32_t gpu = d->ph_seq++, die = mod32(&d->dv_dies, gpu), ch = mod32(&d->dv_ch, die);
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
+    int64_t done = die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
+    d->c_energy += d->e_prog_pu;
+    d->c_nand_w_slots += d->spu;
+    if (gc) d->c_gc_slots += d->spu;
+    return done;
+}
+
+/* A unit of phantom host slots is programmed at t; while the drive's state has GC running (no more free
+ * superblocks than GC's start), it owes what GC costs per unit of host data there: with v valid slots in a victim of
+ * spb, spu x v / (spb - v) slots moved, spb / (spb - v) victim units read, spu / (spb - v) superblocks erased. The
+ * work is booked as GC books its own (P/E work on the dies) and counted alike. Returns when the host unit's program
+ * ends. */
+static int64_t phantom_unit(Dev *d, int64_t t) {
+    int64_t done = phantom_program(d, t, 0);
+    if (d->free_cnt > d->gc_start || d->gc_v == 0 || d->gc_v >= d->spb) return done;
+    const int64_t spu = d->spu, freed = (int64_t)(d->spb - d->gc_v);
+    d->ph_rd += 256 * (int64_t)d->spb / freed;
+    while (d->ph_rd >= 256) {
+        uint32_t gpu = d->ph_seq + (uint32_t)(d->ph_rd >> 8); /* a victim unit on some die */
+        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj);
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+        d->ph_rd -= 256;
+    }
+    d->ph_mv += spu * d->gc_ratio;
+    while (d->ph_mv >= 256 * spu) {
+        phantom_program(d, t, 1);
+        d->ph_mv -= 256 * spu;
+    }
+    d->ph_er += 256 * spu;
+    while (d->ph_er >= 256 * freed) {
+        for (uint32_t die = 0; die < d->n_dies; die++)
+            die_op(d, die, t, vary(d, d->t_bers, trng_next(d)), d->e_erase_pj);
+        d->c_erases++;
+        d->c_energy += d->e_erase_sb;
+        d->ph_er -= 256 * freed;
+    }
+    return done;
+}
+
+/* A phantom host write (see Dev.ts_q16): the command, the slow path of an IU-unaligned write, the link, the read of
+ * each partially covered IU that holds data on NAND, buffer space; its slots are programmed in units as they fill
+ * one. The mapping is not changed. */
+static __attribute__((noinline)) int64_t phantom_write(Dev *d, int64_t t, int64_t off, int64_t len) {
+    int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
+    uint64_t r0 = trng_next(d);
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0, 0);
+    if ((head_part || tail_part) && (d->slow_ns > 0 || d->slow_busy_ns > 0)) {
+        int64_t s = max64(ready, d->slow_free);
+        d->slow_free = s + d->slow_busy_ns;
+        ready = s + d->slow_ns;
+    }
+    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r0), d->cal_now);
+    int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
+    for (int side = 0; side < 2; side++) {
+        int64_t lpn = side == 0 ? first : last;
+        if (side == 1 && last == first) break;
+        int partial = side == 0 ? (head_part != 0 || (first == last && tail_part != 0)) : (tail_part != 0);
+        if (!partial) continue;
+        uint32_t m = d->l2p[lpn];
+        if (m == UNMAPPED || (m & BUFBIT)) continue;
+        uint32_t gpu = div32(&d->dv_spu, m);
+        done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), ready,
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj));
+        d->c_rmw_reads++;
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+    }
+    int64_t n = last - first + 1;
+    done = buffer_room(d, n, done);
+    d->ph_pend += n;
+    d->c_host_w_slots += (uint64_t)n; /* host slots as the drive programs them (write amplification counts them) */
+    while (d->ph_pend >= (int64_t)d->spu) {
+        infl_push(d, phantom_unit(d, done), d->spu); /* its buffer space is freed when its program completes */
+        d->ph_pend -= d->spu;
+    }
+    d->c_host_w_bytes += (uint64_t)len;
+    return done;
+}
+
+/* whether this write of a time-based point changes the drive's state (1 in ts_q16 / 65536 of them) */
+HOT_INLINE int thin_skip(Dev *d) {
+    d->ts_acc += 65536;
+    if (d->ts_acc >= d->ts_q16) {
+        d->ts_acc -= d->ts_q16;
+        return 0;
+    }
+    return 1;
+}
 
 /* a host write: one whole IU inlined where it is called, any other in do_write_any */
 HOT_INLINE int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
@@ -1852,6 +1974,8 @@ static void reset_time(Dev *d) {
     d->carry_end = 0;
     d->space_t = 0;
     d->infl_head = d->infl_cnt = d->infl_occ = d->infl_last = 0;
+    d->ph_pend = d->ph_mv = d->ph_rd = d->ph_er = d->ts_acc = 0;
+    d->ph_seq = 0;
 }
 
 /* start a new point at time 0 = the previous point's end: booked work (die queues, buffer in flight) stays */
@@ -2015,7 +2139,11 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->slow_ns = (int64_t)(dget(p, "slowpath_us", &err) * 1000.0);
     d->gc_policy = (int)dget(p, "gc_policy", &err);
     d->gc_free_min = (uint32_t)dget(p, "gc_free", &err);
-    d->bg_rate = dget(p, "idle_gc", &err) * 1e-3; /* MB/s -> bytes per ns */
+    double tscale = dget(p, "time_scale", &err);
+    if (tscale < 1.0) tscale = 1.0;
+    d->ts_q16 = (int64_t)(tscale * 65536.0 + 0.5);
+    /* background GC relocates idle_gc MB/s of a drive time_scale times larger: that share of the model's */
+    d->bg_rate = dget(p, "idle_gc", &err) * 1e-3 / tscale; /* MB/s -> bytes per ns */
     d->bg_delay_ns = (int64_t)(dget(p, "idle_gc_ms", &err) * 1e6);
     double bg_free_pct = dget(p, "idle_free", &err);
     int64_t buf_bytes = (int64_t)dget(p, "buffer", &err);
@@ -2292,7 +2420,7 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
 static size_t state_extra(const Dev *d) {
-    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5 + d->n_cores + (size_t)d->n_dies + 3;
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 11 + d->n_cores + (size_t)d->n_dies + 3;
 }
 
 /* the governor's bins that are still ahead after moving them `by` ns earlier: how many (state image entries) */
@@ -2366,6 +2494,13 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     *q++ = d->gc_debt;
     *q++ = d->gc_ratio;
     memcpy(q++, &d->trng, 8);
+    /* the time scale's phantom accounting (no phantom slots are pending: flushed above) */
+    *q++ = d->ts_acc;
+    *q++ = d->ph_mv;
+    *q++ = d->ph_rd;
+    *q++ = d->ph_er;
+    *q++ = d->ph_seq;
+    *q++ = d->gc_v;
     /* the controller's cores, the dies' P/E epochs (page registers are per point) */
     for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
@@ -2461,6 +2596,14 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     d->gc_debt = q[2];
     d->gc_ratio = q[3];
     memcpy(&d->trng, &q[4], 8);
+    memcpy(q, p, 48);
+    p += 48;
+    d->ts_acc = q[0];
+    d->ph_mv = q[1];
+    d->ph_rd = q[2];
+    d->ph_er = q[3];
+    d->ph_seq = (uint32_t)q[4];
+    d->gc_v = (uint32_t)q[5];
     for (uint32_t i = 0; i < d->n_cores; i++) { memcpy(q, p, 8); p += 8; d->core_free[i] = q[0]; }
     for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->pe_epoch[i] = (uint32_t)q[0]; }
     memcpy(q, p, 24);
@@ -2738,12 +2881,14 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->random = (int)get_i(w, "random", &err);
     d->trim_mode = (int)get_i(w, "trim", &err);
     d->rd_only = !d->trim_mode && d->rmix >= 100;
+    d->thin = d->ts_q16 > 65536 && !d->rd_only; /* set again below once time_based is known */
     d->range_start = get_i(w, "range_start", &err);
     d->range_len = get_i(w, "range_len", &err);
     d->align = get_i(w, "align", &err);
     d->iodepth = get_i(w, "iodepth", &err);
     d->numjobs = get_i(w, "numjobs", &err);
     d->time_based = (int)get_i(w, "time_based", &err);
+    d->thin = d->thin && d->time_based; /* a point of so many bytes (a fill) changes the state by them all */
     int64_t ramp = get_i(w, "ramp_ns", &err);
     int64_t runtime = get_i(w, "runtime_ns", &err);
     d->io_limit = get_i(w, "io_bytes", &err);
@@ -2858,13 +3003,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->t_last_done = 0;
     d->run_energy0 = d->c_energy;
     /* read-ahead follows the reads of a sequential point (a random point's reads never continue one another) */
-    d->ra_on = !d->random && !d->trim_mode && d->rmix > 0 && d->ra_bytes > 0;
-    for (int i = 0; i < RA_STREAMS; i++) {
-        d->ra[i].next = -1;
-        d->ra[i].used = -1 - i;
-        d->ra[i].hits = 0;
-        d->ra[i].pf_lo = d->ra[i].pf_hi = 0;
-    }
+    ra_reset(d, !d->random && !d->trim_mode && d->rmix > 0);
     d->running = 1;
     Py_RETURN_NONE;
 }
@@ -2984,16 +3123,18 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         int64_t bs = d->bs_val[plain ? 0 : io.bi];
         int dir = plain == PLAIN_WRITE ? 1 : plain == PLAIN_READ ? 0 : io.dir;
         int64_t off;
+        const int phantom = plain != PLAIN_READ && dir == 1 && d->thin && thin_skip(d);
         if (plain || d->random) {
             off = io.off;
         } else {
             off = d->job_pos[job];
             if (off + bs > d->range_start + d->range_len) off = d->range_start;
-            d->job_pos[job] = off + bs;
+            if (!phantom) d->job_pos[job] = off + bs; /* a sequential stream moves on with its state-changing writes */
         }
         d->job_issued[job] += bs;
         int64_t done;
         if (dir == 0) done = do_read(d, t, off, bs);
+        else if (phantom) done = phantom_write(d, t, off, bs);
         else if (dir == 1) done = do_write(d, t, off, bs);
         else done = do_trim(d, t, off, bs);
         if (done < 0) {
@@ -3248,13 +3389,15 @@ HOT_INLINE int64_t replay_io(Dev *d, int64_t s, int64_t off, int64_t len, int op
     }
     d->t_now = s;
     d->cal_now = s;
+    if (((d->clock_base + s) >> DRIFT_SHIFT) != d->drift_seg) drift_update(d, s);
     int64_t done = op == 0 ? do_read(d, s, off, len) : op == 1 ? do_write(d, s, off, len) : do_trim(d, s, off, len);
     if (done < 0) {
         PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
         return -1;
     }
     d->c_energy += d->e_io;
-    return done;
+    /* the completion path to the host, as the closed loop draws it (advance_loop) */
+    return done + dist_scale(&d->d_cmd, d->cmd_ns, HI32(d->trng * 0xD6E8FEB86659FD93ULL));
 }
 
 enum { RS_POS, RS_HEAP, RS_LAST, RS_MAXDONE, RS_BEGUN, RS_FINISHED, RS_MIN, RS_MAX = RS_MIN + NDIR,
@@ -3310,6 +3453,8 @@ static PyObject *core_replay(PyObject *self, PyObject *args) {
     if (!st[RS_BEGUN]) {
         rebase(d);
         d->rd_only = reads_only;
+        d->thin = 0; /* a trace's writes all change the state (its offsets are the trace's) */
+        ra_reset(d, 1); /* a trace's sequential runs are read ahead as the drive would (it follows any stream) */
         st[RS_POS] = st[RS_HEAP] = st[RS_LAST] = st[RS_MAXDONE] = 0;
         for (int k = 0; k < NDIR; k++) {
             st[RS_MIN + k] = INT64_MAX;

@@ -20,7 +20,7 @@ from ssdlab.errors import TargetError
 from ssdlab.results import atomic
 from ssdlab.results.model import PointResult
 from ssdlab.sim import core
-from ssdlab.sim.executor import SimExecutor, translate
+from ssdlab.sim.executor import translate
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, REVIEWS, calibration, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes
