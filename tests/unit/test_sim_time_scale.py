@@ -77,14 +77,18 @@ def test_the_write_cliff_comes_s_times_later_in_time() -> None:
 def test_idle_gc_recovers_one_s_th_as_much() -> None:
     """Background GC in host idle time relocates idle_gc MB/s of the full-size drive: 1/S of it on the model, so a
     wait S times longer relocates as much (PTS HIR's recovery on a drive S times larger)."""
-    moved = {}
+    moved: dict[object, int] = {}
     for scale, wait in ((1.0, 1.0), (10.0, 1.0), (10.0, 10.0)):
         d = _drive(scale, idle_gc="20", idle_gc_ms="0", capacity="1GiB").steady()
         moved[(scale, wait)] = d.dev.idle(int(wait * 1e9))["relocated_slots"]
+    d = _drive(10.0, idle_gc="20", idle_gc_ms="0", capacity="1GiB").steady()
+    moved["ten waits of 1 s"] = sum(d.dev.idle(int(1e9))["relocated_slots"] for _ in range(10))
     spb = d.dev.geometry()["slots_per_block"]
     assert moved[(1.0, 1.0)] > 4 * spb
     assert moved[(10.0, 1.0)] < moved[(1.0, 1.0)] / 3
     assert math.isclose(moved[(10.0, 10.0)], moved[(1.0, 1.0)], abs_tol=spb)
+    # a victim is cleaned once the waits have paid for it: short waits add up, none cleans one for free
+    assert math.isclose(moved["ten waits of 1 s"], moved[(10.0, 10.0)], abs_tol=spb)
 
 
 def test_size_based_points_move_the_state_by_all_their_bytes() -> None:

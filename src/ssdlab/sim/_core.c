@@ -567,6 +567,7 @@ typedef struct {
      * GC owed by them (ph_mv slots moved, ph_rd victim units read, ph_er slots freed: x 256) */
     int64_t ts_q16, ts_acc, ph_pend, ph_mv, ph_rd, ph_er;
     uint32_t ph_seq, gc_v; /* gc_v: valid slots of the last victim when it was picked */
+    double bg_paid; /* time-scaled idle GC: bytes of relocation paid towards the next victim (Dev_idle) */
     int thin;
 } Dev;
 
@@ -1976,6 +1977,7 @@ static void reset_time(Dev *d) {
     d->infl_head = d->infl_cnt = d->infl_occ = d->infl_last = 0;
     d->ph_pend = d->ph_mv = d->ph_rd = d->ph_er = d->ts_acc = 0;
     d->ph_seq = 0;
+    d->bg_paid = 0;
 }
 
 /* start a new point at time 0 = the previous point's end: booked work (die queues, buffer in flight) stays */
@@ -2420,7 +2422,7 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
 static size_t state_extra(const Dev *d) {
-    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 11 + d->n_cores + (size_t)d->n_dies + 3;
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 12 + d->n_cores + (size_t)d->n_dies + 3;
 }
 
 /* the governor's bins that are still ahead after moving them `by` ns earlier: how many (state image entries) */
@@ -2501,6 +2503,7 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     *q++ = d->ph_er;
     *q++ = d->ph_seq;
     *q++ = d->gc_v;
+    memcpy(q++, &d->bg_paid, 8);
     /* the controller's cores, the dies' P/E epochs (page registers are per point) */
     for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
@@ -2596,8 +2599,9 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     d->gc_debt = q[2];
     d->gc_ratio = q[3];
     memcpy(&d->trng, &q[4], 8);
-    memcpy(q, p, 48);
-    p += 48;
+    memcpy(q, p, 56);
+    p += 56;
+    memcpy(&d->bg_paid, &q[6], 8);
     d->ts_acc = q[0];
     d->ph_mv = q[1];
     d->ph_rd = q[2];
@@ -2646,16 +2650,31 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
     uint32_t free_before = d->free_cnt;
     uint64_t runs = 0, moved = 0;
     double e0 = d->c_energy;
+    const int scaled = d->ts_q16 > 65536;
     while (d->bg_rate > 0 && t < t_end && d->free_cnt < d->bg_target) {
         int64_t vb = d->gc_vb != UNMAPPED ? (int64_t)d->gc_vb : select_victim(d); /* the victim being cleaned first */
         if (vb < 0 || d->valid[vb] >= d->spb) break; /* nothing left to gain */
         uint32_t v = d->valid[vb];
+        if (scaled) {
+            /* time-scaled: a victim stands for time_scale superblocks of the full-size drive, cleaned one after
+             * another; it is cleaned once the idle time has paid for its relocation at the (scaled) rate, and what an
+             * idle period pays towards it carries into the next (bg_paid, bytes) */
+            double need = (double)v * (double)d->iu_bytes - d->bg_paid;
+            int64_t wait = need > 0 ? (int64_t)(need / d->bg_rate) : 0;
+            if (t + wait > t_end) {
+                d->bg_paid += (double)(t_end - t) * d->bg_rate;
+                break;
+            }
+            t += wait;
+            d->bg_paid = 0;
+        }
         d->cal_now = t;
         if (gc_one(d, t) <= 0) break;
         runs++;
         moved += v;
-        /* paced by the relocation rate, and never ahead of the dies (one victim after the other) */
-        int64_t pace = (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
+        /* paced by the relocation rate (time-scaled: paid before), and never ahead of the dies (one victim after
+         * the other) */
+        int64_t pace = scaled ? 0 : (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
         t += pace > 1000 ? pace : 1000;
         for (uint32_t i = 0; i < d->n_dies; i++) t = max64(t, d->die_free[i]);
     }

@@ -178,15 +178,15 @@ class Review(NamedTuple):
 # tables and re-measures the S3500's)
 REVIEWS: dict[str, Review] = {
     "p5430": Review("seed 000: PCEVA's review of the Solidigm D5-P5430 15.36 TB (fio, ezFIO, VDBench; Chinese)",
-                    0.96, 4, 0),
-    "p5430-op": Review("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.24, 3, 0),
+                    0.90, 4, 0),
+    "p5430-op": Review("seed 000: PCEVA's review of the Solidigm D5-P5430, re-provisioned to 12.75 TB", 1.12, 3, 0),
     "pe321": Review("seed 003: the YMTC PE321 6.4 TB review (fio 3.35, four corners, 7:3 vs queue depth; Chinese)",
-                    0.02, 14, 4),
+                    0.10, 14, 4),
     "p5316": Review("seed 001: StorageReview's 24 x Solidigm D5-P5316 30.72 TB in a 2U server (Japanese)",
-                    5.11, 3, 3),
-    "s3500": Review("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 2.20, 7, 4),
+                    5.26, 3, 3),
+    "s3500": Review("seed 002: CBSi's review of the Intel DC S3500 480 GB (Iometer; Chinese)", 2.61, 7, 5),
     "cm5-r": Review("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 0.13, 51, 35),
-    "cd5": Review("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 0.13, 52, 43),
+    "cd5": Review("seed 004: the Toshiba CD5 and CM5-R review (modified SNIA PTS with fio; Russian)", 0.13, 52, 39),
 }
 
 

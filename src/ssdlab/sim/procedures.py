@@ -7,6 +7,10 @@ percentiles) share it, and reports each experiment as it starts (progress).
 
 Where a review leaves a condition unstated, the procedure says so and what is used instead: the choice is made from
 the review's context, never from the model's result.
+
+Every drive runs on the full-size drive's clock (`time_scale=0`: full_size / capacity, docs/sim.md "Time and
+scale"): a second of host writes moves its state as much as a second moves the reviewed drive's, not thousands of
+times more. A procedure that runs its points shorter than the review did scales the clock by that too (pace()).
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from typing import Any
 
 from ssdlab.analysis.steady import determine
 from ssdlab.sim.lab import Drive, Lab, Point
+from ssdlab.sim.presets import resolve, time_scale
 
 KiB, MiB = 1024, 1024 * 1024
 SEEDS = (1, 2, 3, 4, 5)  # tail rows are measured once per seed: their median is judged, their spread shown
 NOT_STATED_S = 10.0  # the duration of a point whose review gives none
-ACT_S = 60.0  # ACT ran 24 h: its device load runs this long here
+ACT_S = 60.0  # ACT ran 24 h: its device load runs this long here, on a clock as much faster (pace)
+ACT_REVIEW_S = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ class Runs(Lab):
         key = ("drive", preset, state, tag, tuple(sorted(overrides.items())))
 
         def make() -> Drive:
-            values = {**self.overrides, **overrides, "seed": str(self.seed)}
+            values = {"time_scale": pace(preset), **self.overrides, **overrides, "seed": str(self.seed)}
             d = Drive(preset, values, seed=1 + 1000 * (self.seed - 1))
             PREPARE[state](d)
             return d
@@ -94,6 +100,17 @@ class Seeds:
         if seed not in self._runs:
             self._runs[seed] = Runs(seed, self.progress, self.overrides)
         return self._runs[seed]
+
+
+def pace(preset: str, model_s: float = 1.0, review_s: float = 1.0) -> str:
+    """The time_scale of a preset's drive on the reviewed drive's clock: its full size over the model's capacity,
+    and where a point runs model_s seconds for the review's review_s, that much faster (its model_s seconds move the
+    state as the review's review_s did); the model's own pace without a full size."""
+    values = resolve(preset, {})
+    if not int(values["full_size"]):
+        return "1"
+    full = time_scale(resolve(preset, {"time_scale": "0"}))
+    return f"{max(1.0, full * model_s / review_s):.6g}"
 
 
 # ------------------------------------------------------------------ drive states
@@ -154,7 +171,8 @@ def gbps(p: Point) -> float:
 
 PTS_MIXES = (100, 95, 65, 50, 35, 5, 0)  # read %, the outer loop
 PTS_SIZES = (1024 * KiB, 128 * KiB, 64 * KiB, 32 * KiB, 16 * KiB, 8 * KiB, 4 * KiB)  # inner loop (0.5K excluded)
-PTS_ROUND_S = 1.0  # seconds of each point of a round (the review: 60 s)
+PTS_ROUND_S = 1.0  # seconds of each point of a round
+PTS_REVIEW_S = 60.0  # the review's
 PTS_MAX_ROUNDS = 25
 PTS_WINDOW = 4
 
@@ -181,7 +199,7 @@ def pts_iops(runs: Runs, preset: str) -> PtsTable:
     size) at T16 x Q8 until the 4K 0/100 IOPS of the last 4 rounds meet the review's criterion (25 rounds at most);
     the table is the mean over those 4 rounds."""
     def make() -> PtsTable:
-        d = runs.drive(preset, "wipc", tag="pts-iops")
+        d = runs.drive(preset, "wipc", tag="pts-iops", time_scale=pace(preset, PTS_ROUND_S, PTS_REVIEW_S))
         series: list[dict[tuple[int, int], float]] = []
         for r in range(1, PTS_MAX_ROUNDS + 1):
             if runs.progress is not None:
@@ -231,7 +249,7 @@ def act(runs: Runs, preset: str) -> Point:
         return d.run(rmix=round(100 * reads / total), qd=16, jobs=jobs, runtime_s=ACT_S, ramp_s=1.0,
                      rate_iops=total // jobs, poisson=True, bssplit=[(1536, small), (128 * KiB, large)],
                      bssplit_w=[(128 * KiB, 1)], align=512)
-    return runs.point(preset, "steady", f"ACT 300x ({ACT_S:g} s)", run)
+    return runs.point(preset, "steady", f"ACT 300x ({ACT_S:g} s)", run, time_scale=pace(preset, ACT_S, ACT_REVIEW_S))
 
 
 # ------------------------------------------------------------------ Iometer (seed 002)

@@ -281,7 +281,8 @@ ACT = Procedure(
     "900,000 transactions/s at 2:1 read/write (600,000 reads/s of 1.5 KB and ACT's large-block reads and writes of "
     "128 KiB), as one open-loop point: T64 x Q16, each job paced at 1/64 of the rate, Poisson arrivals",
     "the whole drive", f"not stated: {STEADY}",
-    f"24 h in the review; {ACT_S:g} s here (cost), so its outliers every ~1,400 s (l.59) are not sampled",
+    f"24 h in the review; {ACT_S:g} s here (cost) on a clock 1,440 times faster, so the drive's state moves as in "
+    "24 h; its outliers every ~1,400 s (l.59) are not sampled",
     "ACT's latency includes the wait in its own service-thread queues; the model's is the device's only, "
     "a lower bound of ACT's")
 
@@ -491,11 +492,10 @@ TOSHIBA_PTS = Procedure(
     "random, block size 1024K..4K x read/write 100/0..0/100, T16 x Q8", "the whole drive",
     "secure erase, 128K sequential writes of twice the capacity (l.60); rounds until the 4K 0/100 IOPS of 4 rounds "
     "keep their fitted line within 90-110 % of their mean (25 rounds at most); the table: the mean of those 4 rounds",
-    f"1 min a point in the review; {PTS_ROUND_S:g} s here (49 points a round)",
+    f"1 min a point in the review; {PTS_ROUND_S:g} s here (49 points a round) on a clock 60 times faster, so a "
+    "point moves the drive's state as the review's minute did",
     "the review: reads a little below the ratings because the host CPU limited them (l.62, l.83); writes far above "
-    "them because the test never reaches saturation (l.83). The model's 2 GiB drive writes far more of its capacity "
-    "a point than the 7.68 TB drive did (capacity is scaled, time is not), so it reaches the saturation the drive "
-    "did not")
+    "them because the test never reaches saturation (l.83)")
 TOSHIBA_LAT = Procedure(
     "modified SNIA PTS latency test", "seed 004 l.54-58, l.85-88",
     "4K random at T4 x Q32 (the review sweeps QD 1-32 x 1-4 threads; this is its largest point)", "the whole drive",

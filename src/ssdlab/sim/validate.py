@@ -193,7 +193,7 @@ def check_power(lines: list[Line]) -> None:
                       f"uncapped draw {got[0.0]['power_w']:.1f} W; IOPS ∝ (cap − idle)"))
     measured = got[15.0]["power_w"]
     lines.append(Line("average power at a 15 W cap, W", measured, 15.0, _rule(-0.05, 0.02),
-                      _within(measured, 15.0, -0.05, 0.02), "token bucket over window_s"))
+                      _within(measured, 15.0, -0.05, 0.02), "the power governor"))
 
 
 def check_little(lines: list[Line]) -> None:
@@ -216,7 +216,7 @@ def check_qd1_latency(lines: list[Line]) -> None:
     expected = mean_read_us(b.values) / 1e6
     s = b.run(rmix=100, qd=1, runtime_s=0.5)[1]
     lines.append(Line("QD1 4K read latency, µs", s["mean_lat_s"] * 1e6, expected * 1e6, _rule(-0.01, 0.01),
-                      _within(s["mean_lat_s"], expected, -0.01, 0.01), "fw + tR + transfers"))
+                      _within(s["mean_lat_s"], expected, -0.01, 0.01), "presets.mean_read_us"))
 
 
 def check_idle_gc(lines: list[Line]) -> None:
