@@ -17,6 +17,8 @@ Helpers (import from conftest):
   JOB_HEAD           the start of every job file build_job writes for /dev/nvme0n1 (format it with id=...).
   fio_pids(run_dir)  pids of fio processes whose command line names a path under run_dir.
   flip_bytes(path, offsets)  invert one byte at each offset of a file (planted corruption), fsynced.
+  one_error(res, code, *fragments)  the one 'ssdlab: error:' line of a CliResult (last on stderr), checked.
+  WRITER, writer(tmp_path)  a suite of one short random-write point (its text; written as tmp_path/writer.toml).
 """
 
 from __future__ import annotations
@@ -114,6 +116,34 @@ class CliResult:
 
 
 CliRunner = Callable[..., CliResult]
+
+
+def one_error(res: CliResult, code: int, *fragments: str) -> str:
+    """Exactly one stderr line (after any WARNING/hazard lines), starting 'ssdlab: error:', with `fragments`;
+    the exit code `code`. Returns the line."""
+    assert res.code == code, res.err
+    errors = [ln for ln in res.err_lines if ln.startswith("ssdlab: error:")]
+    assert len(errors) == 1, res.err
+    assert res.err_lines[-1] == errors[0], res.err
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+    return errors[0]
+
+
+WRITER = """name = "writer"
+runtime_s = 0.5
+[[matrix]]
+name = "wr"
+rw = "randwrite"
+bs = "4k"
+"""
+
+
+def writer(tmp_path: Path) -> Path:
+    """A suite file of one short random-write point (tmp_path/writer.toml): a run that writes."""
+    path = tmp_path / "writer.toml"
+    path.write_text(WRITER, encoding="utf-8")
+    return path
 
 
 def run_cli(*args: str | os.PathLike[str], traceback: bool = True, stdin: str = "") -> CliResult:

@@ -245,7 +245,8 @@ def build_parser(command: str | None = None, suite: str | None = None) -> _Parse
     parser = _Parser(prog="ssdlab", description="An open SSD characterization lab built on fio.",
                      epilog="Exit codes: 0 ok, 1 negative verdict (not steady, fail, incomplete), 2 usage, 3 target, "
                             "4 refused (unsafe), "
-                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 130 interrupted.")
+                            "5 fio missing, 6 fio failed, 7 results dir, 8 stored results, 9 resume on another "
+                            "device, 130 interrupted.")
     parser.add_argument("--version", action="version", version=f"ssdlab {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show Python tracebacks (for developers)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -317,7 +318,7 @@ def cmd_plan(args: argparse.Namespace, env: Env) -> int:
         from ssdlab.results.model import to_dict
 
         env.out(json.dumps({
-            "suite": suite.name, "target": target.info(), "eta_seconds": eta.worst_s,
+            "suite": suite.name, "target": dict(ctx.target), "eta_seconds": eta.worst_s,
             "eta_expected_seconds": eta.expected_s, "eta_spread": round(eta.spread, 3), "writes": decision.writes,
             "writes_because": decision.reason or None, "destroys": destroys,
             "hazards": [h.text for h in verdict.hazards], "refused": verdict.refusal or None,
@@ -447,7 +448,7 @@ def cmd_run(args: argparse.Namespace, env: Env) -> int:
     executor = executor_for(target, grant)
     run_dir = store.create_run_dir(args.out or store.default_run_dir(setup.suite.name, target.name), force=args.force)
     with store.locked(run_dir):
-        run = orchestrate.new_run(setup.suite, target, executor, setup.request, run_dir)
+        run = orchestrate.new_run(setup.suite, target, executor, setup.request, run_dir, info=setup.ctx.target)
         env.err(f"results: {run_dir}")
         run = orchestrate.drive(run_dir, run, setup.suite, setup.ctx, target, executor,
                                 make_progress(env.stderr, args.quiet), grant=grant)

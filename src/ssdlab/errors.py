@@ -10,6 +10,7 @@ Exit codes (documented in README and `ssdlab --help`):
   6  fio failed while running a point
   7  results directory problem (exists, not writable, full)
   8  stored results unreadable (corrupt, unknown schema_version)
+  9  resume: the target is not the device or file the run started on
   130 interrupted (Ctrl-C); finished points are kept
 """
 
@@ -29,6 +30,7 @@ class ExitCode(IntEnum):
     FIO_FAILED = 6
     RESULTS = 7
     STORED = 8
+    TARGET_CHANGED = 9
     INTERRUPTED = 130
 
 
@@ -75,6 +77,13 @@ class ResultsDirError(SsdlabError):
 
 class StoredResultsError(SsdlabError):
     exit_code = ExitCode.STORED
+
+
+class TargetChangedError(SsdlabError):
+    """A run is resumed on a device or file other than the one it started on (a by-id name now naming another
+    drive, a loop device attached to another file, a file replaced): nothing runs."""
+
+    exit_code = ExitCode.TARGET_CHANGED
 
 
 class RunInterrupted(SsdlabError):

@@ -11,14 +11,19 @@
    job before writing it out and starting fio, and the orchestrator calls `WriteGrant.require` before a purge
    or a file layout. A job that writes in a run that was not authorized to write, a job that opens anything
    but the target (a relative filename, a path that no longer names the device number or inode the run was
-   set up for: targets/identity.py), an engine that is not a plain read/write one, or a write to a device that
+   set up for: targets/identity.py), an engine that is not a plain read/write one, I/O past the span consent
+   named (fio's offset + size, or the highest byte an iolog replay addresses), or a write to a device that
    became busy since the run started is refused with exit 4.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Protocol
 
 from ssdlab.errors import UnsafeTargetError
@@ -32,6 +37,7 @@ from ssdlab.fio.options import (
 )
 from ssdlab.suites.base import PlanContext, Suite, apply_common
 from ssdlab.targets.base import Hazard, Target
+from ssdlab.targets.identity import Identity
 
 
 class Console(Protocol):
@@ -153,29 +159,18 @@ class WriteGrant:
                 raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {why}")
         self._still_safe(what)
 
-    def check_job(self, job: FioJob) -> None:
+    def check_job(self, job: FioJob, where: Path | None = None) -> None:
         """The last check before fio starts: the job opens only the target, as the target set it up, and writes
-        only when the run was authorized to write (and the target is still not in use)."""
+        only when the run was authorized to write (and the target is still not in use). `where`: the directory
+        fio runs in, where an iolog replay's bare-named iologs are (fio/replay.py)."""
         devices = self.target.device_fio_options()
         for section in job.jobs:
-            opts = {**job.global_options, **section.options}
-            spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
-            for key, value in opts.items():
-                text = str(value)
-                if key in SSDLAB_LOG_OPTIONS:
-                    if "/" in text or text.startswith("."):
-                        raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] writes its "
-                                                f"{key} outside the point's directory ({text})")
-                elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
-                        spans_all and key == "file_service_type" and text == "random") and not (
-                        replay_input_ok(key, text, opts)):  # an iolog replay's, as fio/replay.py sets them
-                    raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] sets {key}={text}, "
-                                            "which names files, runs commands or changes the host")
-            if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
-                raise UnsafeTargetError(f"refusing to start fio: job [{section.name}] does not run on "
-                                        f"{self.target.name} as the target set it up (filename "
-                                        f"{opts.get('filename', '-')}, ioengine {opts.get('ioengine', '-')})")
-            self._check_opens(section.name, opts)
+            self._check_section(section.name, {**job.global_options, **section.options}, devices, where)
+        for ident in self.target.identities():  # what a job reaches by other means than a filename (a socket)
+            why = ident.mismatch(ident.path) if ident.kind == "socket" else ""
+            if why:
+                raise UnsafeTargetError(f"refusing to start fio: it would not reach what the run was set up for: "
+                                        f"{why}")
         reasons = job.writes()
         if reasons and not self.writes:
             raise UnsafeTargetError(f"refusing to start fio: its job {reasons[0]}, but this run was not "
@@ -185,6 +180,60 @@ class WriteGrant:
         elif not self.writes and self.target.layout_writes():
             raise UnsafeTargetError(f"refusing to start fio: {self.target.name} changed since the run started "
                                     "and fio would write to lay it out")
+
+    def _check_section(self, name: str, opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]],
+                       where: Path | None) -> None:
+        """One section of a job: no option that names files or runs commands, logs in the point's directory,
+        placed on the target's devices as they set it up, within their span (an iolog replay's I/Os too: fio
+        replays the log's offsets whatever `size` says), opening only the target."""
+        spans_all = _placed_on_all(opts, devices)  # one section over every device (ACT's service threads)
+        for key, value in opts.items():
+            text = str(value)
+            if key in SSDLAB_LOG_OPTIONS:
+                if "/" in text or text.startswith("."):
+                    raise UnsafeTargetError(f"refusing to start fio: job [{name}] writes its {key} outside the "
+                                            f"point's directory ({text})")
+            elif key in PATH_OR_COMMAND_OPTIONS and key not in ("filename", "ioengine") and not (
+                    spans_all and key == "file_service_type" and text == "random") and not (
+                    replay_input_ok(key, text, opts)):  # an iolog replay's, as fio/replay.py sets them
+                raise UnsafeTargetError(f"refusing to start fio: job [{name}] sets {key}={text}, which names files, "
+                                        "runs commands or changes the host")
+        if not spans_all and not any(_placed_on(opts, dev) for dev in devices):
+            raise UnsafeTargetError(f"refusing to start fio: job [{name}] does not run on {self.target.name} as the "
+                                    f"target set it up (filename {opts.get('filename', '-')}, ioengine "
+                                    f"{opts.get('ioengine', '-')})")
+        beyond = _beyond_span(opts, devices, spans_all) or _replay_beyond(opts, devices, where)
+        if beyond:
+            raise UnsafeTargetError(f"refusing to start fio: job [{name}] {beyond} of {self.target.name}")
+        self._check_opens(name, opts)
+
+    @contextlib.contextmanager
+    def holding(self, job: FioJob, where: Path | None = None) -> Iterator[None]:
+        """`check_job`, then every block device the job opens held open (read-only) until the block ends, fio's
+        whole run: each is checked again through the open file (its number and the disk behind it, sysfs
+        `diskseq`), and while it stays open the kernel neither detaches a loop device (a detach waits for the
+        last close, so no other file can be attached under the same name) nor gives its number to another disk.
+        fio opens it by its canonical path, which only root can change (/dev, or a directory `hazards()`
+        found no other user can change), so fio opens exactly the device checked here. `where` as for
+        `check_job`."""
+        self.check_job(job, where)
+        held: list[int] = []
+        try:
+            for ident in _named_devices(job, self.target.identities()):
+                try:
+                    fd = os.open(ident.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+                except OSError as exc:
+                    raise UnsafeTargetError(f"refusing to start fio: {ident.path} cannot be opened to check it "
+                                            f"({exc.strerror or exc})") from exc
+                held.append(fd)
+                why = ident.opened_differs(fd)
+                if why:
+                    raise UnsafeTargetError(f"refusing to start fio: it would not open what the run was set up "
+                                            f"for: {why}")
+            yield
+        finally:
+            for fd in held:
+                os.close(fd)
 
     def _check_opens(self, name: str, opts: dict[str, OptionValue]) -> None:
         """What the section opens is what the run was set up for: a plain engine, absolute filenames (fio runs in
@@ -216,6 +265,18 @@ class WriteGrant:
         if hazards:
             raise UnsafeTargetError(f"refusing to {what} on {self.target.name}: {hazards[0].text} "
                                     "(found just before writing)")
+
+
+def _named_devices(job: FioJob, idents: list[Identity]) -> list[Identity]:
+    """The block-device identities among the files `job` names (each once, in the order named)."""
+    devices = {i.path: i for i in idents if i.kind == "block"}
+    out: dict[str, Identity] = {}
+    for section in job.jobs:
+        value = {**job.global_options, **section.options}.get("filename")
+        for path in fio_filenames(value) if value is not None else []:
+            if path in devices:
+                out.setdefault(path, devices[path])
+    return list(out.values())
 
 
 def fio_filenames(value: OptionValue) -> list[str]:
@@ -254,3 +315,89 @@ def _placed_on_all(opts: dict[str, OptionValue], devices: list[dict[str, OptionV
     single = {k: v for k, v in opts.items() if k not in ("filename", "size")}
     return all(_placed_on({**single, "filename": d["filename"], **({"size": min(sizes)} if sizes else {})}, d)
                for d in devices)
+
+
+def span_problems(job: FioJob, devices: list[dict[str, OptionValue]]) -> list[str]:
+    """Why sections of `job` would reach past the span their device was set up with (offset + size beyond the
+    device's `size`: past --capacity on a device, or extending a file target), one line per section; the
+    pre-flight check refuses such a plan before anything exists, `WriteGrant.check_job` refuses such a job."""
+    out = []
+    for section in job.jobs:
+        opts = {**job.global_options, **section.options}
+        why = _beyond_span(opts, devices, _placed_on_all(opts, devices))
+        if why:
+            out.append(f"job [{section.name}] {why}")
+    return out
+
+
+def _replay_beyond(opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]], where: Path | None) -> str:
+    """'' unless the section replays an iolog that addresses bytes past the span of the device it runs on: fio
+    3.33 issues a log's I/Os at the log's offsets (replay_redirect changes the file, not the offsets; `size`
+    bounds nothing), so the log itself is read (bare names in `where`, fio's working directory) and its
+    highest byte, plus any `offset`, must stay within the device's `size`."""
+    log = opts.get("read_iolog")
+    if log is None:
+        return ""
+    placed = next((d for d in devices if _placed_on(opts, d)), None)
+    if placed is None:  # a section over several devices: fio/replay.py gives each device its own
+        return f"replays {log} over several devices at once, which the write gate cannot bound"
+    if "size" not in placed:
+        return ""  # a device without a span (fio's null engine)
+    limit = _whole(placed["size"])
+    path = Path(str(log))
+    if not path.is_absolute():
+        if where is None:
+            return f"replays {log}, an iolog the write gate was not shown"
+        path = where / path
+    from ssdlab.errors import UsageError
+    from ssdlab.trace.formats import read_iolog
+
+    try:
+        end = read_iolog(str(path), path.read_bytes()).max_end
+    except (OSError, UsageError) as exc:
+        return f"replays {log}, which the write gate cannot read ({exc})"
+    offset = _whole(opts.get("offset", 0))
+    if limit is None or offset is None:
+        return "replays an iolog on a device whose span cannot be bounded"
+    if offset + end > limit:
+        return (f"replays I/O up to byte {offset + end} ({log}), past the first {limit} bytes the run may "
+                "use")
+    return ""
+
+
+def _whole(value: OptionValue | None) -> int | None:
+    """A byte count or offset as ssdlab writes them (a plain integer); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    return int(text) if text.isdigit() else None
+
+
+def _beyond_span(opts: dict[str, OptionValue], devices: list[dict[str, OptionValue]], spans_all: bool) -> str:
+    """'' when the section's I/O stays inside the span of the device it runs on (fio's offset + size, per file
+    for a section over every device, at most the device's `size`); else what it reaches."""
+    if spans_all:
+        limits = [_whole(d.get("size")) for d in devices]
+        files = len(devices)
+    else:
+        placed = next((d for d in devices if _placed_on(opts, d)), None)
+        limits = [_whole(placed.get("size"))] if placed is not None and "size" in placed else []
+        files = 1
+    if not limits:
+        return ""
+    if any(limit is None for limit in limits):
+        return "runs on a device whose span cannot be bounded"
+    limit = min(int(lim) for lim in limits if lim is not None)
+    offset = _whole(opts.get("offset", 0))
+    size = _whole(opts.get("size", limit * files))
+    if offset is None or size is None:
+        return (f"sets offset={opts.get('offset', 0)} size={opts.get('size', '-')}, which the write gate cannot "
+                "bound")
+    end = offset + size // files
+    if end > limit:
+        return (f"reaches byte {end} (offset {offset} + size {size // files}), past the first {limit} bytes the "
+                "run may use")
+    return ""
+

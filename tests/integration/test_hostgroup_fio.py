@@ -103,6 +103,17 @@ def start_agent(address: str, tmp: Path, port: int | None = None, *, tcp: bool =
     raise AssertionError(f"agent {sock or f'{address}:{port}'} did not start: {log.read_text()}")
 
 
+def _job_running(server_pid: int) -> bool:
+    """Whether a fio server runs a job: its connection process has forked the job's (a live grandchild)."""
+    parent: dict[int, int] = {}
+    for proc_stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = proc_stat.read_text().rsplit(")", 1)[1].split()
+            if fields[0] != "Z":
+                parent[int(proc_stat.parent.name)] = int(fields[1])
+    return any(parent.get(ppid) == server_pid for ppid in parent.values())
+
+
 @contextlib.contextmanager
 def agents(tmp: Path, count: int) -> Iterator[list[Agent]]:
     started: list[Agent] = []
@@ -269,8 +280,10 @@ def test_a_host_killed_mid_run_stops_the_run_and_resume_finishes_it(three: list[
         deadline = time.monotonic() + 120
         while not list(out.glob("points/*/cmd.txt")) and time.monotonic() < deadline:
             time.sleep(0.05)  # the fio client starts right after its command is written
-        time.sleep(0.5)
-        b.kill_server()  # host b dies during (or just before) the point
+        while not _job_running(b.server_pid) and time.monotonic() < deadline:
+            time.sleep(0.02)  # b's server forked a connection, and that its job (however loaded the machine)
+        time.sleep(0.3)
+        b.kill_server()  # host b dies during the point
         t.join(timeout=180)
         assert len(result) == 1, "the run did not finish"
         assert result[0].code == 6, result[0].err

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliResult, Loop, LoopFactory, MiB, run_cli
+from conftest import Loop, LoopFactory, MiB, one_error, run_cli, writer
 from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError
@@ -29,29 +29,6 @@ from ssdlab.results.model import TestPoint, Workload
 from ssdlab.run.target import parse_target
 
 pytestmark = [pytest.mark.integration, pytest.mark.root]
-
-WRITER = """name = "writer"
-runtime_s = 0.5
-[[matrix]]
-name = "wr"
-rw = "randwrite"
-bs = "4k"
-"""
-
-
-def writer(tmp_path: Path) -> Path:
-    path = tmp_path / "writer.toml"
-    path.write_text(WRITER, encoding="utf-8")
-    return path
-
-
-def one_error(res: CliResult, code: ExitCode, *fragments: str) -> str:
-    assert res.code == code, res.err
-    errors = [ln for ln in res.err_lines if ln.startswith("ssdlab: error:")]
-    assert len(errors) == 1, res.err
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
-    return errors[0]
 
 
 def job_filenames(out: Path) -> set[str]:

@@ -8,6 +8,7 @@ with its run or in a fixture teardown, and listens only on a Unix socket under t
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -39,7 +40,12 @@ def _needs_nbdkit() -> None:
 
 
 def _no_stray_servers() -> None:
-    left = [d for d in Path("/tmp").glob("ssdlab-nbdkit-*")]
+    """No nbdkit working directory outlives the process that made it (ssdlab-nbdkit-PID-TOKEN): another
+    process's directory (a run beside this one on a shared machine) is its own, while it lives."""
+    def alive(pid: int) -> bool:
+        return pid != os.getpid() and Path(f"/proc/{pid}").exists()
+
+    left = [d for d in Path("/tmp").glob("ssdlab-nbdkit-*") if not alive(int(d.name.split("-")[2]))]
     assert left == [], f"nbdkit working directories left behind: {left}"
 
 

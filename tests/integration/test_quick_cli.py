@@ -202,7 +202,9 @@ def test_live_samples_come_from_fios_status_stream(tmp_path: Path) -> None:
     m = FioExecutor(WriteGrant(target, writes=False)).run_point(point, target, tmp_path / "live", samples.append)
     assert len(samples) >= 2
     assert [s.elapsed_s for s in samples] == sorted(s.elapsed_s for s in samples)
-    assert all(s.read_iops > 0 and s.write_iops == 0 for s in samples)
+    assert all(s.write_iops == 0 for s in samples)  # a read-only point: no interval counts a write
+    assert all(s.read_iops >= 0 for s in samples)  # (an interval of a stalled, loaded host may count none)
+    assert sum(s.read_iops > 0 for s in samples) >= len(samples) // 2
     # MB/s from the bytes counter, IOPS from the I/O counter: 4 KiB per I/O. fio reads the two counters of a
     # status document at slightly different moments (on a loaded host, one interval may gain what the next
     # loses), so the check is over the whole run, where those skews cancel

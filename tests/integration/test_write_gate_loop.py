@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliResult, Loop, LoopFactory, MiB, run_cli
+from conftest import Loop, LoopFactory, MiB, one_error, run_cli
 from ssdlab import safety
 from ssdlab.cli import Env
 from ssdlab.errors import ExitCode, UnsafeTargetError
@@ -36,17 +36,6 @@ def suite_file(tmp_path: Path, extra: str = "", name: str = "reader.toml") -> Pa
     path = tmp_path / name
     path.write_text(READ_ONLY_SUITE + extra, encoding="utf-8")
     return path
-
-
-def one_error(res: CliResult, code: ExitCode, *fragments: str) -> str:
-    """Exactly one stderr line (after any WARNING/hazard lines), starting 'ssdlab: error:', with `fragments`."""
-    assert res.code == code, res.err
-    errors = [ln for ln in res.err_lines if ln.startswith("ssdlab: error:")]
-    assert len(errors) == 1, res.err
-    assert res.err_lines[-1] == errors[0], res.err
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
-    return errors[0]
 
 
 def blkid_type(dev: str) -> str:

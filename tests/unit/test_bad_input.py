@@ -122,6 +122,46 @@ def test_implausible_stored_measurements_make_the_point_invalid(cli: CliRunner, 
     assert res.code == ExitCode.NEGATIVE, res.err
 
 
+IMPLAUSIBLE = [
+    (_set("iops", float("nan")), "read.iops = nan"),
+    (_set("bw_bytes", float("inf")), "read.bw_bytes = inf"),
+    (_set("total_ios", -5), "read.total_ios = -5"),
+    (lambda p: p.update(measurement=None), "its stored measurement is missing"),
+]
+
+
+@pytest.mark.parametrize(("change", "why"), IMPLAUSIBLE)
+def test_every_renderer_shows_an_implausible_point_invalid_with_the_reason(cli: CliRunner, run_dir: Path,
+                                                                           change: Any, why: str) -> None:
+    """The point stored ok is invalid with its reason wherever a point's status is shown: the HTML points table
+    (badge and reason row) and verdict summary, the CSV and JSON exports, JUnit."""
+    import csv
+    import html
+    import io
+
+    _tamper(run_dir, change)
+    junit = run_dir.parent / "junit.xml"
+    assert cli("report", run_dir, "--junit", junit).code == ExitCode.NEGATIVE
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    body = page.split('<tbody class="point" id="pt-03-rnd4k-q32t1-read">', 1)[1].split("</tbody>", 1)[0]
+    assert '<span class="badge st-invalid">invalid</span>' in body
+    assert html.escape(why) in body  # its reason row (a point without a measurement: its reason cell)
+    summary = page.split("Invalid points (never counted): ", 1)[1].split("</p>", 1)[0]
+    assert "RND4K Q32T1 Read</a> (" in summary
+    assert html.escape(why) in summary
+    rows = {r["point"]: r for r in csv.DictReader(io.StringIO(cli("export", run_dir).out))}
+    assert rows["03-rnd4k-q32t1-read"]["status"] == "invalid"
+    assert why in rows["03-rnd4k-q32t1-read"]["reason"]
+    assert {r["status"] for k, r in rows.items() if k != "03-rnd4k-q32t1-read"} == {"ok"}
+    points = json.loads(cli("export", run_dir, "--format", "json").out)["points"]
+    (point,) = [p for p in points if p["point"]["id"] == "03-rnd4k-q32t1-read"]
+    assert point["status"] == "invalid"
+    assert why in point["reason"]
+    case = junit.read_text(encoding="utf-8").split('name="03-rnd4k-q32t1-read"', 1)[1].split("</testcase>", 1)[0]
+    assert '<failure message="invalid: ' in case
+    assert html.escape(why, quote=True) in case
+
+
 def test_stored_text_of_raw_bytes_renders_escaped(cli: CliRunner, run_dir: Path) -> None:
     """A run.json whose text holds lone surrogates (JSON escapes of bytes that were not UTF-8) renders: the report
     page and the export show it escaped, never as a raw byte."""

@@ -199,3 +199,16 @@ def test_the_results_root_is_results_as_in_serve_and_root_still_works(root: Path
     both = run_cli("runs", "--results", root, "--root", root / "op7", traceback=False)
     assert both.code == 2
     assert "disagree" in both.err
+
+
+def test_reading_an_up_to_date_catalog_writes_nothing(root: Path) -> None:
+    """A run's ETA reads earlier runs from the catalog as it starts: an index of the current format is opened
+    without writing its schema again (a write transaction, and its syncs, on every open)."""
+    assert len(_runs(root)) == 3  # the index made and filled
+    path = root / catalog.CATALOG_FILE
+    before = path.read_bytes()
+    assert catalog.history(root, "pts-iops", "sim")  # earlier runs found
+    with catalog.Catalog(root) as cat:
+        assert cat.conn.total_changes == 0
+    assert path.read_bytes() == before
+    assert not (root / (catalog.CATALOG_FILE + "-journal")).exists()

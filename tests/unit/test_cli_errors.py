@@ -16,7 +16,8 @@ from ssdlab.errors import ExitCode
 from ssdlab.results.model import SCHEMA_VERSION
 
 EXIT_DOCS = {0: "ok", 1: "negative verdict", 2: "usage", 3: "target", 4: "refused", 5: "fio missing",
-             6: "fio failed", 7: "results dir", 8: "stored results", 130: "interrupted"}
+             6: "fio failed", 7: "results dir", 8: "stored results", 9: "resume on another device",
+             130: "interrupted"}
 
 
 def assert_one_line_error(cli: CliRunner, args: Sequence[str | Path], code: ExitCode, *fragments: str) -> str:

@@ -8,6 +8,7 @@ feature values as state, on a fake sysfs tree; the run loop is the real orchestr
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,6 +112,7 @@ class Executor:
     fail: dict[str, BaseException] = field(default_factory=dict)
     seen: list[dict[int, int]] = field(default_factory=list)
     name: str = "fake"
+    before: Callable[[str], None] | None = None  # called with each point's id as it starts
 
     def version(self) -> str:
         """A made-up version."""
@@ -119,6 +121,8 @@ class Executor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None) -> Measurement:
         """Record the feature state, then fail or measure."""
+        if self.before is not None:
+            self.before(point.id)
         self.seen.append(dict(self.drive.features))
         if point.id in self.fail:
             raise self.fail[point.id]
@@ -199,6 +203,42 @@ def test_restored_even_when_the_run_stops(tmp_path: Path, fake: FakeDrive, error
     after = [s for s in saved.health["devices"][0]["snapshots"] if s["when"] == "after"]
     assert len(after) == 1
     assert after[0]["write_cache"] == "enabled"
+
+
+def test_a_complete_run_is_written_once_as_it_ends(tmp_path: Path, fake: FakeDrive,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """After its last point, a run that ran to its end writes run.json once, complete, with the session's
+    record in it (settings restored, health after), not first as the session left it and then again."""
+    run_dir, executor, run = run_with(tmp_path, fake, {"write_cache": "off"})
+    writes: list[tuple[str, bool]] = []
+    save_run = store.save_run
+
+    def counted(where: Path, saved: Run) -> Run:
+        writes.append((saved.status, bool(saved.health.get("settings", [{}])[0].get("restored"))))
+        return save_run(where, saved)
+
+    monkeypatch.setattr(store, "save_run", counted)
+    executor.before = lambda point_id: writes.clear()  # counted from the last point on
+    drive(run_dir, run, executor)
+    assert writes == [("complete", True)]
+    assert stored(run_dir).health["settings"][0]["restored"] is True
+
+
+def test_a_run_whose_conclusion_fails_keeps_the_session_record(tmp_path: Path, fake: FakeDrive,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's record is held for the complete run.json; when concluding fails, it is written anyway."""
+    run_dir, executor, run = run_with(tmp_path, fake, {"write_cache": "off"})
+
+    def broken(self: TwoPoints, ctx: PlanContext, done: Run) -> Run:
+        raise RuntimeError("a bug in a suite")
+
+    monkeypatch.setattr(TwoPoints, "conclude", broken)
+    with pytest.raises(RuntimeError, match="a bug in a suite"):
+        drive(run_dir, run, executor)
+    saved = stored(run_dir)
+    assert [p.point.id for p in saved.ok_points()] == ["p1", "p2"]
+    assert saved.health["settings"][0]["restored"] is True
+    assert [s["when"] for s in saved.health["devices"][0]["snapshots"]] == ["before", "after"]
 
 
 def test_a_refused_restore_is_a_warning_and_the_run_keeps_its_error(tmp_path: Path, fake: FakeDrive) -> None:

@@ -19,6 +19,7 @@ from ssdlab.run.eta import (
     SIM_UNIT_RATE_PRIOR,
     Estimator,
     Eta,
+    History,
     shape,
     sim_kind,
 )
@@ -254,6 +255,49 @@ def test_cpu_share_follows_the_tasks_that_want_a_cpu() -> None:
     # without a count of runnable tasks: the 1-minute load average, this process added
     assert cpu_share(cpus=2, load=0.3) == 1.0
     assert cpu_share(cpus=2, load=6.0) == pytest.approx(2 / 7)
+
+
+def test_the_cpu_share_is_the_one_this_process_got(tmp_path: Any) -> None:
+    """What the kernel says this thread got while it wanted a CPU (schedstat: ns on a CPU, ns waiting in a run
+    queue), before any guess from other tasks: a run under a CPU hog started 67 % short of its time from them."""
+    from ssdlab.run.eta import cpu_share, observed_share
+
+    stat = tmp_path / "schedstat"
+    stat.write_text("300000000 900000000 40\n", encoding="ascii")  # 0.3 s on a CPU, 0.9 s waiting for one
+    assert observed_share(stat) == 0.25
+    assert cpu_share(schedstat=stat) == 0.25  # whatever the count of runnable tasks or the load average says
+    assert cpu_share(cpus=2, runnable=1, schedstat=stat) == 1.0  # a count given: that count
+    stat.write_text("400000000 0 9\n", encoding="ascii")
+    assert observed_share(stat) == 1.0  # never waited: a CPU of its own
+    stat.write_text("1000000 999000000000 9\n", encoding="ascii")
+    assert observed_share(stat) == 0.05  # never below
+    for too_little in ("20000000 20000000 3\n", "0 0 0\n", "garbage\n", ""):
+        stat.write_text(too_little, encoding="ascii")
+        assert observed_share(stat) is None  # under 0.05 s measured, or nothing the kernel said
+    assert observed_share(tmp_path / "missing") is None
+    assert cpu_share(schedstat=tmp_path / "missing") > 0  # then the runnable count, or the load average
+
+
+def test_a_simulator_runs_eta_follows_the_cpu_share_this_process_got(tmp_path: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The simulator is CPU work, all of it (points, purge, layout): with a quarter of a CPU it takes four times
+    as long, and the ETA a run starts with says so; the share injected, nothing here depends on this host."""
+    from ssdlab.results.request import RunRequest
+    from ssdlab.run import eta
+    from ssdlab.run.setup import setup_run
+
+    stat = tmp_path / "schedstat"
+    monkeypatch.setattr(eta, "SCHEDSTAT", stat)
+    setup = setup_run(RunRequest(suite="pts-iops", target_specs=("sim:p5430",), runtime_s=0.5))
+    etas = {}
+    for share, text in ((1.0, "500000000 0 9\n"), (0.25, "500000000 1500000000 9\n")):
+        stat.write_text(text, encoding="ascii")
+        assert eta.cpu_share() == share
+        etas[share] = eta.plan_eta(setup.suite, setup.ctx, history=History())
+    assert etas[1.0].expected_s > 1.0
+    assert etas[0.25].expected_s == pytest.approx(4 * etas[1.0].expected_s)
+    assert etas[0.25].worst_s == pytest.approx(4 * etas[1.0].worst_s)
+    assert etas[0.25].expected_points == etas[1.0].expected_points
 
 
 def test_procs_running_is_read_from_proc_stat(tmp_path: Any) -> None:

@@ -146,7 +146,7 @@ def test_run_clients_checks_every_job_with_the_gate_before_anything_starts(tmp_p
     seen = []
 
     class Refuse:
-        def check_job(self, job: FioJob) -> None:
+        def check_job(self, job: FioJob, where: Path | None = None) -> None:
             seen.append(job)
             if len(seen) == 2:
                 raise UnsafeTargetError("refusing to start fio: not authorized")

@@ -108,9 +108,56 @@ def file_target(tmp_path: Path) -> FileTarget:
 def test_the_gate_takes_a_replay_job_as_built(tmp_path: Path) -> None:
     target = file_target(tmp_path)
     job = job_on(point(depth=2), target.fio_options(), target.device_fio_options())
-    WriteGrant(target, writes=True).check_job(job)
+    write_iologs(point(depth=2), target.device_fio_options(), tmp_path / "pt")
+    WriteGrant(target, writes=True).check_job(job, tmp_path / "pt")
     with pytest.raises(UnsafeTargetError, match="not authorized to write"):
-        WriteGrant(target, writes=False).check_job(job)
+        WriteGrant(target, writes=False).check_job(job, tmp_path / "pt")
+
+
+def test_the_gate_reads_the_iolog_fio_replays_and_refuses_io_past_the_span(tmp_path: Path) -> None:
+    """fio 3.33 replays an iolog's offsets whatever the section's `size` says (replay_redirect changes the file,
+    not the offsets): the span check on offset + size alone let a log reach past --capacity or extend a file
+    target. The gate reads the log fio will read (in the point's directory) and bounds its highest byte."""
+    target = file_target(tmp_path)
+    where = tmp_path / "pt"
+    job = job_on(point(depth=1), target.fio_options(), target.device_fio_options())
+    write_iologs(point(depth=1), target.device_fio_options(), where)
+    grant = WriteGrant(target, writes=True)
+    grant.check_job(job, where)  # as written: inside the span
+    span = int(target.device_fio_options()[0]["size"])
+    log = where / "replay-s0.iolog"
+    lines = log.read_text().splitlines()
+    io = next(i for i, ln in enumerate(lines) if ln.split()[2] in ("read", "write"))
+    t, name, action, _, length = lines[io].split()
+    lines[io] = f"{t} {name} {action} {span - int(length) + 512} {length}"  # 512 bytes past the span
+    log.write_text("\n".join(lines) + "\n")
+    with pytest.raises(UnsafeTargetError, match=rf"replays I/O up to byte {span + 512} \(replay-s0.iolog\), "
+                                                rf"past the first {span} bytes"):
+        grant.check_job(job, where)
+    with pytest.raises(UnsafeTargetError, match="an iolog the write gate was not shown"):
+        grant.check_job(job)  # a bare name with no directory to read it in
+    log.unlink()
+    with pytest.raises(UnsafeTargetError, match="which the write gate cannot read"):
+        grant.check_job(job, where)
+
+
+def test_a_replay_over_every_device_at_once_is_refused(tmp_path: Path) -> None:
+    """One section over both files (their names joined, as ACT's service threads run) replaying a log: no one
+    device's span bounds it, so the gate refuses it rather than let the log's offsets go unchecked."""
+    from ssdlab.targets.multi import MultiTarget
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    members = [file_target(tmp_path / "a"), file_target(tmp_path / "b")]
+    target = MultiTarget.from_targets(members, TargetOptions())
+    devs = target.device_fio_options()
+    joined = ":".join(str(d["filename"]) for d in devs)
+    opts = {**devs[0], "filename": joined, "size": int(devs[0]["size"]) * 2, "rw": "randread", "bs": 4096,
+            "read_iolog": "replay-s0.iolog", "replay_redirect": joined, "file_service_type": "random"}
+    (tmp_path / "replay-s0.iolog").write_text("fio version 3 iolog\n1 replay add\n1 replay open\n"
+                                             "2 replay read 0 4096\n3 replay close\n")
+    with pytest.raises(UnsafeTargetError, match="over several devices at once, which the write gate cannot bound"):
+        WriteGrant(target, writes=True).check_job(FioJob(jobs=(FioSection("all", opts),)), tmp_path)
 
 
 @pytest.mark.parametrize(("key", "value"), [("read_iolog", "../x.iolog"), ("read_iolog", "/etc/passwd"),

@@ -137,3 +137,34 @@ def test_purge_and_layout_are_refused_on_a_file_replaced_after_consent(tmp_path:
     scratch(tmp_path, "other.dat").replace(path)
     with pytest.raises(UnsafeTargetError, match=r"refusing to purge on .*: .* is now inode"):
         grant.require("purge")
+
+
+def test_a_path_another_user_may_rename_is_named_and_one_only_root_can_change_is_not(tmp_path: Path) -> None:
+    """The write gate's last check and fio's open are two moments: whoever may rename or replace a directory
+    entry on the way (a directory they own or may write, not sticky; or their own entry in a sticky one, as
+    /tmp) could swap the target for a link to a device between them. Every such directory is named."""
+    if os.geteuid() != 0:
+        pytest.skip("the other users' directories are made with chown (root)")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o755)
+    assert identity.others_can_change(str(closed / "t.dat")) == ""
+    for mode, gid, who in ((0o777, 0, "every user"), (0o775, 65534, "group")):
+        shared = tmp_path / f"shared-{mode:o}"
+        shared.mkdir()
+        os.chown(shared, 0, gid)
+        shared.chmod(mode)
+        assert identity.others_can_change(str(shared / "t.dat")).startswith(f"{shared} can be written by {who}")
+    os.chown(tmp_path / "shared-775", 0, 0)  # written by root's group only: root's own
+    assert identity.others_can_change(str(tmp_path / "shared-775" / "t.dat")) == ""
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    mine = sticky / "mine"
+    mine.mkdir()
+    theirs = sticky / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    assert identity.others_can_change(str(mine / "t.dat")) == ""  # in /tmp-like: only root renames root's entry
+    why = identity.others_can_change(str(theirs / "t.dat"))
+    assert why.startswith(f"{theirs} belongs to ")
+    assert why.endswith(f"(uid 65534) in {sticky}, which every user may write")

@@ -374,3 +374,20 @@ def test_a_finished_run_teaches_the_next_run_of_its_suite(tmp_path: Path) -> Non
                                  WriteGrant(tgt, writes=False))
     assert lonely.estimator.history.runs == 0  # another results root: no catalog, none created by looking
     assert not (other / CATALOG_FILE).exists()
+
+
+def test_a_run_expects_and_records_the_cpu_share_this_process_got(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34: the share of a CPU a run starts with is the one its process got so far (the kernel's schedstat,
+    injected here): its ETA's priors use it and run.json keeps it, for the next run's history."""
+    from ssdlab.run import eta
+
+    stat = tmp_path / "schedstat"
+    stat.write_text("250000000 750000000 12\n", encoding="ascii")  # a quarter of a CPU
+    monkeypatch.setattr(eta, "SCHEDSTAT", stat)
+    run_dir, run, _, executor = start(tmp_path)
+    assert run.host[SHARE_KEY] == 0.25
+    tgt = NullTarget(spec="null", kind="null", options=TargetOptions())
+    loop = orchestrate.RunLoop(run_dir, run, ThreePoints(), PlanContext(capacity=tgt.capacity()), tgt, executor,
+                               QuietProgress(), WriteGrant(tgt, writes=False))
+    assert loop.estimator.share == 0.25

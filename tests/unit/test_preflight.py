@@ -134,3 +134,22 @@ def test_check_plan_renders_each_distinct_workload_once_and_still_refuses_a_bad_
     monkeypatch.setattr(suite, "plan", lambda c: [*real_plan(c), late])  # a workload seen only at the plan's end
     with pytest.raises(UsageError, match="bad rate_iops"):
         preflight.check_plan(suite, ctx, target)
+
+
+def test_a_point_reaching_past_the_span_is_refused_before_anything_exists(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A point whose offset + size passes the target's span (what the write gate would refuse at the fio
+    boundary, after earlier points ran) is refused by the pre-flight check, naming the point and the byte."""
+    path = tmp_path / "t.dat"
+    with path.open("wb") as fh:
+        fh.truncate(8 * 1024**2)
+    target = parse_target(f"file:{path}")
+    ctx = PlanContext(capacity=target.capacity(), target_kind="file", runtime_s=0.1)
+    suite = QuickSuite()
+    real_plan = suite.plan
+    first = real_plan(ctx)[0]
+    shifted = dataclasses.replace(first, id="shifted", workload=dataclasses.replace(first.workload, offset=4096))
+    preflight.check_plan(suite, ctx, target)  # as planned: inside
+    monkeypatch.setattr(suite, "plan", lambda c: [*real_plan(c), shifted])
+    with pytest.raises(UsageError, match=rf"point shifted: job \[.*\] reaches byte {8 * 1024**2 + 4096} "):
+        preflight.check_plan(suite, ctx, target)

@@ -29,7 +29,7 @@ def _point() -> TestPoint:
 
 def test_make_progress_picks_by_terminal_and_quiet() -> None:
     assert isinstance(progress.make_progress(io.StringIO()), progress.PlainProgress)
-    assert isinstance(progress.make_progress(_Tty()), progress.RichProgress)
+    assert isinstance(progress.make_progress(_Tty()), progress.TermProgress)
     assert isinstance(progress.make_progress(_Tty(), quiet=True), progress.QuietProgress)
 
 
@@ -71,7 +71,7 @@ def test_skipped_and_run_end_lines() -> None:
     assert out.getvalue().splitlines() == ["    -> skipped: bs too small", "run interrupted: 0 measured points"]
 
 
-def test_rich_progress_runs_on_a_fake_terminal() -> None:
+def test_terminal_progress_runs_on_a_fake_terminal() -> None:
     out = _Tty()
     p = progress.make_progress(out)
     p.run_start("quick on null", ADAPTIVE)
@@ -86,6 +86,74 @@ def test_rich_progress_runs_on_a_fake_terminal() -> None:
     assert "a note" in text
     assert "12,345 IOPS" in text  # the live line
     assert "at most 3174 points" in text  # the worst case of an adaptive suite
+
+
+def test_terminal_progress_draws_each_change_itself_without_a_refresh_thread() -> None:
+    """Nothing on the display moves by itself: it is drawn when a point starts, a sample arrives or a point ends,
+    not ten times a second by a thread (which cost more CPU than the run's own bookkeeping)."""
+    import threading
+
+    out = _Tty()
+    before = {t.ident for t in threading.enumerate()}
+    p = progress.make_progress(out)
+    p.run_start("quick on null", FIXED)
+    assert {t.ident for t in threading.enumerate()} == before  # no refresh thread
+    p.point_start(_point(), 3, FIXED)
+    assert "3/10" in out.getvalue()  # drawn at once, not at the next tick
+    p.live(LiveSample(elapsed_s=1, read_iops=4321.0))
+    assert "4,321 IOPS" in out.getvalue()
+    drawn = len(out.getvalue())
+    p.point_end(PointResult(point=_point(), status="skipped", started="", finished="", reason="r"))
+    after = out.getvalue()[drawn:]
+    assert "skipped: r" in after
+    assert after.count("3/10") == 1  # the display redrawn once under the printed line, its bar advanced
+    assert "\x1b[91m" + "━" * 12 + "\x1b[0m\x1b[90m" in after  # 3 of 10 done: 12 of the bar's 40 cells
+    p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
+                  created="", options={}, target={}, host={}))
+
+
+def test_terminal_display_is_redrawn_in_place_and_cut_to_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each redraw erases the lines it drew before (a wrapped line would not be erased: lines are cut to the
+    terminal's width); printed lines stay above it; the cursor comes back at the end; NO_COLOR: plain text."""
+    import re
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = _Tty()  # no terminal size to read: 80 columns
+    p = progress.make_progress(out)
+    long = TestPoint(id="01-x", label="L" * 200 + " 漢字", workload=Workload(rw="randread", bs=4096, runtime_s=5))
+    p.run_start("quick on null", FIXED)
+    p.point_start(long, 1, FIXED)
+    p.live(LiveSample(elapsed_s=1, read_iops=1.0, mean_lat_us=9.0 * 10**80))
+    p.note("a note")
+    p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
+                  created="", options={}, target={}, host={}))
+    text = out.getvalue()
+    assert "\x1b[9" not in text
+    assert "\x1b[1m" not in text
+    frames = text.split("\r")  # each redraw starts by erasing what is on the screen
+    assert all(f.startswith("\x1b[2K") for f in frames[1:])
+    assert len(frames) == 5  # drawn at the start, then redrawn at the point's start, its sample, the note, the end
+    assert frames[3].startswith("\x1b[2K\x1b[1A\x1b[2Ka note\n")  # bar and live line erased, the note above
+    for line in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)):
+        assert len(line) <= 79, line
+    assert "L…" in text
+    assert text.endswith("\n\x1b[?25h")
+    p.run_end(Run(schema_version=1, ssdlab_version="0", run_id="r", suite="quick", status="complete",
+                  created="", options={}, target={}, host={}))
+    assert out.getvalue() == text  # once
+
+
+def test_terminal_display_gives_the_cursor_back_at_exit_when_the_run_never_ended(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hooks: list[Callable[[], None]] = []
+    monkeypatch.setattr("ssdlab.run.progress.atexit.register", hooks.append)
+    out = _Tty()
+    p = progress.make_progress(out)
+    p.run_start("quick on null", FIXED)
+    assert "\x1b[?25l" in out.getvalue()  # hidden while the display is drawn
+    for hook in hooks:  # the process exits: an error ended the run before run_end
+        hook()
+    assert out.getvalue().endswith("\n\x1b[?25h")
 
 
 def test_adaptive_eta_shows_expected_and_worst_case(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -185,7 +185,7 @@ def run_clients(assignments: Sequence[tuple[Endpoint, FioJob]], point_dir: Path,
     jobs do) before anything is written or started. As runner.run_job's, the files are flushed to disk once,
     after the client ends, so the client's start does not wait for the disk."""
     for _, job in assignments:
-        gate.check_job(job)
+        gate.check_job(job, point_dir)  # an iolog's bare name would be read in point_dir, fio's directory
     exe = binary or runner.fio_binary()
     point_dir.mkdir(parents=True, exist_ok=True)
     argv = [exe, "--output-format=json+"]

@@ -7,16 +7,15 @@ Defensive by design: text may precede the JSON (warnings, banners), keys differ 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ssdlab.errors import FioFailedError
-from ssdlab.results import hist
+from ssdlab.results import sparsehist
 from ssdlab.results.bins import EMPTY
 from ssdlab.results.model import DirectionStats, LatencyStats, Measurement, percentile_key
 
@@ -84,32 +83,32 @@ def _merge_latency(blocks: list[tuple[Mapping[str, Any], float]], kind: str) -> 
     counts, binned = _added_bins(blocks)
     pcts = _merged_percentiles(blocks, counts, n, binned)
     return LatencyStats(
-        kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=float(np.sqrt(var)),
-        percentiles_ns=pcts, bins=hist.sparse_bins(counts) if counts is not None else EMPTY,
+        kind=kind, n=n, min_ns=lo, max_ns=hi, mean_ns=mean, stddev_ns=math.sqrt(var),
+        percentiles_ns=pcts, bins=sparsehist.to_bins(counts) if counts is not None else EMPTY,
     )
 
 
-def _added_bins(blocks: list[tuple[Mapping[str, Any], float]]) -> tuple[hist.Counts | None, int]:
+def _added_bins(blocks: list[tuple[Mapping[str, Any], float]]) -> tuple[sparsehist.Sparse | None, int]:
     """The jobs' latency bins added (json+ in ns only), and how many jobs had bins."""
     counts = None
     binned = 0
     for b, s in blocks:
         raw = b.get("bins")
         if isinstance(raw, Mapping) and raw and s == 1.0:
-            c = hist.counts_from_bins(raw)
-            counts = c if counts is None else counts + c
+            c = sparsehist.from_bins(raw)
+            counts = c if counts is None else sparsehist.add(counts, c)
             binned += 1
     return counts, binned
 
 
-def _merged_percentiles(blocks: list[tuple[Mapping[str, Any], float]], counts: hist.Counts | None, n: int,
+def _merged_percentiles(blocks: list[tuple[Mapping[str, Any], float]], counts: sparsehist.Sparse | None, n: int,
                         binned: int) -> dict[str, float]:
     """Percentiles by fio's rule from the added bins, else fio's own (only valid for a single job/group)."""
     pcts: dict[str, float] = {}
     if counts is not None:
         # fio's rule uses the sample count N; in status documents the bins may hold one sample more than N
-        total = min(n, int(counts.sum())) if binned == len(blocks) else None
-        for p, v in hist.percentiles(counts, _requested(blocks[0][0]), total=total).items():
+        total = min(n, sum(counts.values())) if binned == len(blocks) else None
+        for p, v in sparsehist.percentiles(counts, _requested(blocks[0][0]), total=total).items():
             pcts[percentile_key(p)] = float(v)
     elif len(blocks) == 1:
         b, s = blocks[0]

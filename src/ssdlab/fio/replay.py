@@ -15,7 +15,8 @@ out with --no-trims.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -237,12 +238,18 @@ class _RecordGate:
     """The gate of a recording job: fio's null engine only (no file, no device), its iolog a bare name in the
     job's own directory."""
 
-    def check_job(self, job: FioJob) -> None:
+    def check_job(self, job: FioJob, where: Path | None = None) -> None:
         for s in job.jobs:
             opts = {**job.global_options, **s.options}
             log = str(opts.get("write_iolog", ""))
             if opts.get("ioengine") != "null" or "filename" in opts or "/" in log or log.startswith("."):
                 raise UnsafeTargetError(f"refusing to start fio: job [{s.name}] is not a null-engine recording")
+
+    @contextlib.contextmanager
+    def holding(self, job: FioJob, where: Path | None = None) -> Iterator[None]:
+        """`check_job`; a null-engine recording opens no device, so nothing is held while fio runs."""
+        self.check_job(job, where)
+        yield
 
 
 RECORD_LOG = "generated.iolog"

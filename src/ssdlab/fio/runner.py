@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
-import importlib
 import json
 import os
 import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -183,9 +180,12 @@ def fio_process(argv: list[str], cwd: Path, *, errors: str | None = None) -> Ite
 
 
 class JobGate(Protocol):
-    """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start."""
+    """The run's write gate (safety.WriteGrant): raises UnsafeTargetError for a job the run may not start;
+    `holding` checks it and keeps what it opens open while fio runs (so it cannot become something else)."""
 
-    def check_job(self, job: FioJob) -> None: ...
+    def check_job(self, job: FioJob, where: Path | None = None) -> None: ...
+
+    def holding(self, job: FioJob, where: Path | None = None) -> contextlib.AbstractContextManager[None]: ...
 
 
 def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: float | None = 1.0,
@@ -196,7 +196,14 @@ def run_job(job: FioJob, point_dir: Path, *, gate: JobGate, status_interval: flo
     fio's own --readonly guard (fio then refuses any write or trim in the job). When fio fails, the
     FioFailedError carries fio's last JSON document (`output`), which is also kept as fio.json: the I/O a
     failed point did finish is not lost."""
-    gate.check_job(job)
+    with gate.holding(job, point_dir):  # checked (fio runs in point_dir), its devices held until fio ends
+        return _run_checked(job, point_dir, status_interval=status_interval, on_status=on_status, binary=binary,
+                            readonly=readonly)
+
+
+def _run_checked(job: FioJob, point_dir: Path, *, status_interval: float | None, on_status: StatusCallback | None,
+                 binary: str | None, readonly: bool) -> str:
+    """run_job after the gate: the artefacts, fio itself, its final document."""
     if not readonly:  # a replay that does not write: fio skips any write its iolog might hold
         from ssdlab.fio.options import replays_readonly
 
@@ -256,7 +263,6 @@ def _run(argv: list[str], point_dir: Path, stderr_path: Path, on_status: StatusC
             # pipe), noting when each line arrived: fio reports verify failures and I/O errors only there
             drain = threading.Thread(target=_drain_stderr, args=(proc, stderr_path, t0, times), daemon=True)
             drain.start()
-            _load_parser()
             final = _read_stream(proc, on_status, early)
             return proc.wait(), final
     finally:  # after fio was stopped, if it had to be
@@ -267,19 +273,6 @@ def _run(argv: list[str], point_dir: Path, stderr_path: Path, on_status: StatusC
                 if stream:
                     with contextlib.suppress(OSError):
                         stream.close()
-
-
-@functools.cache
-def _load_parser() -> None:
-    """Import fio's output parser (and numpy with it, the largest part of a command's start-up) on a thread while
-    fio runs, so that it is ready when fio ends instead of delaying fio's start. Once per process."""
-    if "ssdlab.fio.parse" not in sys.modules:
-        threading.Thread(target=_import_parser, daemon=True).start()
-
-
-def _import_parser() -> None:
-    with contextlib.suppress(Exception):  # an import that fails here fails again, with its message, where used
-        importlib.import_module("ssdlab.fio.parse")
 
 
 def _drain_stderr(proc: subprocess.Popen[str], path: Path, t0: float, times: list[float]) -> None:

@@ -15,7 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ssdlab.results import sparsehist
 from ssdlab.results.live import LIVE_PERCENTILES, LiveSample
+from ssdlab.results.sparsehist import Sparse
 
 
 def documents(lines: Iterable[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -88,7 +90,7 @@ class StatusRates:
         self._groups: dict[int | None, _Group] = {}
 
     def feed(self, doc: Mapping[str, Any]) -> LiveSample | None:
-        from ssdlab.fio.parse import status_totals  # numpy's import waits until fio runs (runner.run_job)
+        from ssdlab.fio.parse import status_totals
 
         now = status_totals(doc)
         if now["runtime_s"] <= 0:  # fio older than job_runtime: whole elapsed seconds
@@ -125,7 +127,7 @@ class _Cumulative:
     ios: float = 0.0
     io_bytes: float = 0.0
     lat_sum_ns: float = 0.0
-    counts: Any = None  # dense bucket counts (numpy), None without bins
+    counts: Sparse | None = None  # bucket counts (sparsehist), None without bins
     lo_ns: float = float("inf")
     hi_ns: float = 0.0
 
@@ -146,7 +148,7 @@ class _Delta:
                 o.io_bytes += c.io_bytes
                 o.lat_sum_ns += c.lat_sum_ns
                 if c.counts is not None:
-                    o.counts = c.counts if o.counts is None else o.counts + c.counts
+                    o.counts = c.counts if o.counts is None else sparsehist.add(o.counts, c.counts)
                 o.lo_ns, o.hi_ns = min(o.lo_ns, c.lo_ns), max(o.hi_ns, c.hi_ns)
         return _Delta(out)
 
@@ -166,11 +168,9 @@ def _mean_us(c: _Cumulative) -> float:
 
 def _pcts_us(c: _Cumulative) -> tuple[float, ...] | None:
     """The interval's percentiles (µs), clamped to the latency range the jobs observed (docs/results.md)."""
-    from ssdlab.results import hist
-
-    if c.counts is None or c.ios <= 0 or int(c.counts.sum()) <= 0:
+    if c.counts is None or c.ios <= 0 or sum(c.counts.values()) <= 0:
         return None
-    found = hist.percentiles(c.counts, LIVE_PERCENTILES)
+    found = sparsehist.percentiles(c.counts, LIVE_PERCENTILES)
     return tuple(min(max(float(found[p]), c.lo_ns), c.hi_ns) / 1000.0 for p in LIVE_PERCENTILES)
 
 
@@ -186,7 +186,7 @@ class _Group:
             c, p = now[ddir], self.previous.get(ddir) or _Cumulative()
             counts = None
             if c.counts is not None:
-                counts = c.counts - p.counts if p.counts is not None else c.counts
+                counts = sparsehist.subtract(c.counts, p.counts) if p.counts is not None else c.counts
             out[ddir] = _Cumulative(ios=c.ios - p.ios, io_bytes=c.io_bytes - p.io_bytes,
                                     lat_sum_ns=c.lat_sum_ns - p.lat_sum_ns, counts=counts, lo_ns=c.lo_ns,
                                     hi_ns=c.hi_ns)
@@ -216,23 +216,6 @@ def _groups_of(doc: Mapping[str, Any]) -> dict[int | None, dict[str, _Cumulative
                 c.hi_ns = max(c.hi_ns, float(block.get("max", 0)) * scale)
             bins = block.get("bins")
             if isinstance(bins, Mapping) and bins and scale == 1.0:
-                counts = _dense(bins)
-                c.counts = counts if c.counts is None else c.counts + counts
-    return out
-
-
-def _dense(bins: Mapping[str, Any]) -> Any:
-    """Dense bucket counts of fio's json+ `bins` (keys: bucket values in ns), vectorised: a status document
-    of many jobs arrives every second."""
-    import numpy as np
-
-    from ssdlab.results import hist
-
-    values = hist.bucket_values()
-    keys = np.fromiter((int(k) for k in bins), dtype=np.int64, count=len(bins))
-    idx = np.minimum(np.searchsorted(values, keys), hist.PLAT_NR - 1)
-    if not np.array_equal(values[idx], keys):  # not fio's representative values: file them one by one
-        return hist.counts_from_bins(bins)
-    out = np.zeros(hist.PLAT_NR, dtype=np.int64)
-    np.add.at(out, idx, np.fromiter((int(v) for v in bins.values()), dtype=np.int64, count=len(bins)))
+                counts = sparsehist.from_bins(bins)
+                c.counts = counts if c.counts is None else sparsehist.add(c.counts, counts)
     return out

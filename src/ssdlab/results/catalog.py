@@ -254,7 +254,8 @@ class Catalog:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, _FORMAT):
                 conn.executescript("DROP TABLE IF EXISTS tags; DROP TABLE IF EXISTS runs;")
-            conn.executescript(_SCHEMA)
+            if version != _FORMAT:  # the schema script writes (and syncs) even when it changes nothing: only once
+                conn.executescript(_SCHEMA)
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):

@@ -15,25 +15,17 @@ import numpy as np
 import numpy.typing as npt
 
 from ssdlab.results.bins import Bins
-
-PLAT_BITS = 6
-PLAT_VAL = 1 << PLAT_BITS
-GROUP_NR = 29
-PLAT_NR = GROUP_NR * PLAT_VAL  # 1856
+from ssdlab.results.sparsehist import GROUP_NR as GROUP_NR
+from ssdlab.results.sparsehist import PLAT_BITS as PLAT_BITS
+from ssdlab.results.sparsehist import PLAT_NR as PLAT_NR
+from ssdlab.results.sparsehist import PLAT_VAL as PLAT_VAL
+from ssdlab.results.sparsehist import VALUE_TO_IDX, VALUES
+from ssdlab.results.sparsehist import bins_percentiles as bins_percentiles
+from ssdlab.results.sparsehist import idx_to_value as idx_to_value
+from ssdlab.results.sparsehist import thresholds as _thresholds
+from ssdlab.results.sparsehist import value_to_idx as value_to_idx
 
 Counts = npt.NDArray[np.int64]
-
-
-def idx_to_value(idx: int) -> int:
-    """Representative latency (ns) of bucket `idx`, as fio prints it in json+ `bins` keys."""
-    if not 0 <= idx < PLAT_NR:
-        raise ValueError(f"bucket index {idx} outside 0..{PLAT_NR - 1}")
-    if idx < 2 * PLAT_VAL:
-        return idx
-    shift = idx // PLAT_VAL - 1
-    k = idx % PLAT_VAL
-    # midpoint of [2^(shift+6) + k*2^shift, +2^shift); shift >= 1 so the half-width is whole
-    return (1 << (shift + PLAT_BITS)) + k * (1 << shift) + (1 << (shift - 1))
 
 
 def idx_bounds(idx: int) -> tuple[int, int]:
@@ -43,16 +35,6 @@ def idx_bounds(idx: int) -> tuple[int, int]:
     shift = idx // PLAT_VAL - 1
     lower = (1 << (shift + PLAT_BITS)) + (idx % PLAT_VAL) * (1 << shift)
     return lower, lower + (1 << shift)
-
-
-def value_to_idx(value_ns: int) -> int:
-    """Bucket that fio files a latency sample of `value_ns` into (values past the top are clamped)."""
-    v = max(0, int(value_ns))
-    msb = v.bit_length() - 1 if v else 0
-    if msb <= PLAT_BITS:
-        return v
-    shift = msb - PLAT_BITS
-    return min((shift + 1) * PLAT_VAL + ((v >> shift) & (PLAT_VAL - 1)), PLAT_NR - 1)
 
 
 def values_to_idx(values_ns: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -65,9 +47,9 @@ def values_to_idx(values_ns: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.where(msb <= PLAT_BITS, v, np.minimum(idx, PLAT_NR - 1))
 
 
-_VALUES = np.array([idx_to_value(i) for i in range(PLAT_NR)], dtype=np.int64)
-_VALUE_TO_IDX = {int(v): i for i, v in enumerate(_VALUES)}
-_VALUE_LIST: list[int] = _VALUES.tolist()  # the same values as Python ints
+_VALUES = np.array(VALUES, dtype=np.int64)
+_VALUE_TO_IDX = VALUE_TO_IDX
+_VALUE_LIST: list[int] = VALUES  # the same values as Python ints
 
 
 def bucket_values() -> npt.NDArray[np.int64]:
@@ -148,45 +130,6 @@ def percentiles(counts: Counts, ps: Sequence[float], total: int | None = None) -
     ps = tuple(ps)
     found = np.searchsorted(cum, _thresholds(ps, n), side="left").tolist() if ps else []
     return {p: _VALUE_LIST[min(idx, PLAT_NR - 1)] for p, idx in zip(ps, found, strict=True)}
-
-
-def _thresholds(ps: Sequence[float], n: int) -> list[int]:
-    """ceil(p/100 x n) for each p, exactly (p is a float or an int: its exact ratio): cumulative counts are whole
-    numbers, so the first bucket with cum >= p/100 x n is the first with cum >= this."""
-    out = []
-    for p in ps:
-        if not 0.0 <= p <= 100.0:
-            raise ValueError(f"percentile {p} outside 0..100")
-        if type(p) in (float, int):
-            num, den = p.as_integer_ratio()
-        else:  # a Fraction, Decimal, numpy number ...: its exact ratio
-            from fractions import Fraction
-
-            num, den = Fraction(p).as_integer_ratio()
-        out.append(-((-num * n) // (100 * den)))
-    return out
-
-
-def bins_percentiles(bins: Bins, ps: Sequence[float], total: int | None = None) -> dict[float, int]:
-    """percentiles() of stored bins, read from the pairs themselves (no dense array): the same values, since the
-    dense cumulative count only rises at a stored bucket. Bins that are not ascending distinct buckets with
-    counts >= 0 are expanded first, as counts_from_sparse adds them."""
-    flat = _flat(bins)
-    idx, cnt = flat[:, 0], flat[:, 1]
-    if idx.size and not (idx[0] >= 0 and idx[-1] < PLAT_NR and (idx.size == 1 or bool((idx[1:] > idx[:-1]).all()))
-                         and cnt.min() >= 0):
-        return percentiles(counts_from_sparse(bins), ps, total)
-    n = int(cnt.sum()) if total is None else int(total)
-    if n <= 0:
-        return {}
-    ps = tuple(ps)
-    if not idx.size:
-        return {p: _VALUE_LIST[0 if t <= 0 else PLAT_NR - 1] for p, t in zip(ps, _thresholds(ps, n), strict=True)}
-    limits = _thresholds(ps, n)
-    found = np.searchsorted(np.cumsum(cnt), limits, side="left").tolist()
-    index = idx.tolist()
-    return {p: _VALUE_LIST[0 if t <= 0 else (index[k] if k < len(index) else PLAT_NR - 1)]
-            for p, t, k in zip(ps, limits, found, strict=True)}
 
 
 def mean_ns(counts: Counts) -> float:

@@ -87,10 +87,10 @@ class LatencyStats:
         A bin's value is its midpoint, which can lie above the largest (or below the smallest) latency that
         fell into it; values are clamped to the observed [min, max], so p99.99 never exceeds the maximum."""
         if self.bins:
-            from ssdlab.results import hist
+            from ssdlab.results import sparsehist
 
             # fio ranks against its sample count N (which can exceed the bins' sum by one in status output)
-            found = hist.bins_percentiles(self.bins, ps, total=self.n or None)
+            found = sparsehist.bins_percentiles(self.bins, ps, total=self.n or None)
             return {p: self.clamp(float(found.get(p, 0))) for p in ps}
         return {p: None if (v := self.percentiles_ns.get(percentile_key(p))) is None else self.clamp(v) for p in ps}
 

@@ -153,12 +153,22 @@ def left_text(seconds: float, points: int) -> str:
     return format_duration(seconds)
 
 
-def cpu_share(cpus: int | None = None, load: float | None = None, runnable: float | None = None) -> float:
-    """The share of a CPU this process can expect now: the host's CPUs over the tasks running or waiting for one
-    at this moment (`runnable`, this process included; /proc/stat's procs_running), else over the 1-minute
-    load average plus this process (results/timing.cpu_share). The load average lags a minute behind and counts
-    tasks waiting for I/O, which take no CPU: a host where other jobs' fio waited on disks showed 26 with
-    3 tasks runnable, and one where a CPU hog had just started showed 8.6 with 12."""
+def cpu_share(cpus: int | None = None, load: float | None = None, runnable: float | None = None, *,
+              schedstat: Path | None = None) -> float:
+    """The share of a CPU this process can expect: first what it got so far (`observed_share`: its time on a CPU
+    over that and its time waiting for one, /proc/self/schedstat, or the file given), the most direct measure:
+    a command's start-up is CPU-bound, so it met the host's contention (a CPU hog, other jobs) as the run will.
+    Without it (or when `cpus`, `load` or `runnable` are given): the host's CPUs over the tasks running or waiting
+    for one at this moment (`runnable`, this process included; /proc/stat's procs_running), else over the
+    1-minute load average plus this process (results/timing.cpu_share). Those are guesses from other tasks: the
+    load average lags a minute behind and counts tasks waiting for I/O, which take no CPU (a host where other
+    jobs' fio waited on disks showed 26 with 3 tasks runnable, and one where a CPU hog had just started showed 8.6
+    with 12), and a moment's count of runnable tasks missed how much of a CPU a run under a hog got (its ETA
+    at the start was 67 % short)."""
+    if cpus is None and load is None and runnable is None:
+        got = observed_share(schedstat or SCHEDSTAT)
+        if got is not None:
+            return got
     n = cpus if cpus is not None else (os.cpu_count() or 1)
     running = runnable if runnable is not None else (_runnable_now() if load is None else None)
     if running is not None and running > 0:
@@ -169,6 +179,24 @@ def cpu_share(cpus: int | None = None, load: float | None = None, runnable: floa
         except OSError:
             return 1.0
     return timing.cpu_share(n, load)
+
+
+SCHEDSTAT = Path("/proc/thread-self/schedstat")  # this thread's: ns on a CPU, ns waiting in a run queue, slices
+MIN_OBSERVED_NS = 50_000_000  # what the share is measured over at least (on a CPU and waiting for one)
+
+
+def observed_share(stat: Path = SCHEDSTAT) -> float | None:
+    """The share of a CPU this thread got while it wanted one: its time on a CPU over that plus its time runnable
+    but waiting (the kernel's schedstat; sleeping on I/O, a child or a timer is not counted). None when the kernel
+    does not say, or before 0.05 s of either (at least 0.05)."""
+    try:
+        fields = stat.read_text(encoding="ascii").split()
+        ran, waited = int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    if ran <= 0 or ran + waited < MIN_OBSERVED_NS:
+        return None
+    return max(0.05, min(1.0, ran / (ran + waited)))
 
 
 _RUNNABLE: list[int] = []  # procs_running as this process found it since it started (module import, each ETA)
@@ -420,8 +448,8 @@ class Estimator:
         known = self._last.get(shape(point))
         if known is not None:
             return known
-        if point.phase == "purge":
-            return PURGE_PRIOR_S.get(self.kind, 1.0)
+        if point.phase == "purge":  # the simulator's is CPU work, like its points
+            return PURGE_PRIOR_S.get(self.kind, 1.0) / (self.share if self.engine == "sim" else 1.0)
         if self.engine == "sim":
             w = point.workload
             return self.simulated_ios(point) * self._unit_weight(w) / self.sim_rate(w) + self.overhead_s

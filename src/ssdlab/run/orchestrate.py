@@ -13,9 +13,9 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ssdlab import __version__
 from ssdlab.analysis import anomalies
@@ -39,14 +39,31 @@ from ssdlab.targets.base import Executor, Target
 from ssdlab.targets.session import DeviceSession
 
 
-def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path) -> Run:
+def new_run(suite: Suite, target: Target, executor: Executor, options: RunRequest, run_dir: Path, *,
+            info: Mapping[str, Any] | None = None) -> Run:
+    """The run as it starts, saved. `info`: the target's record as the run's setup read it (PlanContext.target),
+    so the target is not asked again (a file of someone else's is probed with blkid for a signature; a host
+    group asks its agents)."""
     run = Run(
         schema_version=SCHEMA_VERSION, ssdlab_version=__version__, run_id=run_dir.name, suite=suite.name,
-        status="running", created=store.now_iso(), options=options, target=target.info(),
+        status="running", created=store.now_iso(), options=options,
+        target=with_fingerprint(dict(info) if info is not None else target.info(), target),
         host={**host_info(executor.name, executor.version()), SHARE_KEY: round(eta.cpu_share(), 3)},
     )
     store.save_run(run_dir, run)
     return run
+
+
+def with_fingerprint(info: Mapping[str, Any], target: Target) -> dict[str, Any]:
+    """The run's record of its target with each local device's or file's fingerprint as it is now (what `resume`
+    compares: Target.changed_since), merged by target string into the one recorded (devices left out keep
+    theirs); no key when there is nothing local to recognise."""
+    now = target.fingerprint()
+    if not now:
+        return dict(info)
+    mine = {r["spec"] for r in now}
+    kept = [r for r in info.get("fingerprint") or [] if isinstance(r, Mapping) and r.get("spec") not in mine]
+    return {**info, "fingerprint": [*kept, *now]}
 
 
 def skip_reason(point: TestPoint, target: Target) -> str:
@@ -163,10 +180,12 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
            progress: Progress, *, grant: WriteGrant) -> Run:
     loop = RunLoop(run_dir, run, suite, ctx, target, executor, progress, grant)
     loop.announce()
+    ended = False  # the suite ran out of points: complete() follows
     try:
         loop.start()
         while (outlook := loop.outlook()) is not None:
             loop.step(outlook)
+        ended = True
     except KeyboardInterrupt:
         loop.stop("interrupted", "interrupted by the user (Ctrl-C)")
         raise RunInterrupted(f"interrupted; finished points are kept: `ssdlab resume {run_dir}` continues") \
@@ -179,7 +198,7 @@ def _drive(run_dir: Path, run: Run, suite: Suite, ctx: PlanContext, target: Targ
             loop.stop("failed", str(exc) if isinstance(exc, SsdlabError) else f"{type(exc).__name__}: {exc}")
         raise
     finally:  # whatever ended the loop: settings restored, health after, saved (never raises)
-        loop.run = loop.session.finish(loop.run, loop.save)
+        loop.finish_session(ended)
     return loop.complete()
 
 
@@ -208,6 +227,23 @@ class RunLoop:
         self.ceiling: TestPoint | None = None  # the host-ceiling check to run first (several devices)
         self.advice = HostAdvice(progress.note)
         self._saved: Run | None = None  # the run as save() last wrote it
+        self._held = False  # the session's last save is held for complete() (finish_session)
+
+    def finish_session(self, ended: bool) -> None:
+        """The drive session's end (settings back, health after). A run that stopped is saved as it stands; one
+        that ran to its end is written once, complete, by complete(): what the session would save just before
+        is held for it (and written if the run cannot be completed)."""
+        if not ended:
+            self.run = self.session.finish(self.run, self.save)
+            return
+        held: list[Run] = []
+        try:
+            self.run = self.session.finish(self.run, held.append)
+        except BaseException:  # a second Ctrl-C in the after-snapshot: what the session kept is saved
+            if held:
+                self.save(held[-1])
+            raise
+        self._held = bool(held)
 
     def save(self, run: Run) -> None:
         """run.json as `run` (the drive session's saves): not written again when it is the run just saved (the
@@ -261,6 +297,7 @@ class RunLoop:
             run = run.with_event(RunEvent.of(time=store.now_iso(), kind="prepare", text=note))
         if run.status != "running":
             run = run.with_status("running")
+        run = dataclasses.replace(run, target=with_fingerprint(run.target, target))  # a file it made, this boot's
         store.save_run(self.run_dir, run)
         self.run = run
         if self.ceiling is not None:  # several devices: the hosts' ceiling first; its time teaches the ETA
@@ -339,6 +376,11 @@ class RunLoop:
 
     def _record(self, result: PointResult, t0: float) -> None:
         append(self, result)  # temperature samples join the run in session.finish
+        if result.point.phase == "purge":  # a purge may make the file anew: resume must know the new one
+            target = with_fingerprint(self.run.target, self.target)
+            if target != self.run.target:
+                self.run = dataclasses.replace(self.run, target=target)
+                store.save_run(self.run_dir, self.run)
         self.estimator.observe(result, time.monotonic() - t0)
         self.progress.point_end(result)
         self.advice.seen(result)
@@ -352,13 +394,19 @@ class RunLoop:
         """The suite's conclusions, the run complete and saved, and indexed in its results root's catalog (what
         it took teaches the next run's ETA)."""
         run = self.run
-        if self.given_up:
-            run = run.with_warning(f"{len(self.given_up)} point(s) failed and the run went on (--on-error "
-                                   "continue): their reasons are listed with them; `ssdlab resume` does not repeat "
-                                   "them")
-        run = left_run_warning(self.suite.conclude(self.ctx, run))  # hosts/devices a multi-device run went without
-        run = run.with_status("complete", store.now_iso())
-        store.save_run(self.run_dir, run)
+        try:
+            if self.given_up:
+                run = run.with_warning(f"{len(self.given_up)} point(s) failed and the run went on (--on-error "
+                                       "continue): their reasons are listed with them; `ssdlab resume` does not "
+                                       "repeat them")
+            run = left_run_warning(self.suite.conclude(self.ctx, run))  # hosts/devices a multi-device run went without
+            run = run.with_status("complete", store.now_iso())
+            store.save_run(self.run_dir, run)
+        except BaseException:
+            if self._held:  # the session's record (settings restored, health after) is not lost
+                with contextlib.suppress(Exception):
+                    self.save(self.run)
+            raise
         self.progress.run_end(run)
         from ssdlab.results import catalog
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from ssdlab.errors import UsageError
 from ssdlab.results.model import TestPoint
 from ssdlab.run.eta import plan_eta
+from ssdlab.safety import span_problems
 from ssdlab.suites.limits import check_plan_size, check_workload
 
 if TYPE_CHECKING:
@@ -41,10 +42,11 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
     points = [apply_common(ctx, p) for p in points]
     options, devices = target.fio_options(), target.device_fio_options()  # asked once: a device's reads sysfs
     rendered: set[str] = set()
+    reach = ctx.capacity + ctx.misalign  # offsets count from the device's start: --misalign shifted them
     for p in points:
         where = f"point {p.id}"
         for w in (p.workload, *p.streams):
-            check_workload(w, where, ctx.capacity if p.phase != "purge" else None)
+            check_workload(w, where, reach if p.phase != "purge" else None)
         if p.phase == "purge":
             continue
         if not p.streams:  # (a point of streams also reads its tags: rendered every time)
@@ -52,7 +54,11 @@ def check_plan(suite: Suite, ctx: PlanContext, target: Target) -> list[TestPoint
             if key in rendered:
                 continue
             rendered.add(key)
-        job_on(p, options, devices).render()  # the job the executor and the write gate build (point_job)
+        job = job_on(p, options, devices)  # the job the executor and the write gate build (point_job)
+        job.render()
+        beyond = span_problems(job, devices)  # the write gate would refuse it at the fio boundary
+        if beyond:
+            raise UsageError(f"point {p.id}: {beyond[0]} of {target.name}; lower --footprint or --misalign")
         target.check_point(p)  # what the target's kind refuses beyond it (the simulator: its model's limits)
     eta = plan_eta(suite, ctx)
     if not (math.isfinite(eta.worst_s) and math.isfinite(eta.expected_s)):

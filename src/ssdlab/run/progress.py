@@ -1,4 +1,4 @@
-"""Live progress: a rich display on a terminal, plain lines elsewhere. One factory picks.
+"""Live progress: a display redrawn in place on a terminal, plain lines elsewhere. One factory picks.
 
 Each point shows where the run is ([index/expected total]), the wall-clock ETA (expected and, for suites that
 may stop early, the worst case; eta.py) and, while it runs, a live line with the last interval's IOPS, MB/s
@@ -8,8 +8,13 @@ and the ETA counted down from it.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import io
+import os
 import time
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import IO, Protocol
 
 from ssdlab.results.counts import point_counts
@@ -145,69 +150,136 @@ class PlainProgress:
         self._say(run_end_text(run))
 
 
-class RichProgress:
-    """rich display: a bar over the expected points with the position and ETA, and under it the live line."""
+class TermProgress:
+    """On a terminal: the points' lines as they end, and under them a display of two lines, redrawn in place: a
+    bar over the expected points with the position and ETA, and the live line.
+
+    Drawn with a few ANSI sequences when it changes (a point starts or ends, a live sample arrives): nothing on it
+    moves by itself. rich's live display (a table laid out on every change, and its modules loaded) cost a 7-point
+    run ~0.1 CPU-s, half of what it spent beyond bench-fio (benchmarks/peer_overhead.py). Lines are cut to the
+    terminal's width (a wrapped line would break the redrawing); NO_COLOR or TERM=dumb: no colours."""
+
+    BAR = 40  # cells of the bar, at most
 
     def __init__(self, stream: IO[str]) -> None:
-        from rich.console import Console, RenderableType
-        from rich.progress import BarColumn, Progress, TextColumn
-        from rich.text import Text
-
-        class _Display(Progress):
-            line = ""
-
-            def get_renderables(self) -> Iterable[RenderableType]:
-                yield self.make_tasks_table(self.tasks)
-                if self.line:
-                    yield Text("  " + self.line, no_wrap=True, overflow="ellipsis")
-
-        self.console = Console(file=stream, highlight=False)
-        self.bar = _Display(
-            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[position]}"),
-            TextColumn("{task.fields[eta]}"), console=self.console, transient=False,
-        )
-        self.task = self.bar.add_task("", total=1, eta="", position="")
+        self.stream = stream
+        self.color = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
         self._clock = _PointClock()
-        self._started = False
+        self._shown = 0  # lines of the display on the screen (the cursor at the end of its last one)
+        self.label, self.completed, self.total, self.position, self.eta, self.line = "", 0, 1, "", "", ""
+
+    def _style(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color and text else text
+
+    def _width(self) -> int:
+        """Cells a line may fill: the terminal's columns but one (else $COLUMNS, else 80, as for a terminal that
+        gives no size)."""
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (OSError, ValueError, io.UnsupportedOperation):
+            columns = 0
+        if columns <= 0:
+            columns = int(os.environ.get("COLUMNS", "") or 0) if os.environ.get("COLUMNS", "").isdigit() else 0
+        return max(20, (columns or 80) - 1)
+
+    def _bar(self, cells: int) -> str:
+        done = max(0.0, min(1.0, self.completed / max(1, self.total)))
+        full, half = divmod(round(done * cells * 2), 2)
+        head = "━" * full + ("╸" if half else "")
+        if done >= 1.0:
+            return self._style("32", head)
+        return self._style("91", head) + self._style("90", "━" * (cells - full - half))
+
+    def _lines(self) -> list[str]:
+        """The bar's line (label, bar, position, ETA; the bar narrows to 10 cells before the label is cut) and the
+        live line, each within the terminal's width."""
+        width = self._width()
+        tail = " ".join(t for t in (self.position, self.eta) if t)
+        room = width - len(tail) - 2
+        bar = max(10, min(self.BAR, room - _cells(self.label)))
+        label = _cut(self.label, max(1, room - bar))
+        lines = [f"{self._style('1', label)} {self._bar(bar)} {tail}".rstrip()]
+        if self.line:
+            lines.append(_cut("  " + self.line, width))
+        return lines
+
+    def _erase(self) -> str:
+        return "\r\x1b[2K" + "\x1b[1A\x1b[2K" * (self._shown - 1) if self._shown else ""
+
+    def _draw(self, above: Sequence[str] = ()) -> None:
+        """Lines printed above the display (they stay), then the display redrawn under them."""
+        lines = self._lines()
+        text = self._erase() + "".join(f"{a}\n" for a in above) + "\n".join(lines)
+        self._shown = len(lines)
+        self.stream.write(text)
+        self.stream.flush()
+
+    def _print(self, *lines: str) -> None:
+        if self._shown:
+            self._draw(lines)
+        else:
+            self.stream.write("".join(f"{a}\n" for a in lines))
+            self.stream.flush()
 
     def run_start(self, title: str, eta: Eta) -> None:
-        self.console.print(printable(run_text(title, eta)), markup=False)
-        self.bar.update(self.task, total=max(1, eta.expected_points), description=_escape(title))
-        self.bar.start()
-        self._started = True
+        self._print(printable(run_text(title, eta)))
+        self.label, self.total = printable(title), max(1, eta.expected_points)
+        self.stream.write("\x1b[?25l")  # no cursor blinking over the display (back at run_end, or at exit)
+        atexit.register(self._restore)
+        self._draw()
 
     def point_start(self, point: TestPoint, index: int, eta: Eta) -> None:
         self._clock.start(point, eta)
-        self.bar.line = ""
-        self.bar.update(self.task, description=_escape(point.label), completed=index - 1,
-                        total=max(index, index - 1 + eta.expected_points), position=position(index, eta),
-                        eta=f"ETA {eta.text()}")
+        self.line, self.label, self.completed = "", printable(point.label), index - 1
+        self.total = max(index, index - 1 + eta.expected_points)
+        self.position, self.eta = position(index, eta), f"ETA {eta.text()}"
+        self._draw()
 
     def live(self, sample: LiveSample) -> None:
-        self.bar.line = printable(self._clock.text(sample))
-        self.bar.refresh()
+        self.line = printable(self._clock.text(sample))
+        self._draw()
 
     def point_end(self, result: PointResult) -> None:
-        style = "green" if result.status == "ok" else "yellow"
-        self.bar.console.print(f"[{style}]{_escape(result.point.label)}[/]: {_escape(_summary(result))}")
-        for w in result.warnings:
-            self.bar.console.print(f"  [yellow]warning:[/] {_escape(w)}")
-        self.bar.advance(self.task)
+        style = "32" if result.status == "ok" else "33"
+        lines = [f"{self._style(style, printable(result.point.label))}: {printable(_summary(result))}"]
+        lines += [f"  {self._style('33', 'warning:')} {printable(w)}" for w in result.warnings]
+        self.completed += 1
+        self._print(*lines)
 
     def note(self, text: str) -> None:
-        self.bar.console.print(printable(text), markup=False)
+        self._print(printable(text))
 
     def run_end(self, run: Run) -> None:
-        if self._started:
-            self.bar.line = ""
-            self.bar.stop()
+        if self._shown:
+            self.line, self.eta = "", ""  # nothing left to wait for
+            self._draw()
+            self._restore()
+
+    def _restore(self) -> None:
+        """The cursor back, under the display (once; a run that ended on an error still gets it at exit)."""
+        if self._shown:
+            self._shown = 0
+            with contextlib.suppress(OSError, ValueError):  # the stream may be gone by then
+                self.stream.write("\n\x1b[?25h")
+                self.stream.flush()
 
 
-def _escape(text: str) -> str:
-    """Text shown literally by rich (a label may hold '[...]' or, from a tag or a device, control characters)."""
-    from rich.markup import escape
+def _cut(text: str, width: int) -> str:
+    """`text` in at most `width` terminal cells (wide characters count two), with '…' where it was cut."""
+    if len(text) <= width // 2 or _cells(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = _cells(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
 
-    return escape(printable(text))
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 class QuietProgress:
@@ -223,5 +295,5 @@ def make_progress(stream: IO[str], quiet: bool = False) -> Progress:
     if quiet:
         return QuietProgress()
     if stream.isatty():
-        return RichProgress(stream)
+        return TermProgress(stream)
     return PlainProgress(stream)

@@ -7,7 +7,8 @@ check before anything exists. A resumed run's request is the stored one, and a s
 other (`check_stored`): it passes the same checks (engine, times, suite options, the plan's limits), and its
 suite must still be the one the run recorded (name; a suite file's sha256), or resume refuses with one line
 naming the field (exit 8). Its target is opened again, leaving out the hosts and devices the run went on
-without, and the plan keeps the capacity the run started with.
+without, and must still be the device or file the run started on (Target.changed_since: its recorded
+fingerprint; else one line, exit 9); the plan keeps the capacity the run started with.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ssdlab import safety
-from ssdlab.errors import SsdlabError, StoredResultsError, UsageError
+from ssdlab.errors import SsdlabError, StoredResultsError, TargetChangedError, UsageError
 from ssdlab.results.dropped import dropped_in
 from ssdlab.results.model import Run, TestPoint
 from ssdlab.results.request import IOENGINES, ON_ERROR, DeviceSettings, RunRequest
@@ -209,6 +210,10 @@ def make_target(request: RunRequest, suite: Suite, resume: Run | None = None) ->
             return HostGroupTarget.from_stored(dict(resume.target), opts, on_error=str(request.on_error or "stop"),
                                                dropped=gone)
         target = targets_from_specs(request.target_specs, opts)
+        stored = resume.target.get("fingerprint")
+        changed = target.changed_since(stored) if isinstance(stored, list) else ""
+        if changed:  # a by-id name now naming another drive, a loop device over another file, a file replaced
+            raise TargetChangedError(changed)
         for key, why in gone.items():
             target.drop(key, why)
         return target

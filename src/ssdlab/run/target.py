@@ -20,9 +20,8 @@ from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.targets.blockdev import BlockTarget
 from ssdlab.targets.file import FileTarget
 from ssdlab.targets.identity import check_text
-from ssdlab.targets.nbd import is_nbd_uri
 from ssdlab.targets.null import NullTarget
-from ssdlab.targets.spec import split_spec
+from ssdlab.targets.spec import is_nbd_uri, split_spec
 
 if TYPE_CHECKING:
     from ssdlab.fio.runner import JobGate

@@ -740,15 +740,17 @@ class ActSuite(Suite):
         hist_ms = int(interval) * 1000 if interval else hist_interval_ms(slice_s)
         keep = ctx.traits.null_engine
         streams = tuple(stream_workload(sp, cfg, min_op, slice_s, hist_ms, keep_engine=keep) for sp in plans)
-        if ctx.footprint is not None or ctx.misalign:  # --footprint/--misalign reach every stream
-            streams = tuple(dataclasses.replace(w, size=ctx.footprint, offset=ctx.misalign) for w in streams)
+        first = streams[0]  # the point's own workload: apply_common shifts and bounds it like any point's
+        if ctx.footprint is not None or ctx.misalign:  # --footprint/--misalign reach every stream: the span
+            # after the shift (ctx.capacity: the footprint, at most what is left past --misalign), never beyond
+            streams = tuple(dataclasses.replace(w, size=ctx.capacity, offset=ctx.misalign) for w in streams)
         tags = PointTags.of(
             stream_names=[sp.name for sp in plans], shared_streams=[sp.name for sp in plans if sp.shared],
             load=level.key, level=level.label, slice_s=slice_s, target_per_s=target_rates(derived),
             jobs={sp.name: sp.jobs for sp in plans}, service_threads=cfg.service_threads,
             devices=cfg.devices, min_op=min_op, max_lag_s=cfg.max_lag_s,
         )
-        return [TestPoint(id=point_id(level, i + 1), label=f"ACT {level.label} slice {i + 1}", workload=streams[0],
+        return [TestPoint(id=point_id(level, i + 1), label=f"ACT {level.label} slice {i + 1}", workload=first,
                           group=f"ACT {level.label}", tags=tags.replace(slice=i + 1), streams=streams)
                 for i in range(duration // slice_s)]
 

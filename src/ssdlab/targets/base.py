@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +20,6 @@ from ssdlab.fio.job import OptionValue
 from ssdlab.results.model import Measurement, TestPoint
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from ssdlab.fio.runner import JobGate
     from ssdlab.results.live import LiveCallback, SampleCallback
     from ssdlab.targets.identity import Identity
@@ -79,6 +78,29 @@ class Target(ABC):
         made: the write gate compares every job's filename with them before fio starts. Empty: the target opens
         no local path (null, NBD, the simulator, a host group's remote devices)."""
         return []
+
+    def fingerprint(self) -> list[dict[str, Any]]:
+        """What the run stores (run.json target.fingerprint) to recognise each local device or file behind the
+        target when it is resumed: per device, its target string (`spec`) and its identity's record
+        (identity.Identity.record). Empty: nothing local to recognise (null, NBD, the simulator, host groups)."""
+        return [{"spec": t.spec, **i.record()} for t in self.each_device() for i in t.identities()]
+
+    def changed_since(self, stored: Sequence[Any]) -> str:
+        """'' when every device or file behind the target is the one the run recorded (`fingerprint`, matched
+        by target string; devices the run went on without and runs stored before fingerprints are not
+        compared); else one line naming the first that is not."""
+        recorded = {str(r.get("spec")): r for r in stored if isinstance(r, Mapping)}
+        for t in self.each_device():
+            for ident in t.identities():
+                was = recorded.get(t.spec)
+                if was is None:
+                    continue
+                why = ident.changed_since(was)
+                if why:
+                    what = "device" if "block" in (ident.kind, was.get("kind")) else "file"
+                    return (f"{t.spec} is not the {what} the run started on ({why}): resume the run on that "
+                            f"{what}, or start a new run")
+        return ""
 
     def identity_keys(self) -> list[tuple[object, ...]]:
         """What makes two targets one (a device's number, a file's inode, an export's address): several targets

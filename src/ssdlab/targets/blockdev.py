@@ -107,10 +107,32 @@ class BlockTarget(Target):
             nodes.append((f"/dev/{part.name}", part))
         return nodes
 
+    def _written_by_others(self) -> list[Hazard]:
+        """The device, a partition of it or (for a partition) its disk open for writing by another program: in use
+        without any claim the kernel shows (a virtual machine's disk, a database on the raw device, another
+        benchmark). Checked when consent is asked (it reads every process's open files)."""
+        nodes = {}
+        for node, sdir in self._all_nodes() + self._disk_of_partition():
+            num = sysfs.devno_of(sdir)
+            if num is not None:
+                nodes[num] = node
+        return [Hazard(f"{nodes[num]} is open for writing by process {', '.join(who)}: it is in use; stop that "
+                       "program first", blocking=True)
+                for num, who in sysfs.writers(set(nodes)).items()]
+
+    def _disk_of_partition(self) -> list[tuple[str, Path]]:
+        """For a partition: its disk, named as such. Whatever uses the whole disk (a mount of a filesystem that
+        spans it, a loop device or dm/md device over it, swap on it) uses the partition's blocks too; the disk's
+        other partitions do not count."""
+        assert self.sysdir is not None
+        disk = sysfs.whole_disk(self.sysdir)
+        return [] if disk == self.sysdir else [(f"/dev/{disk.name} (the disk {self.path} is a partition of)", disk)]
+
     def hazards(self) -> list[Hazard]:
         """Every reason not to write, one per line: the blocking ones (in use, read-only) first, then what
         the device carries (partitions, signatures: --destructive)."""
         found = self.blocking_hazards()
+        found.extend(self._written_by_others())
         parts = [n for n, _ in self._all_nodes()[1:]]
         if parts:
             found.append(Hazard(f"{self.path} has partitions: {', '.join(parts)}"))
@@ -121,7 +143,8 @@ class BlockTarget(Target):
 
     def blocking_hazards(self) -> list[Hazard]:
         """Why no flag may make ssdlab write here: mounted, swap, held, claimed (exclusive open refused),
-        backing another loop device, sharing its backing file with another loop device, read-only.
+        backing another loop device, sharing its backing file with another loop device, read-only; for a
+        partition also its disk being mounted, swap, held or backing a loop device.
         Reads only kernel state (no blkid), so the fio boundary re-checks it before every writing job."""
         assert self.sysdir is not None
         found: list[Hazard] = []
@@ -129,7 +152,7 @@ class BlockTarget(Target):
         swaps = sysfs.swap_devnos()
         backings = sysfs.loop_backings()
         in_use = False
-        for node, sdir in self._all_nodes():
+        for node, sdir in self._all_nodes() + self._disk_of_partition():
             num = sysfs.devno_of(sdir)
             if num in mounts:
                 found.append(Hazard(f"{node} is mounted on {mounts[num]}", blocking=True))
@@ -150,6 +173,11 @@ class BlockTarget(Target):
                     found.append(Hazard(f"{node} is claimed by another user: {busy} (mounted in another "
                                         "namespace, or used by md/dm/btrfs or another program)", blocking=True))
         found.extend(self._shared_backing(backings))
+        exposed = identity.others_can_change(self.path)
+        if exposed:
+            found.append(Hazard(f"another user can change what {self.path} names ({exposed}): fio opens it by "
+                                "that path after the last check; name the device by a path only root can change "
+                                "(e.g. under /dev)", blocking=True))
         if sysfs.read_only(self.sysdir):
             found.append(Hazard(f"{self.path} is read-only (sysfs ro=1: write-protected, or a loop device "
                                 "attached with losetup -r)", blocking=True))

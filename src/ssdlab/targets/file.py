@@ -162,7 +162,8 @@ class FileTarget(Target):
         return found
 
     def blocking_hazards(self) -> list[Hazard]:
-        """A file backing a loop device or used as swap, or on a read-only filesystem."""
+        """A file backing a loop device or used as swap, on a read-only filesystem, or in a directory another user
+        can change (identity.others_can_change)."""
         found: list[Hazard] = []
         try:
             st = self.path.stat() if self.path.exists() else None
@@ -178,6 +179,11 @@ class FileTarget(Target):
                 found.append(Hazard(f"{self.path} is in use as swap", blocking=True))
         if ro:
             found.append(Hazard(f"{self.path.parent} is on a read-only filesystem", blocking=True))
+        exposed = identity.others_can_change(str(self.path))
+        if exposed:  # they could put a link to a device there after the last check: fio follows it
+            found.append(Hazard(f"another user can change what {self.path} names ({exposed}): fio opens it by "
+                                "that path after the last check; use a file in a directory only you and root can "
+                                "change", blocking=True))
         return found
 
     def layout_writes(self) -> str:

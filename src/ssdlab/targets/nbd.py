@@ -8,9 +8,10 @@ Targets are named by the NBD URI standard that libnbd and fio's `uri=` use:
 ssdlab asks the server for the export's size and flags before it plans anything (the NBD handshake,
 NBD_OPT_INFO, then NBD_OPT_ABORT: nothing is read or written). A server someone else runs holds data someone
 may want, so writing to it needs the same consent as a block device, and the same hazard checks: before a
-write run, ssdlab reads the export's first and last MiB (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: reads only)
-and looks for a filesystem, RAID or partition-table signature there as on a block device
-(sysfs.signature_in); a signature, or an export that cannot be read, needs --destructive. `nbdkit:` targets
+write run, ssdlab reads the export's first and last MiB, and every other range blkid reads when it probes
+(NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: reads only), and looks for a filesystem, RAID or partition-table
+signature as on a block device (sysfs.signature_in); a signature, or an export that cannot be read, needs
+--destructive. `nbdkit:` targets
 (see targets/nbdkit.py) are servers ssdlab starts itself.
 """
 
@@ -21,16 +22,18 @@ import socket
 import struct
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ssdlab.errors import TargetError, UsageError
 from ssdlab.fio.job import OptionValue
-from ssdlab.targets import sysfs
+from ssdlab.targets import identity, sysfs
 from ssdlab.targets.base import Hazard, Target, TargetOptions
+from ssdlab.targets.identity import Identity
+from ssdlab.targets.spec import URI_SCHEMES
+from ssdlab.targets.spec import is_nbd_uri as is_nbd_uri
 from ssdlab.units import format_bytes
 
 DEFAULT_PORT = 10809
-URI_SCHEMES = ("nbd", "nbd+unix")
 NO_HEALTH = "an NBD export is reached over the NBD protocol: there is no drive health log or link to read"
 
 # NBD protocol constants (https://github.com/NetworkBlockDevice/nbd/blob/master/doc/proto.md)
@@ -46,7 +49,7 @@ _REQUEST_MAGIC = 0x25609513
 _SIMPLE_REPLY_MAGIC = 0x67446698
 _CMD_READ = 0
 _CMD_DISC = 2
-SIGNATURE_SPAN = 1024**2  # bytes read at each end of an export for the signature check
+SIGNATURE_SPAN = 1024**2  # bytes read at each end of an export for the signature check (then what blkid asks)
 _READ_CHUNK = 256 * 1024  # below any server's maximum request size (the protocol's floor is 32 MiB)
 _REP_ACK = 1
 _REP_INFO = 3
@@ -86,11 +89,6 @@ class NbdAddress:
     def describe(self) -> str:
         where = f"unix socket {self.socket_path}" if self.socket_path else f"{self.host}:{self.port}"
         return f"NBD export {self.export!r} at {where}" if self.export else f"NBD server at {where}"
-
-
-def is_nbd_uri(text: str) -> bool:
-    head = text.split(":", 1)[0].lower()
-    return ":" in text and (head in URI_SCHEMES or head.startswith("nbds"))
 
 
 def parse_uri(text: str) -> NbdAddress:
@@ -159,22 +157,26 @@ def query_export(addr: NbdAddress, timeout: float = 10.0) -> ExportInfo:
             raise TargetError(f"NBD handshake with the {addr.describe()} failed ({exc})") from exc
 
 
-def read_ends(addr: NbdAddress, span: int = SIGNATURE_SPAN,
-              timeout: float = 30.0) -> tuple[int, list[tuple[int, bytes]]]:
-    """(the export's size, [(offset, data)] of its first and last `span` bytes), read through the NBD protocol
-    (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC): nothing is written."""
+def signature(addr: NbdAddress, timeout: float = 30.0) -> str:
+    """The filesystem, RAID or partition-table signature the export carries ('' when none), as blkid finds it on
+    a block device: its first and last MiB, then every range blkid reads beyond them, read through the NBD
+    protocol (NBD_OPT_GO, NBD_CMD_READ, NBD_CMD_DISC: nothing is written; sysfs.signature_in)."""
     with _connect(addr, timeout) as sock:
         try:
             info = _handshake(sock, addr, _OPT_GO)
             align = max(info.block_min, 1)
-            head = min(span, info.size)
-            tail_at = max(head, info.size - span)
-            tail_at -= tail_at % align
-            pieces = [(0, _read(sock, addr, 0, head, info))]
-            if tail_at < info.size:
-                pieces.append((tail_at, _read(sock, addr, tail_at, info.size - tail_at, info)))
+
+            def fetch(ranges: list[tuple[int, int]]) -> list[tuple[int, bytes]]:
+                out = []
+                for offset, length in ranges:
+                    start = offset - offset % align
+                    end = min(info.size, -(-(offset + length) // align) * align)
+                    out.append((start, _read(sock, addr, start, end - start, info)))
+                return out
+
+            found = sysfs.signature_in(info.size, fetch, SIGNATURE_SPAN)
             sock.sendall(struct.pack(">IHHQQI", _REQUEST_MAGIC, 0, _CMD_DISC, 0, 0, 0))
-            return info.size, pieces
+            return found
         except (OSError, struct.error) as exc:
             raise TargetError(f"reading the {addr.describe()} failed ({exc})") from exc
 
@@ -253,13 +255,15 @@ class NbdTarget(Target):
 
     address: NbdAddress = field(default_factory=lambda: NbdAddress(uri=""))
     export: ExportInfo = field(default_factory=lambda: ExportInfo(size=0, read_only=True, trim=False))
+    socket: Identity | None = None  # a Unix socket's identity, resolved once when the target is made
     _contents: Hazard | None = field(default=None, repr=False, compare=False)
     _looked: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def from_uri(cls, text: str, opts: TargetOptions) -> NbdTarget:
         addr = parse_uri(text)
-        return cls(spec=text, kind="nbd", options=opts, address=addr, export=query_export(addr))
+        sock = identity.resolve(addr.socket_path) if addr.socket_path else None
+        return cls(spec=text, kind="nbd", options=opts, address=addr, export=query_export(addr), socket=sock)
 
     @property
     def name(self) -> str:
@@ -278,7 +282,23 @@ class NbdTarget(Target):
         return max(512, self.export.block_min)
 
     def fio_options(self) -> dict[str, OptionValue]:
-        return nbd_fio_options(self.address.uri, self.capacity())
+        return nbd_fio_options(self._fio_uri(), self.capacity())
+
+    def _fio_uri(self) -> str:
+        """The URI fio connects to: the one given, its socket named by its canonical path (the path the checks
+        looked at: a link on the way, which its owner could point elsewhere, is not followed again)."""
+        if not self.address.socket_path:
+            return self.address.uri
+        parts = urlsplit(self.address.uri)
+        query = [(k, identity.canonical(v) if k == "socket" else v)
+                 for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+        text = urlencode(query, safe="/", quote_via=quote)  # %20, not '+': libnbd decodes percent escapes only
+        return f"{parts.scheme}://{parts.netloc}{parts.path}?{text}"  # (urlunsplit drops an empty host's '//')
+
+    def identities(self) -> list[Identity]:
+        """A Unix socket's: the write gate checks before every job that the socket checked is still there (a
+        server restarted or replaced since the check serves what was not checked)."""
+        return [self.socket] if self.socket is not None else []
 
     def identity_keys(self) -> list[tuple[object, ...]]:
         """One export is one target, whatever its URI's spelling: its server's socket (canonical) or address,
@@ -288,27 +308,34 @@ class NbdTarget(Target):
         return [("nbd", where, self.address.export)]
 
     def hazards(self) -> list[Hazard]:
-        """Read-only (blocking), then what the export carries: its first and last MiB are read once and checked
-        for signatures as a block device's are (--destructive)."""
+        """Read-only (blocking), then what the export carries: read once (its first and last MiB and what blkid
+        asks for beyond them) and checked for signatures as a block device's are (--destructive)."""
         found = self.blocking_hazards()
         contents = self._signature()
         return [*found, contents] if contents is not None else found
 
     def blocking_hazards(self) -> list[Hazard]:
+        found = []
         if self.export.read_only:
-            return [Hazard(f"the {self.address.describe()} is exported read-only", blocking=True)]
-        return []
+            found.append(Hazard(f"the {self.address.describe()} is exported read-only", blocking=True))
+        if self.address.socket_path:
+            real = identity.canonical(self.address.socket_path)
+            exposed = identity.others_can_change(real)
+            if exposed:  # they could point it at another server (one only root may reach) after the check
+                found.append(Hazard(f"another user can change what socket {real} names ({exposed}): fio connects "
+                                    "after the last check; serve the export on a socket in a directory only you "
+                                    "and root can change", blocking=True))
+        return found
 
     def _signature(self) -> Hazard | None:
         if not self._looked:
             self._looked = True
             try:
-                size, pieces = read_ends(self.address)
+                sig = signature(self.address)
             except TargetError as exc:
                 self._contents = Hazard(f"the {self.address.describe()} could not be read to look for a "
                                         f"filesystem or partition table ({exc})")
             else:
-                sig = sysfs.signature_in(size, pieces)
                 if sig:
                     self._contents = Hazard(f"the {self.address.describe()} is not blank: it carries an existing "
                                             f"{sig}")

@@ -40,3 +40,11 @@ def created_by_ssdlab(path: Path) -> bool:
     with contextlib.suppress(OSError):
         return bool(os.getxattr(path, XATTR))
     return False
+
+
+def tag(path: Path) -> str:
+    """ssdlab's creation tag of `path` (its version and the second it made the file), '' when it has none."""
+    with contextlib.suppress(OSError):
+        return os.getxattr(path, XATTR).decode("utf-8", "replace")
+    return ""
+

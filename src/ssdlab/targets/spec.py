@@ -8,6 +8,12 @@ from urllib.parse import parse_qsl
 from ssdlab.errors import UsageError
 
 _SCHEME_RE = re.compile(r"^([a-z][a-z0-9]*):(.*)$")
+URI_SCHEMES = ("nbd", "nbd+unix")  # NBD URIs (targets/nbd.py), which carry their own query
+
+
+def is_nbd_uri(text: str) -> bool:
+    head = text.split(":", 1)[0].lower()
+    return ":" in text and (head in URI_SCHEMES or head.startswith("nbds"))
 
 
 def split_spec(text: str) -> tuple[str, str, dict[str, str]]:

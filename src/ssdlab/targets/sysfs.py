@@ -6,14 +6,18 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import struct
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ssdlab.errors import TargetError
 
 SYS_BLOCK = Path("/sys/class/block")
 
@@ -118,22 +122,104 @@ def signature(dev_path: str) -> str:
     return _magic_signature(dev_path)
 
 
-def signature_in(size: int, pieces: list[tuple[int, bytes]]) -> str:
-    """The signature (as `signature`) of a disk of `size` bytes of which only `pieces` ([(offset, data)], e.g. its
-    first and last MiB read over NBD) are known: they are placed in a sparse private copy, the rest reads as
-    zeros. Where the copy cannot be as large as the disk, the pieces that fit are checked."""
+Fetch = Callable[[list[tuple[int, int]]], list[tuple[int, bytes]]]
+
+PROBE_ROUNDS = 16  # blkid runs at most: each may ask for bytes the one before showed it needs (a GPT's backup)
+PROBE_BYTES = 64 * 1024**2  # bytes fetched at most, beyond the first and last MiB
+_PROBE_ALIGN = 4096
+_BLKID_READ = re.compile(rb"read: off=(\d+) len=(\d+)")
+
+
+def signature_in(size: int, fetch: Fetch, span: int = 1024**2) -> str:
+    """The signature (as `signature`) of a disk of `size` bytes that can only be read through `fetch` (ranges ->
+    [(offset, data)]; an NBD export): its first and last `span` bytes are placed in a sparse private copy of its
+    size, the rest reads as zeros, and blkid probes the copy. blkid reports every byte range it reads
+    (LIBBLKID_DEBUG=lowprobe); ranges it read that were not fetched (a VMFS volume at 1 MiB, LUKS2 secondary
+    headers up to 4 MiB, a GPT backup where the primary header says) are fetched and it probes again, until
+    it reads nothing new. So the copy answers every read blkid makes, as the disk would. Where the copy cannot
+    be as large as the disk, or this blkid does not report its reads, the first and last `span` bytes are
+    checked as they are; a disk that needs more than PROBE_ROUNDS probes or PROBE_BYTES bytes cannot be
+    checked (TargetError)."""
+    ends = [(0, min(span, size))]
+    if size > span:
+        ends.append((max(span, size - span), size - max(span, size - span)))
     with tempfile.TemporaryDirectory(prefix="ssdlab-probe-") as tmp:
         path = Path(tmp) / "disk"
         with path.open("wb") as fh:
             try:
                 fh.truncate(size)
-                kept = pieces
             except OSError:  # larger than this filesystem's largest file: the head alone
-                kept = [p for p in pieces if p[0] == 0]
-            for offset, data in kept:
-                fh.seek(offset)
-                fh.write(data)
-        return signature(str(path))
+                fh.seek(0)
+                fh.write(fetch(ends[:1])[0][1])
+                fh.close()
+                return signature(str(path))
+        have: list[tuple[int, int]] = []
+        wanted = ends
+        fetched = 0
+        for _ in range(PROBE_ROUNDS):
+            _place(path, fetch(wanted))
+            have = _merged(have + wanted)
+            fetched += sum(n for _, n in wanted)
+            result, reads = _probe_reporting_reads(str(path))
+            if reads is None:  # this blkid does not say what it reads: what was fetched is what is checked
+                return signature(str(path))
+            wanted = _missing(reads, have, size)
+            if not wanted:
+                return result
+            if fetched + sum(n for _, n in wanted) > PROBE_BYTES + 2 * span:
+                break
+        raise TargetError(f"blkid kept asking for more of it than the check reads ({PROBE_ROUNDS} probes, "
+                          f"{PROBE_BYTES // 1024**2} MiB)")
+
+
+def _place(path: Path, pieces: list[tuple[int, bytes]]) -> None:
+    with path.open("r+b") as fh:
+        for offset, data in pieces:
+            fh.seek(offset)
+            fh.write(data)
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(offset, length) ranges sorted, overlapping and touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for off, n in sorted(r for r in ranges if r[1] > 0):
+        if out and off <= out[-1][0] + out[-1][1]:
+            last_off, last_n = out[-1]
+            out[-1] = (last_off, max(last_n, off + n - last_off))
+        else:
+            out.append((off, n))
+    return out
+
+
+def _missing(reads: list[tuple[int, int]], have: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """The parts of `reads` not inside `have`, widened to whole 4 KiB blocks within the disk, joined."""
+    out = []
+    for off, n in reads:
+        start = off - off % _PROBE_ALIGN
+        end = min(size, -(-(off + n) // _PROBE_ALIGN) * _PROBE_ALIGN)
+        if end > start and not any(h_off <= start and end <= h_off + h_n for h_off, h_n in have):
+            out.append((start, end - start))
+    return _merged(out)
+
+
+def _probe_reporting_reads(path: str) -> tuple[str, list[tuple[int, int]] | None]:
+    """(the signature blkid finds in `path`, the (offset, length) of every read it made); None for the reads when
+    blkid is missing or does not report them."""
+    blkid = shutil.which("blkid") or ("/sbin/blkid" if Path("/sbin/blkid").exists() else None)
+    if blkid is None:
+        return "", None
+    try:
+        res = subprocess.run([blkid, "-p", "-o", "export", path], capture_output=True, timeout=60, check=False,
+                             env={**os.environ, "LIBBLKID_DEBUG": "lowprobe"})
+    except (OSError, subprocess.TimeoutExpired):
+        return "", None
+    reads = [(int(a), int(b)) for a, b in _BLKID_READ.findall(res.stderr)]
+    if not reads or res.returncode not in (0, 2, 8):
+        return "", None
+    if res.returncode == 8:
+        return "ambivalent signature (blkid found several conflicting ones)", reads
+    found = _blkid_signature(res.stdout.decode("utf-8", "replace")) if res.returncode == 0 else ""
+    return found, reads
 
 
 # keys blkid prints about the device node or, for a partition, its entry in the partition table: they say
@@ -248,6 +334,86 @@ def exclusive_open_error(dev_path: str) -> str:
     return ""
 
 
+def occupant(num: tuple[int, int]) -> tuple[int, int, int] | None:
+    """What is behind the device number `num` now: (its disk's sequence number, the partition's first sector
+    or 0, its size in sectors). The kernel gives every disk a new sequence number (sysfs `diskseq`, Linux 5.15)
+    when it appears and whenever a loop device is attached or detached, so a device number that came to name
+    another device, or a loop device attached to another file, differs here even when the number is the same.
+    None when sysfs has no such device."""
+    sdir = sys_dir(*num)
+    if sdir is None:
+        return None
+    disk = whole_disk(sdir)
+    seq = _read(disk / "diskseq")
+    start = _read(sdir / "start") if disk != sdir else "0"
+    size = _read(sdir / "size")
+    return (int(seq) if seq.isdigit() else -1, int(start) if start.isdigit() else -1,
+            int(size) if size.isdigit() else -1)
+
+
+def lasting_identity(num: tuple[int, int]) -> dict[str, Any]:
+    """What identifies the device `num` across reboots (which renumber devices and disk sequence numbers): the
+    disk's WWID, serial and model from sysfs, a loop device's backing file (path, inode and offset, from the loop
+    driver), the partition's first sector and the size. Only what the device has; reads sysfs only."""
+    sdir = sys_dir(*num)
+    if sdir is None:
+        return {}
+    disk = whole_disk(sdir)
+    out: dict[str, Any] = {}
+    for key, files in (("wwid", ("wwid", "device/wwid")), ("serial", ("serial", "device/serial")),
+                       ("model", ("device/model",))):
+        for f in files:
+            value = _read(disk / f)
+            if value:
+                out[key] = value
+                break
+    loop = next((lb for lb in loop_backings() if lb.loop == f"/dev/{disk.name}"), None)
+    if loop is not None:
+        out["loop_backing"] = {"file": loop.backing_path, "inode": loop.file_ino, "offset": loop.offset,
+                               "device": None if loop.rdev is None else f"{loop.rdev[0]}:{loop.rdev[1]}"}
+    if disk != sdir:
+        out["partition_start"] = int(_read(sdir / "start") or 0)
+    out["size_bytes"] = size_bytes(sdir)
+    return out
+
+
+def writers(nums: set[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """Processes (other than this one) holding one of the block devices `nums` open for writing, per device:
+    ['1234 (qemu-system-x86)', ...], from /proc/PID/fd and the access mode in /proc/PID/fdinfo. Such a program
+    (a virtual machine's disk, a database on a raw device, another benchmark) uses the device without claiming
+    it exclusively, so neither mounts nor holders nor an exclusive open show it."""
+    out: dict[tuple[int, int], list[str]] = {}
+    me = str(os.getpid())
+    try:
+        procs = [p for p in Path("/proc").iterdir() if p.name.isdigit() and p.name != me]
+    except OSError:
+        return out
+    for proc in procs:
+        try:
+            fds = list((proc / "fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                st = fd.stat()
+            except OSError:
+                continue
+            num = (os.major(st.st_rdev), os.minor(st.st_rdev))
+            if not stat.S_ISBLK(st.st_mode) or num not in nums or not _open_for_writing(proc / "fdinfo" / fd.name):
+                continue
+            who = f"{proc.name} ({_read(proc / 'comm') or '?'})"
+            if who not in out.setdefault(num, []):
+                out[num].append(who)
+    return out
+
+
+def _open_for_writing(fdinfo: Path) -> bool:
+    for line in _read(fdinfo).splitlines():
+        if line.startswith("flags:"):
+            return int(line.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
+    return False
+
+
 @dataclass(frozen=True)
 class LoopBacking:
     """An attached loop device and the identity of the file or device behind it."""
@@ -258,10 +424,11 @@ class LoopBacking:
     file_dev: tuple[int, int] | None  # (major, minor) of the filesystem holding the backing inode
     file_ino: int | None
     rdev: tuple[int, int] | None  # when the backing file is a block device: its numbers
+    offset: int = 0  # where the loop device starts in it (losetup -o)
 
 
 _LOOP_GET_STATUS64 = 0x4C05
-_LOOP_INFO64_SIZE = 232  # struct loop_info64 (linux/loop.h): lo_device, lo_inode, lo_rdevice come first
+_LOOP_INFO64_SIZE = 232  # struct loop_info64 (linux/loop.h): lo_device, lo_inode, lo_rdevice, lo_offset first
 
 
 def _dev_pair(encoded: int) -> tuple[int, int] | None:
@@ -280,6 +447,7 @@ def loop_backings() -> list[LoopBacking]:
         node = f"/dev/{ldir.name}"
         file_dev = rdev = None
         ino = None
+        lo_offset = int(_read(ldir / "loop" / "offset") or 0)
         try:
             fd = os.open(node, os.O_RDONLY | os.O_CLOEXEC)
             try:
@@ -287,7 +455,7 @@ def loop_backings() -> list[LoopBacking]:
                 fcntl.ioctl(fd, _LOOP_GET_STATUS64, buf)
             finally:
                 os.close(fd)
-            lo_device, lo_inode, lo_rdevice = struct.unpack_from("=QQQ", buf)
+            lo_device, lo_inode, lo_rdevice, lo_offset = struct.unpack_from("=QQQQ", buf)
             file_dev, ino, rdev = _dev_pair(lo_device), lo_inode, _dev_pair(lo_rdevice)
         except OSError:
             try:
@@ -297,7 +465,7 @@ def loop_backings() -> list[LoopBacking]:
             except OSError:
                 pass
         out.append(LoopBacking(loop=node, devno=devno_of(ldir), backing_path=backing, file_dev=file_dev,
-                               file_ino=ino, rdev=rdev))
+                               file_ino=ino, rdev=rdev, offset=lo_offset))
     return out
 
 
