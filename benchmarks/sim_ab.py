@@ -1,14 +1,17 @@
-"""Simulator core A/B: two builds of the native core, the same steady-state 4K random writes, phases alternated.
+"""Simulator core A/B: two builds of the native core, the same steady-state 4K random writes, process by process.
 
 Each side is a C source of the core (built here with the interpreter's compiler and flags plus setup.py's, into a
-temporary directory) or an extension already built. Both drives are laid out and brought to steady state in this
-one process, then timed phase by phase (two capacities of writes each), the order swapped every round, so drift
-on a shared host hits both alike. Prints each side's median rate per CPU second and the median of the per-round
-ratios B/A, the figure a busy host moves least. Results of the two builds should be identical
-(benchmarks/sim_digest.py); this only times them. To compare the core of another revision with the working tree:
+temporary directory) or an extension already built. Every round runs each side in a fresh process of its own (the
+order swapped every round, so drift on a shared host hits both alike): it lays out a drive, brings it to steady state
+and times --phases phases of one capacity of writes, reporting the median. Two builds timed in one process get
+their memory unequally (the first drive's tables tend to get the transparent huge pages, the second's not, and
+where each array lands in the caches differs): 15-25 % apart for the same build, here, so each side has its own
+process. Prints each side's median rate per CPU second and the median of the per-round ratios B/A. Results of the
+two builds should be identical (benchmarks/sim_digest.py); this only times them. To compare the core of another
+revision with the working tree:
 
     git show main:src/ssdlab/sim/_core.c > /tmp/core_main.c
-    .venv/bin/python benchmarks/sim_ab.py /tmp/core_main.c src/ssdlab/sim/_core.c [--rounds 15]
+    .venv/bin/python benchmarks/sim_ab.py /tmp/core_main.c src/ssdlab/sim/_core.c [--rounds 8]
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import shlex
+import statistics
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
@@ -24,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from timing import load, spread
+from timing import load, spread, user_env
 
 from ssdlab.sim.presets import core_params
 from ssdlab.sim.validate import Bench
@@ -53,31 +58,46 @@ def load_core(tag: str, path: Path) -> ModuleType:
     return module
 
 
+def phase_rates(ext: Path, preset: str, phases: int) -> float:
+    """In this process: the median rate of `phases` timed phases on a drive of this build at steady state."""
+    bench = Bench(preset)
+    core: Any = load_core("sim_ab_side", ext)
+    bench.dev = core.Device(core_params(bench.values))
+    bench.fill()
+    bench.run(io_bytes=2 * bench.user)  # steady state (not timed)
+    rates = []
+    for _ in range(phases):
+        c0 = time.process_time()
+        bench.run(io_bytes=bench.user)
+        rates.append(bench.user / 4096 / (time.process_time() - c0))  # Bench.run writes 4 KiB
+    return statistics.median(rates)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("a", type=Path, help="side A: a core C source (.c) or a built extension")
-    ap.add_argument("b", type=Path, help="side B: the same")
+    ap.add_argument("b", type=Path, nargs="?", help="side B: the same")
     ap.add_argument("--preset", default="tlc-4k")
-    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--rounds", type=int, default=8)
+    ap.add_argument("--phases", type=int, default=3, help="timed phases per process")
+    ap.add_argument("--side", action="store_true", help=argparse.SUPPRESS)  # internal: time one build, print it
     args = ap.parse_args()
-    benches: list[Bench] = []
+    if args.side:
+        print(phase_rates(args.a, args.preset, args.phases))
+        return 0
+    if args.b is None:
+        raise SystemExit("give two builds: A and B")
     with tempfile.TemporaryDirectory(prefix="ssdlab-sim-ab-") as tmp:
-        for tag, path in (("a", args.a), ("b", args.b)):
-            ext = build(path, Path(tmp) / f"{tag}.so") if path.suffix == ".c" else path
-            bench = Bench(args.preset)
-            core: Any = load_core(f"sim_ab_{tag}", ext)
-            bench.dev = core.Device(core_params(bench.values))
-            bench.fill()
-            bench.run(io_bytes=2 * bench.user)  # steady state (not timed)
-            benches.append(bench)
-    print(load())
-    rates: list[list[float]] = [[], []]
-    for k in range(args.rounds):
-        for side in (0, 1) if k % 2 == 0 else (1, 0):
-            bench = benches[side]
-            c0 = time.process_time()
-            bench.run(io_bytes=2 * bench.user)
-            rates[side].append(2 * bench.user / 4096 / (time.process_time() - c0))  # Bench.run writes 4 KiB
+        exts = [build(p, Path(tmp) / f"{tag}.so") if p.suffix == ".c" else p
+                for tag, p in (("a", args.a), ("b", args.b))]
+        print(load())
+        rates: list[list[float]] = [[], []]
+        for k in range(args.rounds):
+            for side in (0, 1) if k % 2 == 0 else (1, 0):
+                out = subprocess.run([sys.executable, __file__, str(exts[side]), "--side", "--preset", args.preset,
+                                      "--phases", str(args.phases)], capture_output=True, text=True, check=True,
+                                     env=user_env(), cwd=Path(__file__).parent)
+                rates[side].append(float(out.stdout.strip()))
     print(f"{load()} afterwards")
     for side, path in enumerate((args.a, args.b)):
         print(f"{'AB'[side]} {path}: {spread([r / 1e6 for r in rates[side]], unit='M', digits=2)} simulated "

@@ -4,7 +4,7 @@ change to the core (a speed-up) leaves its results bit-for-bit as they were.
 Each case lays out a drive (several presets and variants: map cache misses, power cap, FIFO GC, a slow path),
 then runs a sequence of points on it (random/sequential read/write/mix, bssplit with unaligned sizes, queue
 depths 1/32/256 x numjobs 1/4, poisson rate_iops, zoned, trim, interval and histogram logs, idle-time GC,
-sizes per direction, save()/load())
+sizes per direction, small sequential reads (read-ahead), save()/load())
 on generic and calibrated presets (suspend on and off, a suspend limit, read
 retry of a worn drive, a power cap, a slow path) and writes every finish(), counters(), hist_drain(), idle(),
 valid_histogram() and state image
@@ -111,6 +111,8 @@ def _points(user: int) -> Iterator[tuple[str, dict[str, Any], int]]:
                                 bssplit=[(131072, 1)], align=131072, keep_pos=1), 7 * ms
     yield "seqmix-keep", _wl(user, 7, random=0, rmix=50, numjobs=4, time_based=1, runtime_ns=20 * ms,
                              keep_pos=1), 7 * ms
+    yield "seqread-4k-qd4x2", _wl(user, 17, random=0, rmix=100, iodepth=4, numjobs=2, time_based=1,
+                                  runtime_ns=20 * ms), 5 * ms  # read-ahead streams and page registers
     yield "bssplit-unaligned", _wl(user, 8, rmix=30, align=512, time_based=1, runtime_ns=40 * ms,
                                    bssplit=[(512, 4), (4096, 60), (8192, 20), (12800, 6), (65536, 10)]), 10 * ms
     yield "rate-poisson", _wl(user, 9, rmix=50, numjobs=4, rate_iops=5000, poisson=1, time_based=1,
@@ -145,6 +147,7 @@ CASES: tuple[tuple[str, dict[str, str]], ...] = (
     ("s3500", {"capacity": str(128 * MIB)}),
     ("pe321", {"capacity": str(256 * MIB)}),
     ("tlc-4k", {"capacity": str(256 * MIB), "wear": "1", "age": "90", "susp_max": "1", "read_planes": "1"}),
+    ("p5316", {"capacity": str(512 * MIB)}),  # a 64 KiB IU under its 25 W cap
 )
 
 

@@ -117,11 +117,12 @@ SUBSTITUTIONS: tuple[tuple[str, str], ...] = (
     ("job_clat_hist.*.log", "hist_service_clat_hist.*.log"),
     ("ssdlab.commands.histlog ...", "ssdlab.commands.histlog hist_service_clat_hist.1.log"),
     ("[NAME]", "p5430"),
-    ("[--preset NAME]", "--preset s3500"),
+    ("[--preset NAME]", "--preset p5316 --no-shapes -q"),
 )
 # Whole commands that stand for another here.
 WHOLE: dict[str, str] = {
-    "ssdlab sim validate": "ssdlab sim validate --preset s3500",  # every preset: a minute of CPU; one preset
+    # every preset: minutes of CPU; one preset's figures (the cheapest)
+    "ssdlab sim validate": "ssdlab sim validate --preset p5316 --no-shapes -q",
 }
 
 # Drives: the simulator, except where the suite needs fio's own features (ACT's paced streams, integrity's verify)
@@ -183,6 +184,9 @@ MAKERS: dict[str, str] = {
 SUITE_CODES: dict[str, tuple[int, str]] = {
     "act": (1, "README exit codes: a failed certification exits 1"),
     "pts": (1, "README exit codes: a PTS test not steady exits 1"),
+}
+COMMAND_CODES: dict[str, tuple[int, str]] = {
+    "sim validate": (1, "README exit codes: a sim validate line, evidence row or shape rule failed"),
 }
 OPTION_CODES: dict[str, tuple[int, str]] = {
     "--fail-on": (1, "README: exit 1 on a significant regression"),
@@ -295,6 +299,7 @@ def allowed(text: str) -> tuple[set[int], str]:
     argv = shlex.split(text)
     suite = _suite(argv) if argv[1] == "run" else ""
     for key, (code, reason) in [*((k, v) for k, v in SUITE_CODES.items() if suite.startswith(k)),
+                                *((k, v) for k, v in COMMAND_CODES.items() if " ".join(argv[1:]).startswith(k)),
                                 *((k, v) for k, v in OPTION_CODES.items() if f" {k}" in text)]:
         codes.add(code)
         why.append(f"{key}: {reason}")

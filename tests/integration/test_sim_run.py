@@ -83,8 +83,42 @@ def test_sim_presets_and_bad_target(cli: Any) -> None:
     assert "valid keys" in res.err
 
 
-def test_sim_validate_passes(cli: Any) -> None:
-    res = cli("sim", "validate")
+def test_sim_validate_analytic_lines_pass(cli: Any) -> None:
+    res = cli("sim", "validate", "--lines-only", "-q")
     assert res.code == 0, res.out
-    assert "OUT OF TOLERANCE" not in res.out
+    assert "FAIL" not in res.out
     assert "Little's law" in res.out
+    assert "analytic lines:" in res.out
+    assert "evidence rows" not in res.out
+    assert max(len(line) for line in res.out.splitlines()) <= 110
+
+
+def test_sim_validate_exits_with_its_verdict_and_shows_progress(cli: Any) -> None:
+    # one cheap preset's figures: whatever the model's state, the exit code is the evidence's verdict
+    res = cli("sim", "validate", "--preset", "p5316", "--no-shapes", "--json")
+    (preset,) = json.loads(res.out)["presets"]
+    failed = [f["name"] for f in preset["figures"] if f["role"] == "evidence" and not f["ok"]]
+    assert preset["evidence_failed"] == len(failed)
+    assert res.code == (1 if failed else 0)
+    assert all(f["ok"] and f["params"] for f in preset["figures"] if f["role"] == "input")
+    assert all(f["procedure"]["duration"] for f in preset["figures"] if f["role"] == "evidence")
+    assert "p5316: 64K random write" in res.err  # progress on stderr, before the results
+    text = cli("sim", "validate", "--preset", "p5316", "--no-shapes", "-q")
+    assert text.code == res.code
+    assert max(len(line) for line in text.out.splitlines()) <= 110
+    assert f"evidence rows: {preset['evidence_rows'] - len(failed)}/{preset['evidence_rows']} pass" in text.out
+
+
+def test_sim_validate_in_worker_processes_measures_the_same(cli: Any) -> None:
+    import subprocess
+    import sys
+
+    argv = ["sim", "validate", "--preset", "p5316", "--preset", "tlc-4k", "--no-shapes", "--json"]
+    one = cli(*argv)
+    two = subprocess.run([sys.executable, "-m", "ssdlab", *argv, "--jobs", "2"], capture_output=True, text=True,
+                         timeout=600, check=False)
+    assert two.returncode == one.code
+    a, b = json.loads(one.out)["presets"], json.loads(two.stdout)["presets"]
+    assert [p["preset"] for p in b] == ["p5316", "tlc-4k"]  # the order asked, whichever worker finished first
+    assert a == b
+    assert "p5316: 64K random write" in two.stderr  # the workers' progress

@@ -239,3 +239,18 @@ def test_sim_json_is_one_key_per_line(tmp_path: Path) -> None:
     doc = json.loads(text)
     assert len(text.splitlines()) == len(doc) + 2
     assert doc["params"]["tr"] == [42.0, 58.0, 80.0]
+
+
+def test_executor_does_not_depend_on_the_target_module() -> None:
+    """sim/target.py makes the executor; the executor knows the target only as the SimDrive protocol (issue 33: the
+    two modules imported each other)."""
+    import ast
+    from pathlib import Path
+
+    import ssdlab.sim.executor as executor
+
+    tree = ast.parse(Path(executor.__file__).read_text(encoding="utf-8"))
+    names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "ssdlab.sim.target" not in names
+    assert "SimTarget" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

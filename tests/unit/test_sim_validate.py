@@ -27,12 +27,16 @@ def test_fast_checks_pass() -> None:
     assert lines
     assert all(ln.ok for ln in lines)
     table = format_table(lines)
-    assert len(table) == len(lines) + 1
+    rows = [t for t in table if t.startswith("  ok ")]
+    assert len(rows) == len(lines)
+    assert all(ln.name in row for ln, row in zip(lines, rows, strict=True))
+    assert max(len(t) for t in table) <= 110
 
 
-def test_out_of_tolerance_is_visible() -> None:
-    text = format_table([Line("x", 2.0, 1.0, "±5%", False)])[1]
-    assert "OUT OF TOLERANCE" in text
+def test_a_failed_line_is_visible_and_a_long_note_goes_below_it() -> None:
+    table = format_table([Line("x", 2.0, 1.0, "±5%", False, "a note " * 12)])
+    assert table[2].startswith("  FAIL   x ")
+    assert table[3] == "         (" + "a note " * 12 + ")"
 
 
 def _run_with(points: list[tuple[str, str]]) -> Run:

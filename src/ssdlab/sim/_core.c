@@ -38,7 +38,7 @@
 #define NDIR 3
 #define MAX_BSSPLIT 64
 #define MAX_ZONES 16 /* zoned random_distribution: zones per direction */
-#define STATE_MAGIC 0x53534453494d3033ULL /* "SSDSIM03" */
+#define STATE_MAGIC 0x53534453494d3034ULL /* "SSDSIM04" */
 /* I/Os drawn ahead (a power of 2), so their mapping entries are fetched well before they are needed; the
  * reverse-map entry of the I/O P2L_AHEAD after the current one is fetched (its mapping entry was fetched
  * NX_AHEAD - P2L_AHEAD I/Os ago). On tlc-4k's 4K random writes (benchmarks/sim_ab.py) 16/4 is ~5 % faster
@@ -73,6 +73,13 @@ typedef struct {
 static inline int ev_before(HeapEnt a, HeapEnt b) { /* without branches: the outcome is a coin toss */
     return (a.key < b.key) | ((a.key == b.key) & (a.slot < b.slot));
 }
+
+/* a slot's I/O in flight: issued at t0, its size and direction, its completion path's time (drawn when it was
+ * issued); pend while the host has not seen it complete */
+typedef struct {
+    int64_t t0, bs, cq;
+    int32_t dir, pend;
+} SlotIo;
 
 typedef struct {
     int64_t gap; /* pacing gap (rate_ns, or a Poisson draw) */
@@ -140,6 +147,9 @@ typedef struct {
     uint64_t full[CAL_N / 64];
     int64_t dead_upto; /* bits of bins below this are cleared */
     int64_t hw_now; /* the latest `now` seen: if time went back the bits are not used (not in the model today) */
+    /* work past the horizon (deep queues of long transfers) runs one after another: a chain from far_lo to far; a
+     * booking that would reach the chain joins it at its end (INT64_MAX: no chain) */
+    int64_t far_lo, far;
 } Cal;
 
 static inline void cal_mark_full(Cal *c, int64_t b) {
@@ -271,7 +281,12 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
         run_end = b + 1;
     }
     if (b > c->top) c->top = b < limit ? b : limit - 1; /* the last bin this booking reached */
-    if (left > 0) end = (b << CAL_SHIFT) + left; /* past the horizon: uncontended */
+    if (left > 0) { /* past the horizon or at the chain: the rest at the chain's end */
+        int64_t from = b << CAL_SHIFT;
+        if (c->far_lo == INT64_MAX) c->far_lo = from;
+        end = (from > c->far ? from : c->far) + left;
+        c->far = end;
+    }
     if (run_end > run_start) {
         if (run_start <= c->full_hi && run_start >= c->full_lo) c->full_hi = run_end > c->full_hi ? run_end : c->full_hi;
         else if (run_end - run_start > c->full_hi - c->full_lo || c->full_hi <= (now >> CAL_SHIFT)) {
@@ -287,8 +302,17 @@ static int64_t cal_book_run(Cal *c, int64_t b, int64_t dur, int64_t now, int64_t
 HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     if (dur <= 0) return t;
     int64_t b = t >> CAL_SHIFT;
-    if (b - (now >> CAL_SHIFT) >= CAL_N - 64 || t < now - CAL_W * 64) return t + dur;
-    int64_t end = t + dur, limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (t < now - CAL_W * 64) return t + dur;
+    if (c->far <= now) c->far_lo = INT64_MAX; /* the chain has run out */
+    int64_t limit = (now >> CAL_SHIFT) + CAL_N - 64;
+    if (c->far_lo != INT64_MAX && (c->far_lo >> CAL_SHIFT) < limit) limit = c->far_lo >> CAL_SHIFT;
+    if (b >= limit) { /* past the horizon, or at the chain: at the chain's end */
+        if (c->far_lo == INT64_MAX) c->far_lo = t;
+        int64_t end = (t > c->far ? t : c->far) + dur;
+        c->far = end;
+        return end;
+    }
+    int64_t end = t + dur;
     if (b >= c->full_lo && b < c->full_hi) b = c->full_hi;
     if (b < limit) {
         CalBin *x = &c->bin[b & (CAL_N - 1)];
@@ -304,6 +328,64 @@ HOT_INLINE int64_t cal_book(Cal *c, int64_t t, int64_t dur, int64_t now) {
     return cal_book_run(c, b, dur, now, end, limit);
 }
 
+/* A distribution of a positive random factor of mean 1, as its quantile function at three levels of 64 bins, each
+ * value x 65536: level 0 over p in [0, 1), level 1 over the top bin of level 0 ([63/64, 1)), level 2 over the top
+ * bin of level 1 ([1 - 1/4096, 1), its last point at p = 1 - 2^-22). A draw picks a bin of level 0 with 6 random
+ * bits, of level 1 with 6 more when that is the top one, of level 2 likewise, and interpolates linearly within the
+ * bin with 14 more: the values form a continuous distribution whose tail is resolved to about one draw in 4 million
+ * (a table of 256 values put the top 1/256 of the draws on its largest: p99.9 = max). Small (13 cache lines, 5 of
+ * them for nearly every draw), as it is read for every command among the FTL's cache misses. */
+#define DIST_BINS 64
+typedef struct {
+    uint32_t v[3][DIST_BINS + 1];
+} Dist;
+
+/* a draw of D (x 65536) from the 32 random bits r: bits 26..31 pick the bin of level 0, 20..25 and 14..19 those of
+ * levels 1 and 2 when the bin above is the top one, bits 0..13 place the value in the bin */
+static inline uint32_t dist_draw(const Dist *D, uint32_t r) {
+    uint32_t i = r >> 26, f = r & 0x3FFF;
+    const uint32_t *q = D->v[0];
+    if (__builtin_expect(i == DIST_BINS - 1, 0)) {
+        q = D->v[1];
+        i = (r >> 20) & 63;
+        if (i == DIST_BINS - 1) {
+            q = D->v[2];
+            i = (r >> 14) & 63;
+        }
+    }
+    return q[i] + (uint32_t)(((uint64_t)(q[i + 1] - q[i]) * f) >> 14);
+}
+
+/* x scaled by a draw of D (mean x) from the 32 random bits r */
+static inline int64_t dist_scale(const Dist *D, int64_t x, uint32_t r) { return (x * (int64_t)dist_draw(D, r)) >> 16; }
+
+/* x varied by a symmetric triangular factor of half-width h (x 65536) around 1, from the 32 random bits r: the sum
+ * of two uniform draws (no table: NAND op times and link transfers are varied this way on every I/O) */
+static inline int64_t tri_scale(int64_t x, int64_t h, uint32_t r) {
+    int64_t u = (int64_t)(r & 0xFFFF) + (int64_t)(r >> 16) - 65535; /* -65535 .. 65535, symmetric */
+    return x + ((x * ((h * u) >> 16)) >> 16);
+}
+
+/* the two 32-bit halves of a 64-bit draw, each the random bits of one draw of a distribution */
+#define HI32(r) ((uint32_t)((r) >> 32))
+#define LO32(r) ((uint32_t)(r))
+
+#define MAX_CORES 64
+#define RA_STREAMS 8 /* sequential read streams the read-ahead follows */
+#define RA_RING 64 /* prefetched chunks remembered per stream (a power of 2) */
+#define DRIFT_SHIFT 26 /* the drive's speed drifts in segments of 67 ms */
+#define PW_SHIFT 23 /* power governor: bins of 8.4 ms */
+#define PW_N 4096 /* bins in its ring: 34 s ahead */
+#define PW_BURST_NS (1LL << 17) /* host work may run this far ahead of the budget's share of a bin (131 us) */
+
+typedef struct {
+    int64_t next;          /* the byte offset a sequential read of this stream starts at next */
+    int64_t pf_lo, pf_hi;  /* chunks [pf_lo, pf_hi) (chunk numbers) are prefetched or being prefetched */
+    int64_t used;          /* when the stream last saw a read (LRU) */
+    int hits;              /* sequential reads in a row */
+    int64_t ready[RA_RING]; /* when chunk c (c % RA_RING) is in DRAM */
+} RaStream;
+
 typedef struct {
     PyObject_HEAD
     /* geometry */
@@ -312,21 +394,31 @@ typedef struct {
     int64_t iu_bytes, page_bytes;
     /* timing (ns) */
     int64_t t_r, t_prog, t_bers, xfer_iu, xfer_pu, fw_ns, ctrl_ns, slow_ns;
-    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's share of it */
+    int64_t ctrl_w_ns, slow_busy_ns; /* the controller's time per write; the slow path's serial part */
+    int64_t slow_free; /* the slow path (one unaligned write at a time) is free from this time on */
     /* NAND timing per page type (LSB, CSB, MSB, TSB: `bits` of them), ns; the page type of a program unit is its
      * word line's (block x pages + page) modulo bits */
     int64_t tr_pt[4], tprog_pt[4];
     int bits;
     Div32 dv_bits;
     int64_t cmd_ns, cmd_bytes; /* per-command latency (submission, completion, interrupt) and link bytes */
-    /* variation: multipliers in 1/1024 (256 quantiles) of NAND op times and of firmware time */
-    int32_t var_tab[256], fw_tab[256];
-    /* read retry: share of reads that need it (out of 2^32) and the largest number of extra sensing steps */
-    uint32_t retry_p32;
-    uint32_t retry_max;
-    /* program/erase suspend: on/off, suspend latency, resume overhead (ns), suspensions per op (0: no limit) */
+    int64_t var_h, link_h; /* half-widths (x 65536) of the symmetric triangular variation of NAND ops and link transfers */
+    /* slow drift of the drive's speed (temperature, supply and link conditions): NAND op times, channel and link
+     * transfers and command service times are scaled by drift_q16 (x 65536), a symmetric triangular draw of half-width drift_h for
+     * each segment of 2^DRIFT_SHIFT ns of the drive's clock (clock_base + t: it runs on across points) */
+    int64_t drift_q16, drift_h, drift_seg, clock_base;
+    double host_ns_drift, ch_ns_drift; /* ns per byte on the host link and a channel, drift included */
+    uint64_t drift_key;
+    /* read retry: a page read's raw bit error rate relative to the hard-decision limit is x = rber_m x a draw of
+     * d_rber (x 65536: rber_m_q16); below 1 the ECC decodes it in ecc_ns x x^4 (its iterations grow as x nears the
+     * limit: x^4), at or above 1 it needs 1 + floor(ln x / retry_lnr) extra sensing steps (each one more tR) */
+    uint64_t rber_m_q16;
+    double retry_lnr;
+    int64_t ecc_ns;
+    /* program/erase suspend: on/off, suspend latency, resume overhead, the least time a resumed op runs before it
+     * can be suspended again (ns), suspensions per op (0: no limit) */
     int suspend;
-    int64_t susp_ns, resume_ns;
+    int64_t susp_ns, resume_ns, slice_ns;
     uint32_t susp_max;
     uint64_t trng; /* the timing draws' own generator (the workload's draws stay as they were) */
     int64_t host_xfer_iu; /* host link time of one IU, as do_write computes it for len = iu_bytes */
@@ -345,10 +437,17 @@ typedef struct {
     uint8_t *mc_flags; /* bit0 resident, bit1 referenced, bit2 dirty */
     int64_t *mc_ring;
     /* power */
-    double p_cap, p_idle, pw_depth, pw_rate, pw_level;
-    double pw_e_avg; /* running mean energy of a command (J), to space the commands held by the power cap */
-    int64_t pw_gate_t; /* the next command held by the power cap is released no earlier than this */
+    double p_cap, p_idle;
     double e_read, e_prog_pu, e_erase_sb, e_io;
+    /* the power governor (gov: the cap can bind; see pw_fit): the budget (cap - idle, mW), the energy booked per bin
+     * by host work and by program/erase work (pJ), the bins' tags, what host work overfilled (pJ) */
+    int gov;
+    int64_t pw_cap_mw;
+    int64_t e_read_pj, e_prog_pj, e_erase_pj, e_io_pj; /* one page read, one unit program, one die's erase, a command */
+    int64_t *pw_h, *pw_p;
+    uint32_t *pw_tag;
+    int64_t pw_debt, pw_pay_b; /* the debt; the first bin it may be paid in */
+    double pw_ns_per_pj; /* 1 / the budget (ns a pJ of it lasts) */
     /* FTL state */
     uint32_t *l2p, *p2l, *valid;
     int64_t n_mapped; /* LPNs that hold data (l2p entries not UNMAPPED) */
@@ -366,7 +465,20 @@ typedef struct {
     int64_t space_t; /* buffer space handed out so far is free from this time on */
     int64_t carry_end; /* end of the previous point: its unfinished NAND work carries over */
     /* resources */
-    int64_t *die_free, *ch_free, ctrl_free, host_free, pw_t;
+    int64_t *die_free, *ch_free;
+    /* the controller: n_cores cores; a command holds the earliest free one for its core time (mean svc_r_ns for a
+     * read, svc_w_ns for a write: cores / ceiling), scaled by its firmware-time draw; its latency is that draw of
+     * fw_lat_r_ns / fw_lat_w_ns (the firmware time, at least the core time). be_q16: the share of a read's core time
+     * spent on its NAND back end (mapping lookup, NAND command, ECC), skipped by a read served from DRAM (x 65536) */
+    uint32_t n_cores;
+    int64_t svc_r_ns, svc_w_ns, fw_lat_r_ns, fw_lat_w_ns, be_q16;
+    /* firmware housekeeping: the next task's start, the mean gap between tasks and their mean length (ns) */
+    int64_t hk_next, hk_gap_ns, hk_len_ns;
+    /* read-ahead: streams of sequential reads, chunk size (bytes), how far ahead (bytes); page registers: the unit
+     * (gpu) whose page each read unit of each die holds, valid while the die's P/E epoch is the one it was read in */
+    int64_t ra_bytes, ra_chunk;
+    int ra_on;
+    uint32_t *reg_gpu, *reg_epoch, *pe_epoch;
     /* die_free: the end of the program/erase (and GC) work booked on each die; reads take priority over it */
     int64_t *op_len;   /* length of the last P/E op booked on the die (the op in progress, as an estimate) */
     int64_t *rd_die;   /* end of the last read on the die (any plane): P/E work waits for it */
@@ -415,6 +527,8 @@ typedef struct {
     int64_t pos_n; /* entries of job_pos (the previous point's jobs) */
     int64_t *slot_issue;
     uint8_t *slot_gated;
+    SlotIo *sio; /* each slot's I/O in flight */
+    int64_t cq_last; /* when the host saw the last completion (the completion queue is read in order) */
     HeapEnt *heap; /* the pending events: a sorted ring (ev_ring) or a binary heap (ev_head 0) */
     int64_t heap_n;
     int ev_ring;
@@ -437,6 +551,24 @@ typedef struct {
     /* histogram log: a ring of per-interval clat histograms indexed by completion interval */
     int64_t hl_ns, hl_base;
     int64_t *hl;
+    /* large and read only now and then (kept out of the way of the fields every I/O reads) */
+    /* the random factors (mean 1) of NAND op times (symmetric triangular), firmware time per command (log-normal),
+     * the completion path (log-normal) and a read's raw bit error rate
+     * relative to the hard-decision ECC limit (log-normal) */
+    Dist d_fw, d_cmd, d_rber;
+    int64_t core_free[MAX_CORES]; /* when each core is free (INT64_MAX beyond n_cores) */
+    RaStream ra[RA_STREAMS];
+    /* time scale (docs/sim.md, "Time and scale"): the model's capacity stands for a drive ts_q16 / 65536 times
+     * larger, whose state a second of host writes moves that many times less. In a time-based point (thin) only one
+     * host write in that many changes the drive's state (ts_acc counts); the others are phantoms: they cost what a
+     * write costs the drive in its present state (command, link, buffer space, a program per unit of them on the
+     * dies in turn and, while GC runs, its reads, programs and erases at the last victim's ratio) and leave the
+     * mapping alone. Phantom slots waiting in the buffer (ph_pend), their next unit (ph_seq: die and page type),
+     * GC owed by them (ph_mv slots moved, ph_rd victim units read, ph_er slots freed: x 256) */
+    int64_t ts_q16, ts_acc, ph_pend, ph_mv, ph_rd, ph_er;
+    uint32_t ph_seq, gc_v; /* gc_v: valid slots of the last victim when it was picked */
+    double bg_paid; /* time-scaled idle GC: bytes of relocation paid towards the next victim (Dev_idle) */
+    int thin;
 } Dev;
 
 #define HL_RING 64
@@ -525,11 +657,31 @@ static inline int64_t ring_add(int64_t a, int64_t b, int64_t n) {
 /* the timing draws (NAND op variation, firmware time, read retry, full erases): a generator of their own */
 static inline uint64_t trng_next(Dev *d) { return xorshift_next(&d->trng); }
 
-/* t varied by the quantile `q` (0..255) of the op-time distribution (mean 1) */
-static inline int64_t vary(const Dev *d, int64_t t, uint64_t q) { return (t * d->var_tab[q & 255]) >> 10; }
+/* a NAND op time t varied by a draw of its distribution (mean t) */
+static inline int64_t vary(const Dev *d, int64_t t, uint64_t r) {
+    return tri_scale((t * d->drift_q16) >> 16, d->var_h, HI32(r));
+}
 
-/* the firmware's time for one command, drawn from its distribution (mean fw_ns) */
-static inline int64_t fw_time(const Dev *d, uint64_t q) { return (d->fw_ns * d->fw_tab[q & 255]) >> 10; }
+/* the drive's speed factor for the segment of its clock that time t falls in (see Dev.drift_q16): a hash of the
+ * segment, so it needs no state beyond the clock and does not depend on the order of the draws */
+static void drift_update(Dev *d, int64_t t) {
+    int64_t seg = (d->clock_base + t) >> DRIFT_SHIFT;
+    uint64_t z = (uint64_t)seg * 0x9E3779B97F4A7C15ULL ^ d->drift_key;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    d->drift_seg = seg;
+    d->drift_q16 = tri_scale(65536, d->drift_h, (uint32_t)z);
+    d->host_ns_drift = d->host_ns_per_byte * (double)d->drift_q16 / 65536.0;
+    d->ch_ns_drift = d->ch_ns_per_byte * (double)d->drift_q16 / 65536.0;
+}
+
+/* an exponential draw of mean m (ns), at least 1 */
+static int64_t exp_draw(Dev *d, int64_t m) {
+    double u = ((double)(trng_next(d) >> 11) + 0.5) / 9007199254740992.0;
+    int64_t x = (int64_t)(-log(u) * (double)m);
+    return x > 0 ? x : 1;
+}
 
 /* page type (0 LSB, 1 CSB, 2 MSB, 3 TSB) of global program unit gpu: its word line (block x pages + page) modulo
  * the bits per cell (gpu / dies is that word line: a superblock holds dies x pages units, die-major) */
@@ -537,55 +689,255 @@ static inline uint32_t ptype_of(const Dev *d, uint32_t gpu) {
     return d->bits > 1 ? mod32(&d->dv_bits, div32(&d->dv_dies, gpu)) : 0;
 }
 
-/* Program/erase work (and GC's reads: background work) of dur ns on a die, from time t: after the die's earlier
- * P/E work and after the reads booked on it (reads go first). Returns when it ends. */
-static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur) {
+/* ------------------------------------------------------------------ power governor */
+
+/* The governor keeps the energy booked in each bin of 2^PW_SHIFT ns under the budget (the cap less idle power, x the
+ * bin's length): host work (commands, host reads) and program/erase work (programs, erases, GC's reads) apart. Host
+ * work starts when the bins it spans have room for it among the host work booked there: it goes ahead of program/
+ * erase work (the NAND scheduler serves reads first and suspends programs); the energy by which it then overfills a
+ * bin is a debt that program/erase work pays back before it starts (it leaves that much of the budget unused), so
+ * the average power stays at the cap. Program/erase work starts when the bins it spans have room under the budget
+ * for it with everything booked there. Work booked later may use room left before work booked earlier. */
+
+/* the slot of bin b in the ring, its contents cleared when it last held another bin */
+static inline uint32_t pw_slot(Dev *d, int64_t b) {
+    uint32_t x = (uint32_t)(b & (PW_N - 1)), tag = (uint32_t)(b >> 12);
+    if (d->pw_tag[x] != tag) {
+        d->pw_tag[x] = tag;
+        d->pw_h[x] = d->pw_p[x] = 0;
+    }
+    return x;
+}
+
+/* the part of [s, s + dur) in bin b, ns */
+static inline int64_t pw_overlap(int64_t b, int64_t s, int64_t dur) {
+    int64_t lo = max64(s, b << PW_SHIFT), hi = s + dur;
+    if (hi > (b + 1) << PW_SHIFT) hi = (b + 1) << PW_SHIFT;
+    return hi - lo;
+}
+
+/* The earliest start from t at which program/erase work of dur ns drawing mw (mW = pJ per ns) fits under the budget
+ * in every bin it spans, with everything booked there; it is booked there. Work that alone exceeds the budget runs in
+ * the first empty bin; work beyond the ring's horizon is not held. */
+static int64_t pw_fit(Dev *d, int64_t t, int64_t dur, int64_t mw) {
+    const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
+    if (dur < 1) dur = 1;
+    int64_t s = t > 0 ? t : 0, b0, b1;
+    for (;;) {
+        b0 = s >> PW_SHIFT;
+        b1 = (s + dur - 1) >> PW_SHIFT;
+        if (b1 - now_b >= PW_N - 1 || b0 < now_b - 64) return s;
+        int64_t bad = -1;
+        for (int64_t b = b0; b <= b1; b++) {
+            uint32_t x = pw_slot(d, b);
+            int64_t u = d->pw_h[x] + d->pw_p[x];
+            if (u + mw * pw_overlap(b, s, dur) > cap && (u > 0 || b != b0)) {
+                bad = b;
+                break;
+            }
+        }
+        if (bad < 0) break;
+        s = (bad + 1) << PW_SHIFT;
+    }
+    for (int64_t b = b0; b <= b1; b++) d->pw_p[pw_slot(d, b)] += mw * pw_overlap(b, s, dur);
+    return s;
+}
+
+/* program/erase work of dur ns and e_pj from t: the debt paid first (that much of the budget left unused in the
+ * first bins with room from now on, as far as the ring reaches), then the work booked; returns its start */
+static int64_t pw_pe(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+    const int64_t cap = d->pw_cap_mw << PW_SHIFT, now_b = d->cal_now >> PW_SHIFT;
+    int64_t s = t > 0 ? t : 0;
+    int64_t b = max64(now_b, d->pw_pay_b); /* bins before pw_pay_b were full when the debt was last paid */
+    for (; d->pw_debt > 0 && b - now_b < PW_N - 1; b++) {
+        uint32_t x = pw_slot(d, b);
+        int64_t room = cap - d->pw_h[x] - d->pw_p[x];
+        if (room <= 0) continue;
+        int64_t take = room < d->pw_debt ? room : d->pw_debt;
+        d->pw_p[x] += take;
+        d->pw_debt -= take;
+        if (d->pw_debt == 0) break;
+    }
+    d->pw_pay_b = b;
+    d->pw_debt = 0; /* (beyond the horizon: forgotten) */
+    if (dur < 1) dur = 1;
+    return pw_fit(d, s, dur, (e_pj + dur - 1) / dur);
+}
+
+/* Host work (a host read with its command) of dur ns and e_pj at t: it starts when its bin has room for it among the
+ * host work booked there, and no sooner than the bin's host energy (this work's included) is within the budget's
+ * share of the bin so far, plus PW_BURST_NS of it: so the host's own demand is paced evenly under the budget (with
+ * the bins alone, reads would spend a bin's budget at its start and wait for the next). It is booked in the bins it
+ * spans (what it overfills is the debt). Returns when it can start. */
+static int64_t pw_host(Dev *d, int64_t t, int64_t dur, int64_t e_pj) {
+    const int64_t capc = d->pw_cap_mw << PW_SHIFT, now_c = d->cal_now >> PW_SHIFT;
+    if (dur < 1) dur = 1;
+    const int64_t mw = (e_pj + dur - 1) / dur, e = mw * dur;
+    int64_t s = t > 0 ? t : 0;
+    for (;;) {
+        int64_t c = s >> PW_SHIFT;
+        if (c - now_c >= PW_N - 1 || c < now_c - 64) return s; /* beyond the ring's horizon: not held */
+        uint32_t x = pw_slot(d, c);
+        int64_t h = d->pw_h[x] + e;
+        if (d->pw_h[x] > 0 && h > capc) { /* the bin's budget is the host's at most */
+            s = (c + 1) << PW_SHIFT;
+            continue;
+        }
+        int64_t at = (c << PW_SHIFT) + (int64_t)((double)h * d->pw_ns_per_pj) - PW_BURST_NS; /* paced */
+        if (at > s) s = at;
+        if ((s + dur - 1) >> PW_SHIFT == c && (s >> PW_SHIFT) == c) { /* within the bin (nearly always) */
+            int64_t over0 = d->pw_h[x] + d->pw_p[x] - capc;
+            d->pw_h[x] += e;
+            int64_t over1 = over0 + e;
+            if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+            return s;
+        }
+        break;
+    }
+    for (int64_t cb = s >> PW_SHIFT; cb <= (s + dur - 1) >> PW_SHIFT; cb++) {
+        if (cb - now_c >= PW_N - 1) break;
+        uint32_t z = pw_slot(d, cb);
+        int64_t over0 = d->pw_h[z] + d->pw_p[z] - capc;
+        d->pw_h[z] += mw * pw_overlap(cb, s, dur);
+        int64_t over1 = d->pw_h[z] + d->pw_p[z] - capc;
+        if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+    }
+    return s;
+}
+
+/* a command's energy, in the coarse bin of its start: the controller is not held by the governor (its share is
+ * small; the NAND work a command brings is), what it overfills is the debt */
+static inline void pw_cmd(Dev *d, int64_t s) {
+    const int64_t nowc = d->cal_now >> PW_SHIFT, b = s >> PW_SHIFT;
+    if (b - nowc >= PW_N - 1 || b < nowc - 64) return;
+    uint32_t x = pw_slot(d, b);
+    const int64_t capc = d->pw_cap_mw << PW_SHIFT, over0 = d->pw_h[x] + d->pw_p[x] - capc;
+    d->pw_h[x] += d->e_io_pj;
+    int64_t over1 = over0 + d->e_io_pj;
+    if (over1 > 0) d->pw_debt += over1 - (over0 > 0 ? over0 : 0);
+}
+
+/* ------------------------------------------------------------------ controller */
+
+/* the core that is free first (up to 4 cores in a fixed scan: the slots of missing cores hold INT64_MAX) */
+HOT_INLINE uint32_t ctrl_core(const Dev *d) {
+    const int64_t *cf = d->core_free;
+    if (d->n_cores <= 4) {
+        uint32_t a = cf[1] < cf[0], b = 2 + (cf[3] < cf[2]);
+        return cf[b] < cf[a] ? b : a;
+    }
+    uint32_t c = 0;
+    int64_t m = cf[0];
+    for (uint32_t k = 1; k < d->n_cores; k++) {
+        int64_t f = cf[k];
+        c = f < m ? k : c;
+        m = f < m ? f : m;
+    }
+    return c;
+}
+
+/* firmware housekeeping (mapping-table journal, SMART and telemetry, wear-levelling and patrol scans) that started
+ * by t: each task takes the core free first for its length (exponential), tasks a Poisson stream */
+static void hk_book(Dev *d, int64_t t) {
+    while (d->hk_next <= t) {
+        uint32_t c = ctrl_core(d);
+        d->core_free[c] = max64(d->hk_next, d->core_free[c]) + exp_draw(d, d->hk_len_ns);
+        d->hk_next += exp_draw(d, d->hk_gap_ns);
+    }
+}
+
+/* A command at t: it takes the core free first (when that one is free) for its core time, svc scaled by the
+ * command's firmware-time draw from r, plus `busy` more; it pays the governor its energy. Returns when its firmware
+ * work ends: its start plus lat scaled by the same draw. */
+HOT_INLINE int64_t ctrl_cmd(Dev *d, int64_t t, int64_t svc, int64_t busy, int64_t lat, uint64_t r, const int read) {
+    if (t >= d->hk_next) hk_book(d, t);
+    uint32_t c = ctrl_core(d);
+    int64_t s = max64(t, d->core_free[c]);
+    if (d->gov && !read) pw_cmd(d, s); /* a read's command is paced with its NAND read (nand_fetch); a write's is
+                                           small against its NAND work */
+    int64_t f = (dist_draw(&d->d_fw, HI32(r)) * d->drift_q16) >> 16;
+    d->core_free[c] = s + ((svc * f) >> 16) + busy;
+    return s + ((lat * f) >> 16);
+}
+
+/* controller time for the NAND commands of a prefetch (their back end), on the core free first, from t */
+static inline void ctrl_charge(Dev *d, int64_t t, int64_t busy) {
+    uint32_t c = ctrl_core(d);
+    d->core_free[c] = max64(t, d->core_free[c]) + busy;
+}
+
+/* host-link time of len bytes (and the command's own bytes), varied by its draw from the low half of r (the high
+ * half is the command's firmware-time draw) */
+static inline int64_t link_time(const Dev *d, int64_t len, uint64_t r) {
+    return tri_scale((int64_t)((double)(len + d->cmd_bytes) * d->host_ns_drift + 0.5), d->link_h, LO32(r));
+}
+
+/* channel time of len bytes */
+static inline int64_t ch_time(const Dev *d, int64_t len) { return (int64_t)((double)len * d->ch_ns_drift + 0.5); }
+
+/* ------------------------------------------------------------------ dies */
+
+/* Program/erase work (and GC's reads: background work) of dur ns and e_pj on a die, from time t: after the die's
+ * earlier P/E work and after the reads booked on it (reads go first), and when the governor's budget for P/E work
+ * has room. Returns when it ends. */
+static inline int64_t die_op(Dev *d, uint32_t die, int64_t t, int64_t dur, int64_t e_pj) {
     int64_t s = max64(max64(t, d->die_free[die]), d->rd_die[die]);
+    if (d->gov) s = pw_pe(d, s, dur, e_pj);
     d->die_free[die] = s + dur;
     d->op_len[die] = dur;
+    d->pe_epoch[die]++;
     return s + dur;
 }
 
-/* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it
- * waits for the read): at most the suspend latency while the op may still be suspended (suspend on, fewer than
- * susp_max suspensions of this op), else the rest of the op. The op in progress is estimated from the end of the
- * die's P/E work and the length of its last op. *resume gets the overhead the suspended op pays. */
+/* How long a read that could start at s waits for the P/E work in progress on its die (work queued behind it waits
+ * for the read), when the read is not admitted to the die's current suspension (nand_read). The op in progress is
+ * estimated from the end of the die's P/E work and the length of its last op. The op resumed when the die's last
+ * read window ended (rd_die) and runs slice_ns before it can be suspended again: a read waits for that, then the
+ * suspend latency. With suspend off (or once the op has been suspended susp_max times) the read waits for the rest
+ * of the op. *resume gets the overhead the suspended op pays. */
 static inline int64_t pe_wait(Dev *d, uint32_t die, int64_t s, int64_t *resume) {
     int64_t left = d->die_free[die] - s, len = d->op_len[die];
     int64_t rest = len > 0 && left > len ? (left - 1) % len + 1 : left; /* the op in progress ends in rest */
     if (!d->suspend || rest <= d->susp_ns) return rest;
-    int64_t op_end = s + rest;
-    if (op_end != d->susp_op[die]) {
-        d->susp_op[die] = op_end;
-        d->susp_cnt[die] = 0;
+    if (d->susp_max) {
+        int64_t op_end = s + rest;
+        if (op_end != d->susp_op[die]) {
+            d->susp_op[die] = op_end;
+            d->susp_cnt[die] = 0;
+        }
+        if (d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
+        d->susp_cnt[die]++;
     }
-    if (d->susp_max && d->susp_cnt[die] >= (int64_t)d->susp_max) return rest;
-    d->susp_cnt[die]++;
+    int64_t free_at = d->rd_die[die] + d->resume_ns + d->slice_ns, wait = d->susp_ns;
+    if (s < free_at) wait += free_at - s;
+    if (wait >= rest) return rest;
     *resume = d->resume_ns;
-    return d->susp_ns;
+    return wait;
 }
 
-/* A NAND read of dur ns on one plane of a die, issued at t. Planes read independently (each waits only for its own
- * earlier reads); the die's P/E work in progress delays it by pe_wait, and the die's P/E work is delayed by the
- * part of the read not already covered by other reads (and the resume overhead). In a point that issues only reads,
- * a read that starts within the die's current read window (the reads back to back from rd_from to rd_die) finds
- * the P/E work already suspended and does not wait for it: with no host write needing that work, the firmware has
- * no reason to resume it (the suspension limit guards writes, not a backlog); only the first read after a gap
- * does. Returns when the read ends. */
-static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur) {
+/* A NAND read of dur ns and e_pj on one read unit of a die, issued at t. Read units read independently (each waits
+ * only for its own earlier reads). The die's reads come in windows (rd_from .. rd_die): a suspension of the die's P/E
+ * work serves every read that arrived by slice_ns after it began (reads queued on their read unit included), without
+ * a wait of their own; a read arriving later waits for pe_wait and begins the next window. In a point that issues only
+ * reads, a read that starts within the current window joins it whenever it arrived: with no host write needing the
+ * P/E work, the firmware has no reason to resume it. The die's P/E work is delayed by the part of each read not
+ * already covered by other reads (and the resume overhead). Under a power cap the read starts when the governor has
+ * room for it. Returns when the read ends. */
+static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t, int64_t dur, int64_t e_pj) {
     int64_t *rp = &d->rd_plane[die * d->planes + plane];
     int64_t s = max64(t, *rp), resume = 0;
-    int64_t *win = &d->rd_from[die], rd_end = d->rd_die[die];
-    int in_window = d->rd_only && *win < rd_end && *win <= s && s <= rd_end;
-    if (d->die_free[die] > s && !in_window) s += pe_wait(d, die, s, &resume);
+    int64_t from = d->rd_from[die], to = d->rd_die[die];
+    int joins = from < to && s >= from && (d->rd_only ? s <= to : t <= from + d->slice_ns);
+    if (d->die_free[die] > s && !joins) s += pe_wait(d, die, s, &resume);
+    if (d->gov) s = pw_host(d, s, dur, e_pj);
     int64_t e = s + dur;
     *rp = e;
-    if (s > rd_end) *win = s; /* a new window */
-    else if (s < *win && e >= *win) *win = s; /* joins the window from before its start */
-    if (e > rd_end) d->rd_die[die] = e;
+    if (!joins && s > to) d->rd_from[die] = s; /* a new window */
+    else if (s < from && e >= from) d->rd_from[die] = s; /* joins the window from before its start */
+    if (e > to) d->rd_die[die] = e;
     if (d->die_free[die] > s) {
-        int64_t from = max64(s, d->rd_push[die]);
-        int64_t push = (e > from ? e - from : 0) + resume;
+        int64_t pfrom = max64(s, d->rd_push[die]);
+        int64_t push = (e > pfrom ? e - pfrom : 0) + resume;
         d->die_free[die] += push;
         d->susp_op[die] += push;
     }
@@ -593,14 +945,23 @@ static inline int64_t nand_read(Dev *d, uint32_t die, uint32_t plane, int64_t t,
     return e;
 }
 
-/* the time of one host read of global program unit gpu: its page type's tR, varied, and read-retry steps (each
- * another tR) for a share of reads; `r` holds the draws. *steps gets the extra sensing steps. */
-static inline int64_t read_time(const Dev *d, uint32_t gpu, uint64_t r, uint32_t *steps) {
-    int64_t t = vary(d, d->tr_pt[ptype_of(d, gpu)], r >> 8);
-    uint32_t k = 0;
-    if ((uint32_t)(r >> 16) < d->retry_p32) k = 1 + (uint32_t)((r >> 48) % d->retry_max);
+/* The time of one host read of global program unit gpu: its page type's tR, varied, then its decoding. The page's
+ * raw bit error rate relative to the hard-decision limit, x, is drawn from a log-normal distribution: below 1 the
+ * ECC decodes it in ecc_ns x x^4 more (its iterations grow steeply as x nears the limit); at or above 1 it needs 1 + floor(ln x /
+ * retry_lnr) extra sensing steps, each another tR and a decode at the limit. *steps gets the extra steps. */
+static inline int64_t read_time(Dev *d, uint32_t gpu, uint32_t *steps) {
+    uint64_t r = trng_next(d);
+    int64_t tr = vary(d, d->tr_pt[ptype_of(d, gpu)], r);
+    uint64_t x = (d->rber_m_q16 * dist_draw(&d->d_rber, LO32(r))) >> 16; /* x 65536 */
+    if (__builtin_expect(x < 65536, 1)) {
+        *steps = 0;
+        uint64_t x2 = (x * x) >> 16;
+        return tr + (int64_t)(((uint64_t)d->ecc_ns * ((x2 * x2) >> 16)) >> 16);
+    }
+    uint32_t k = 1 + (uint32_t)(log((double)x / 65536.0) / d->retry_lnr);
+    if (k > 64) k = 64;
     *steps = k;
-    return t * (1 + k);
+    return tr * (1 + k) + d->ecc_ns * k;
 }
 
 /* ------------------------------------------------------------------ block lists */
@@ -675,8 +1036,8 @@ static inline int64_t prog_time(Dev *d, uint32_t gpu) { return vary(d, d->tprog_
 static void gc_program_unit(Dev *d, uint32_t pu_first_slot, int64_t t) {
     uint32_t gpu = div32(&d->dv_spu, pu_first_slot), die = mod32(&d->dv_dies, gpu);
     uint32_t ch = mod32(&d->dv_ch, die);
-    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    die_op(d, die, ce, prog_time(d, gpu));
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
+    die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
 }
 
@@ -746,6 +1107,13 @@ static int64_t select_victim(Dev *d) {
     return d->fifo_cnt ? (int64_t)d->fifoq[d->fifo_head] : -1;
 }
 
+/* the valid slots' mapping entries are fetched again while scanning (the step before fetched them already, except
+ * for a victim's first unit, but they may have left the cache since): 13 % faster than without, timed process by
+ * process (one process per build and run, alternated: builds timed in one process get their memory unequally) */
+#ifndef SCAN_PREFETCH
+#define SCAN_PREFETCH 1
+#endif
+
 /* the data of the valid slots of the program unit at slot s0, in slot order, without a branch per slot (a slot is
  * valid or not at random); their mapping entries are prefetched for gc_move. Returns how many. */
 HOT_INLINE uint32_t gc_scan_n(const uint32_t *restrict in, const uint32_t *restrict l2p, uint32_t spu,
@@ -755,11 +1123,30 @@ HOT_INLINE uint32_t gc_scan_n(const uint32_t *restrict in, const uint32_t *restr
     for (uint32_t k = 0; k < spu; k++) {
         uint32_t lpn = in[k];
         uint32_t gone = (uint32_t)((int32_t)lpn >> 31); /* all ones for an empty slot (LPNs are < 2^31) */
+#if SCAN_PREFETCH
         __builtin_prefetch(&l2p[lpn & ~gone], 1, 1);     /* an empty slot fetches entry 0 */
+#else
+        (void)l2p;
+#endif
         lpns[n] = lpn;
         n += 1 + gone;
     }
     return n;
+}
+
+/* the mapping entries of the valid slots of the unit at in[0 .. spu), fetched for the next GC step (an empty slot
+ * fetches entry 0); 16 slots (every 4K preset) unrolled */
+HOT_INLINE void gc_ahead_n(const uint32_t *restrict in, const uint32_t *restrict l2p, uint32_t spu) {
+#pragma GCC unroll 16
+    for (uint32_t k = 0; k < spu; k++) {
+        uint32_t lpn = in[k];
+        __builtin_prefetch(&l2p[lpn & ~(uint32_t)((int32_t)lpn >> 31)], 1, 1);
+    }
+}
+
+static inline void gc_ahead(const uint32_t *in, const uint32_t *l2p, uint32_t spu) {
+    if (spu == 16) gc_ahead_n(in, l2p, 16);
+    else gc_ahead_n(in, l2p, spu);
 }
 
 /* 16 slots per unit (4 planes x 16 KiB pages / 4 KiB IU, every 4K preset) unrolled: a fixed-count loop, in a
@@ -793,6 +1180,7 @@ static int gc_pick(Dev *d) {
     d->gc_vb = b;
     d->gc_vpu = 0;
     d->gc_ratio = (int64_t)v * 256 / (int64_t)(d->spb - v); /* slots moved per slot freed (x 256) */
+    d->gc_v = v;
     for (uint32_t k = 0; k < (1 + VP_AHEAD) * d->spu && k < d->spb; k += 16)
         __builtin_prefetch(&d->p2l[b * d->spb + k], 0, 1);
     return 1;
@@ -801,7 +1189,7 @@ static int gc_pick(Dev *d) {
 /* the victim is empty: erase it (one multi-plane erase per die, charged pro rata: the model's blocks hold `pages`
  * pages of a real block's block_pages) and return it to the free pool */
 static void gc_erase(Dev *d, uint32_t b, int64_t t) {
-    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)));
+    for (uint32_t die = 0; die < d->n_dies; die++) die_op(d, die, t, vary(d, d->t_bers, trng_next(d)), d->e_erase_pj);
     d->c_erases++;
     d->c_energy += d->e_erase_sb;
     push_free(d, b);
@@ -820,13 +1208,10 @@ static int64_t gc_step(Dev *d, int64_t t) {
     if (pu + 1 + VP_AHEAD < d->pu_per_sb) /* the victim's reverse map, a few units ahead */
         for (uint32_t k = 0; k < spu; k += 16) __builtin_prefetch(&p2l[s0 + (1 + VP_AHEAD) * spu + k], 0, 1);
     if (pu + 1 < d->pu_per_sb) /* the mapping entries the next step rewrites */
-        for (uint32_t k = 0; k < spu; k++) {
-            uint32_t lpn = p2l[s0 + spu + k];
-            __builtin_prefetch(&d->l2p[lpn == UNMAPPED ? 0 : lpn], 1, 1);
-        }
+        gc_ahead(p2l + s0 + spu, d->l2p, spu);
     if (n > 0) {
         uint32_t gpu = b * d->pu_per_sb + pu;
-        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)));
+        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj);
         d->c_nand_reads++;
         d->c_energy += d->e_read;
         uint32_t placed = gc_move(d, b, lpns, n, t);
@@ -1003,17 +1388,23 @@ static int64_t dispatch_unit(Dev *d, int64_t t, int partial) {
         d->host_slot += (uint32_t)(d->spu - n);
     }
     uint32_t ch = mod32(&d->dv_ch, die);
-    int64_t ce = cal_book(&d->cal_ch[ch], t, d->xfer_pu, d->cal_now);
-    int64_t done = die_op(d, die, ce, prog_time(d, gpu));
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
+    int64_t done = die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
     d->c_energy += d->e_prog_pu;
     if (gc_pace(d, t, n) < 0) return -1;
     infl_push(d, done, n); /* its buffer space is freed when its program completes, whatever the order */
     return done;
 }
 
+static int64_t phantom_unit(Dev *d, int64_t t);
+
 static void flush_pending(Dev *d, int64_t t) {
     while (d->pend_live > 0) {
         if (dispatch_unit(d, t, 1) < 0) break;
+    }
+    if (d->ph_pend > 0) { /* the phantom slots left: one more (padded) unit */
+        infl_push(d, phantom_unit(d, t), d->ph_pend);
+        d->ph_pend = 0;
     }
     d->ring_head = 0;
     d->ring_cnt = 0;
@@ -1056,7 +1447,7 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
             }
             if (vf & 4) {
                 uint32_t die = (uint32_t)(victim % d->n_dies);
-                die_op(d, die, t, vary(d, d->t_prog, trng_next(d)));
+                die_op(d, die, t, vary(d, d->t_prog, trng_next(d)), d->e_prog_pj / d->planes);
                 d->c_map_wr++;
                 d->c_energy += d->e_prog_pu / d->planes;
             }
@@ -1072,21 +1463,23 @@ static int64_t map_miss(Dev *d, uint32_t lpn, int64_t t, int dirty) {
     uint32_t die = (uint32_t)(mp % d->n_dies);
     d->c_nand_reads++;
     d->c_energy += d->e_read;
-    return nand_read(d, die, 0, t, vary(d, d->t_r, trng_next(d)));
+    return nand_read(d, die, 0, t, vary(d, d->t_r, trng_next(d)), d->e_read_pj);
 }
 
 /* ------------------------------------------------------------------ host I/O */
 
-static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
-    uint64_t r = trng_next(d); /* this command's draws: firmware time, tR variation, retry */
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t ready = s + fw_time(d, r) + d->cmd_ns;
-    int64_t done = ready, e = ready;
+/* NAND reads of the IUs covering [off, off + len), from t (the part of each IU in the range moves over its
+ * channel): one sensing per page of a read unit, unless, in a sequential point, that read unit's page register still
+ * holds the page (no program or erase on its die since it was sensed): then its data is read out without one (a
+ * random read finds its page there by chance only on a scaled-down drive, so random points always sense). *pages
+ * gets the sensings. Returns when the last byte is off its channel. */
+static int64_t nand_fetch(Dev *d, int64_t t, int64_t off, int64_t len, int64_t *pages, int64_t cmd_pj) {
+    int64_t done = t, e = t, n = 0;
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
-    uint32_t last_pu = UNMAPPED, last_plane = 0;
+    uint32_t last_pu = UNMAPPED, last_plane = 0, ch = 0;
+    int64_t span = 0, from = t; /* the bytes of the page being read that go out on its channel, from when */
     for (int64_t lpn = first; lpn <= last; lpn++) {
-        int64_t rr = map_lookup(d, (uint32_t)lpn, ready, 0);
+        int64_t rr = map_lookup(d, (uint32_t)lpn, t, 0);
         uint32_t m = d->l2p[lpn];
         if (m == UNMAPPED || (m & BUFBIT)) {
             if (rr > done) done = rr;
@@ -1096,31 +1489,153 @@ static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
         uint32_t die = mod32(&d->dv_dies, gpu);
         uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m));
         if (gpu != last_pu || plane != last_plane) { /* a new page: one read of it (a plane of a multi-plane unit) */
-            uint32_t steps;
-            int64_t dur = read_time(d, gpu, r, &steps);
-            e = nand_read(d, die, plane, rr, dur);
-            d->c_nand_reads += 1 + steps;
-            d->c_energy += d->e_read * (1 + steps);
+            if (span > 0) done = max64(done, cal_book(&d->cal_ch[ch], from, ch_time(d, span), d->cal_now));
+            span = 0;
+            uint32_t ru = die * d->planes + plane;
+            if (d->ra_on && d->reg_gpu[ru] == gpu && d->reg_epoch[ru] == d->pe_epoch[die]) {
+                e = max64(rr, d->rd_plane[ru]); /* still in the page register */
+            } else {
+                uint32_t steps;
+                int64_t dur = read_time(d, gpu, &steps);
+                e = nand_read(d, die, plane, rr, dur, d->e_read_pj * (1 + steps) + cmd_pj);
+                cmd_pj = 0;
+                d->reg_gpu[ru] = gpu;
+                d->reg_epoch[ru] = d->pe_epoch[die];
+                d->c_nand_reads += 1 + steps;
+                d->c_energy += d->e_read * (1 + steps);
+                n++;
+            }
             last_pu = gpu;
             last_plane = plane;
-            r = (r >> 8) | (r << 56); /* the next page's draws */
+            ch = mod32(&d->dv_ch, die);
+            from = e;
         }
         int64_t lo = max64(off, lpn * d->iu_bytes), hi = off + len;
         if (hi > (lpn + 1) * d->iu_bytes) hi = (lpn + 1) * d->iu_bytes;
-        uint32_t ch = mod32(&d->dv_ch, die);
-        int64_t ce = cal_book(&d->cal_ch[ch], max64(e, rr), (int64_t)((double)(hi - lo) * d->ch_ns_per_byte + 0.5),
-                              d->cal_now);
-        if (ce > done) done = ce;
+        span += hi - lo; /* the page's IUs go out on its channel in one transfer */
+        from = max64(from, rr);
     }
+    if (span > 0) done = max64(done, cal_book(&d->cal_ch[ch], from, ch_time(d, span), d->cal_now));
+    if (cmd_pj > 0 && d->gov) done = max64(done, pw_host(d, t, 1, cmd_pj)); /* a read that sensed nothing */
+    *pages = n;
+    return done;
+}
+
+/* Read-ahead: the stream a read of [off, off + len) continues (it starts where one's last read ended), its count
+ * of sequential reads advanced; else the stream used least recently starts over from this read. */
+static RaStream *ra_follow(Dev *d, int64_t t, int64_t off, int64_t len) {
+    RaStream *lru = &d->ra[0];
+    for (int i = 0; i < RA_STREAMS; i++) {
+        RaStream *st = &d->ra[i];
+        if (st->next == off) {
+            st->hits++;
+            st->next = off + len;
+            st->used = t;
+            return st;
+        }
+        if (st->used < lru->used) lru = st;
+    }
+    lru->next = off + len;
+    lru->hits = 1;
+    lru->used = t;
+    lru->pf_lo = lru->pf_hi = (off + len) / d->ra_chunk;
+    return lru;
+}
+
+/* when [off, off + len) is in DRAM (the stream prefetched every chunk of it), or -1 */
+static int64_t ra_ready(const Dev *d, const RaStream *st, int64_t off, int64_t len) {
+    int64_t c0 = off / d->ra_chunk, c1 = (off + len - 1) / d->ra_chunk, at = 0;
+    if (c0 < st->pf_lo || c1 >= st->pf_hi) return -1;
+    for (int64_t c = c0; c <= c1; c++) at = max64(at, st->ready[c & (RA_RING - 1)]);
+    return at;
+}
+
+/* The firmware reads ahead of a sequential stream: every chunk (a program unit's bytes) from `from` up to ra_bytes
+ * beyond it not yet fetched is read from NAND at t (one sensing per page, as a host read) into DRAM; the controller
+ * pays the back end of each NAND read. */
+static void ra_prefetch(Dev *d, RaStream *st, int64_t from, int64_t t) {
+    int64_t user = d->n_lpn * d->iu_bytes, end = from + d->ra_bytes;
+    if (end > user) end = user;
+    int64_t c = max64(st->pf_hi, from / d->ra_chunk), c_end = (end + d->ra_chunk - 1) / d->ra_chunk;
+    if (c > st->pf_hi) st->pf_lo = c; /* a gap: what was fetched before is no longer ahead */
+    for (; c < c_end; c++) {
+        int64_t lo = c * d->ra_chunk, n = 0, len = d->ra_chunk < user - lo ? d->ra_chunk : user - lo;
+        st->ready[c & (RA_RING - 1)] = nand_fetch(d, t, lo, len, &n, 0);
+        ctrl_charge(d, t, ((d->svc_r_ns * d->be_q16) >> 16) * n);
+        st->pf_hi = c + 1;
+        if (st->pf_hi - st->pf_lo > RA_RING) st->pf_lo = st->pf_hi - RA_RING;
+    }
+}
+
+/* read-ahead on (when the drive has one) or off for what runs next, its streams forgotten */
+static void ra_reset(Dev *d, int on) {
+    d->ra_on = on && d->ra_bytes > 0;
+    for (int i = 0; i < RA_STREAMS; i++) {
+        d->ra[i].next = -1;
+        d->ra[i].used = -1 - i;
+        d->ra[i].hits = 0;
+        d->ra[i].pf_lo = d->ra[i].pf_hi = 0;
+    }
+}
+
+/* a write of [off, off + len): data a stream prefetched there is stale */
+static void ra_forget(Dev *d, int64_t off, int64_t len) {
+    for (int i = 0; i < RA_STREAMS; i++) {
+        RaStream *st = &d->ra[i];
+        if (off < st->pf_hi * d->ra_chunk && off + len > st->pf_lo * d->ra_chunk) st->pf_lo = st->pf_hi;
+    }
+}
+
+/* A host read: a command on the controller, the NAND reads of its IUs (or, for a read the read-ahead fetched, the
+ * DRAM copy and the command's front end only), the host-link transfer and the completion path. */
+/* a read of one whole IU in a random point (every read of a 4K random workload on a 4 KiB IU drive): nand_fetch's
+ * and do_read's steps for one IU, in the same order, without their loops */
+HOT_INLINE int64_t read_one_iu(Dev *d, int64_t t, uint32_t lpn, uint64_t r) {
+    int64_t ready = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r, 1);
+    int64_t rr = map_lookup(d, lpn, ready, 0), done = ready;
+    uint32_t m = d->l2p[lpn];
+    if (m == UNMAPPED || (m & BUFBIT)) {
+        done = max64(done, rr);
+        if (d->gov) done = max64(done, pw_host(d, ready, 1, d->e_io_pj));
+    } else {
+        uint32_t gpu = div32(&d->dv_spu, m), die = mod32(&d->dv_dies, gpu);
+        uint32_t plane = div32(&d->dv_spp, mod32(&d->dv_spu, m)), steps;
+        int64_t dur = read_time(d, gpu, &steps);
+        int64_t e = nand_read(d, die, plane, rr, dur, d->e_read_pj * (1 + steps) + d->e_io_pj);
+        uint32_t ru = die * d->planes + plane;
+        d->reg_gpu[ru] = gpu;
+        d->reg_epoch[ru] = d->pe_epoch[die];
+        d->c_nand_reads += 1 + steps;
+        d->c_energy += d->e_read * (1 + steps);
+        done = max64(done, cal_book(&d->cal_ch[mod32(&d->dv_ch, die)], max64(e, rr), ch_time(d, d->iu_bytes),
+                                    d->cal_now));
+    }
+    d->c_host_r_bytes += (uint64_t)d->iu_bytes;
+    return cal_book(d->cal_host, done, link_time(d, d->iu_bytes, r), d->cal_now);
+}
+
+static int64_t do_read(Dev *d, int64_t t, int64_t off, int64_t len) {
+    uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
+    if (!d->ra_on && len == d->iu_bytes && iu_mod(d, off) == 0) return read_one_iu(d, t, (uint32_t)iu_div(d, off), r);
+    RaStream *st = d->ra_on && len < d->ra_chunk ? ra_follow(d, t, off, len) : NULL;
+    int64_t at = st ? ra_ready(d, st, off, len) : -1, ready, done;
+    if (at >= 0) {
+        int64_t f = 65536 - d->be_q16;
+        ready = ctrl_cmd(d, t, (d->svc_r_ns * f) >> 16, 0, (d->fw_lat_r_ns * f) >> 16, r, 1);
+        if (d->gov) ready = pw_host(d, ready, 1, d->e_io_pj);
+        done = max64(ready, at);
+    } else {
+        int64_t n;
+        ready = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, r, 1);
+        done = nand_fetch(d, ready, off, len, &n, d->e_io_pj); /* the command's energy with its first read */
+    }
+    if (st && st->hits >= 2) ra_prefetch(d, st, off + len, ready);
     d->c_host_r_bytes += (uint64_t)len;
-    return cal_book(d->cal_host, done, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
-                    d->cal_now);
+    return cal_book(d->cal_host, done, link_time(d, len, r), d->cal_now);
 }
 
 static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_ns;
-    int64_t done = s + fw_time(d, trng_next(d)) + d->cmd_ns;
+    int64_t done = ctrl_cmd(d, t, d->svc_r_ns, 0, d->fw_lat_r_ns, trng_next(d), 0);
     int64_t first = (off + d->iu_bytes - 1) / d->iu_bytes, end = (off + len) / d->iu_bytes;
     for (int64_t lpn = first; lpn < end; lpn++) {
         uint32_t m = d->l2p[lpn];
@@ -1143,7 +1658,7 @@ static int64_t do_trim(Dev *d, int64_t t, int64_t off, int64_t len) {
  * only usable from then on: space_t), then retire the units already programmed by the time the write completes
  * (they no longer hold space); returns when it completes */
 HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
-    while (d->pend_live + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
+    while (d->pend_live + d->ph_pend + d->infl_occ + n_new > d->buf_slots && d->infl_cnt > 0) {
         if (d->infl_t[0] > d->space_t) d->space_t = d->infl_t[0];
         infl_pop(d);
     }
@@ -1155,10 +1670,10 @@ HOT_INLINE int64_t buffer_room(Dev *d, int64_t n_new, int64_t done) {
 /* a write of one whole IU (every write of a 4K random workload on a 4 KiB IU drive): do_write's steps for
  * first == last, aligned, in the same order, without its loops */
 HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_w_ns;
-    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns;
-    int64_t done = cal_book(d->cal_host, ready, d->host_xfer_iu, d->cal_now);
+    uint64_t r = trng_next(d); /* the command's draws: firmware time, link */
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r, 0);
+    int64_t done = cal_book(d->cal_host, ready, tri_scale((d->host_xfer_iu * d->drift_q16) >> 16, d->link_h, LO32(r)),
+                            d->cal_now);
     uint32_t m = d->l2p[lpn];
     int buffered = m != UNMAPPED && (m & BUFBIT);
     int64_t n_new = !buffered;
@@ -1188,21 +1703,122 @@ HOT_INLINE int64_t write_one_iu(Dev *d, int64_t t, uint32_t lpn, int64_t len) {
 
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len);
 
+/* the next phantom unit's program (host data or GC's), on the dies in turn as the drive's units are laid out */
+static int64_t phantom_program(Dev *d, int64_t t, int gc) {
+    uint32_t gpu = d->ph_seq++, die = mod32(&d->dv_dies, gpu), ch = mod32(&d->dv_ch, die);
+    int64_t ce = cal_book(&d->cal_ch[ch], t, (d->xfer_pu * d->drift_q16) >> 16, d->cal_now);
+    int64_t done = die_op(d, die, ce, prog_time(d, gpu), d->e_prog_pj);
+    d->c_energy += d->e_prog_pu;
+    d->c_nand_w_slots += d->spu;
+    if (gc) d->c_gc_slots += d->spu;
+    return done;
+}
+
+/* A unit of phantom host slots is programmed at t; while the drive's state has GC running (no more free
+ * superblocks than GC's start), it owes what GC costs per unit of host data there: with v valid slots in a victim of
+ * spb, spu x v / (spb - v) slots moved, spb / (spb - v) victim units read, spu / (spb - v) superblocks erased. The
+ * work is booked as GC books its own (P/E work on the dies) and counted alike. Returns when the host unit's program
+ * ends. */
+static int64_t phantom_unit(Dev *d, int64_t t) {
+    int64_t done = phantom_program(d, t, 0);
+    if (d->free_cnt > d->gc_start || d->gc_v == 0 || d->gc_v >= d->spb) return done;
+    const int64_t spu = d->spu, freed = (int64_t)(d->spb - d->gc_v);
+    d->ph_rd += 256 * (int64_t)d->spb / freed;
+    while (d->ph_rd >= 256) {
+        uint32_t gpu = d->ph_seq + (uint32_t)(d->ph_rd >> 8); /* a victim unit on some die */
+        die_op(d, mod32(&d->dv_dies, gpu), t, vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj);
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+        d->ph_rd -= 256;
+    }
+    d->ph_mv += spu * d->gc_ratio;
+    while (d->ph_mv >= 256 * spu) {
+        phantom_program(d, t, 1);
+        d->ph_mv -= 256 * spu;
+    }
+    d->ph_er += 256 * spu;
+    while (d->ph_er >= 256 * freed) {
+        for (uint32_t die = 0; die < d->n_dies; die++)
+            die_op(d, die, t, vary(d, d->t_bers, trng_next(d)), d->e_erase_pj);
+        d->c_erases++;
+        d->c_energy += d->e_erase_sb;
+        d->ph_er -= 256 * freed;
+    }
+    return done;
+}
+
+/* A phantom host write (see Dev.ts_q16): the command, the slow path of an IU-unaligned write, the link, the read of
+ * each partially covered IU that holds data on NAND, buffer space; its slots are programmed in units as they fill
+ * one. The mapping is not changed. */
+static __attribute__((noinline)) int64_t phantom_write(Dev *d, int64_t t, int64_t off, int64_t len) {
+    int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
+    uint64_t r0 = trng_next(d);
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0, 0);
+    if ((head_part || tail_part) && (d->slow_ns > 0 || d->slow_busy_ns > 0)) {
+        int64_t s = max64(ready, d->slow_free);
+        d->slow_free = s + d->slow_busy_ns;
+        ready = s + d->slow_ns;
+    }
+    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r0), d->cal_now);
+    int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
+    for (int side = 0; side < 2; side++) {
+        int64_t lpn = side == 0 ? first : last;
+        if (side == 1 && last == first) break;
+        int partial = side == 0 ? (head_part != 0 || (first == last && tail_part != 0)) : (tail_part != 0);
+        if (!partial) continue;
+        uint32_t m = d->l2p[lpn];
+        if (m == UNMAPPED || (m & BUFBIT)) continue;
+        uint32_t gpu = div32(&d->dv_spu, m);
+        done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), ready,
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj));
+        d->c_rmw_reads++;
+        d->c_nand_reads++;
+        d->c_energy += d->e_read;
+    }
+    int64_t n = last - first + 1;
+    done = buffer_room(d, n, done);
+    d->ph_pend += n;
+    d->c_host_w_slots += (uint64_t)n; /* host slots as the drive programs them (write amplification counts them) */
+    while (d->ph_pend >= (int64_t)d->spu) {
+        infl_push(d, phantom_unit(d, done), d->spu); /* its buffer space is freed when its program completes */
+        d->ph_pend -= d->spu;
+    }
+    d->c_host_w_bytes += (uint64_t)len;
+    return done;
+}
+
+/* whether this write of a time-based point changes the drive's state (1 in ts_q16 / 65536 of them) */
+HOT_INLINE int thin_skip(Dev *d) {
+    d->ts_acc += 65536;
+    if (d->ts_acc >= d->ts_q16) {
+        d->ts_acc -= d->ts_q16;
+        return 0;
+    }
+    return 1;
+}
+
 /* a host write: one whole IU inlined where it is called, any other in do_write_any */
 HOT_INLINE int64_t do_write(Dev *d, int64_t t, int64_t off, int64_t len) {
-    if (len == d->iu_bytes && iu_mod(d, off) == 0) return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
+    if (len == d->iu_bytes && iu_mod(d, off) == 0) {
+        if (d->ra_on) ra_forget(d, off, len);
+        return write_one_iu(d, t, (uint32_t)iu_div(d, off), len);
+    }
     return do_write_any(d, t, off, len);
 }
 
 static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
     int64_t head_part = iu_mod(d, off), tail_part = iu_mod(d, off + len);
     int aligned = head_part == 0 && tail_part == 0;
-    int64_t slow = aligned ? 0 : d->slow_ns;
-    int64_t s = max64(t, d->ctrl_free);
-    d->ctrl_free = s + d->ctrl_w_ns + (aligned ? 0 : d->slow_busy_ns);
-    int64_t ready = s + fw_time(d, trng_next(d)) + d->cmd_ns + slow;
-    int64_t done = cal_book(d->cal_host, ready, (int64_t)((double)(len + d->cmd_bytes) * d->host_ns_per_byte + 0.5),
-                            d->cal_now);
+    uint64_t r0 = trng_next(d); /* the command's draws: firmware time, link */
+    int64_t ready = ctrl_cmd(d, t, d->svc_w_ns, 0, d->fw_lat_w_ns, r0, 0);
+    if (!aligned && (d->slow_ns > 0 || d->slow_busy_ns > 0)) {
+        /* the firmware's slow path for IU-unaligned writes: its serial part takes one write at a time */
+        int64_t s = max64(ready, d->slow_free);
+        d->slow_free = s + d->slow_busy_ns;
+        ready = s + d->slow_ns;
+    }
+    int64_t done = cal_book(d->cal_host, ready, link_time(d, len, r0), d->cal_now);
+    if (d->ra_on) ra_forget(d, off, len);
     int64_t first = iu_div(d, off), last = iu_div(d, off + len - 1);
     /* read-modify-write of partially covered IUs that hold data on NAND */
     for (int side = 0; side < 2; side++) {
@@ -1217,7 +1833,7 @@ static int64_t do_write_any(Dev *d, int64_t t, int64_t off, int64_t len) {
         /* the write completes once the old data is merged: the read holds it (and so the host's queue), which
          * keeps a stream of sub-IU writes from booking reads without bound */
         done = max64(done, nand_read(d, mod32(&d->dv_dies, gpu), div32(&d->dv_spp, mod32(&d->dv_spu, m)), r,
-                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d))));
+                                     vary(d, d->tr_pt[ptype_of(d, gpu)], trng_next(d)), d->e_read_pj));
         d->c_rmw_reads++;
         d->c_nand_reads++;
         d->c_energy += d->e_read;
@@ -1274,7 +1890,10 @@ static void dev_free_all(Dev *d) {
     d->op_len = d->rd_die = d->rd_from = d->rd_push = d->susp_op = d->susp_cnt = d->rd_plane = NULL;
     d->cal_ch = d->cal_host = NULL; free(d->mc_flags); free(d->mc_ring);
     free(d->job_pos); free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap);
+    free(d->sio); d->sio = NULL;
     free(d->hist); free(d->iv); free(d->hl);
+    free(d->pw_h); free(d->pw_p); free(d->pw_tag); free(d->reg_gpu); free(d->reg_epoch); free(d->pe_epoch);
+    d->pw_h = d->pw_p = NULL; d->pw_tag = NULL; d->reg_gpu = d->reg_epoch = d->pe_epoch = NULL;
     d->hl = NULL;
     d->l2p = d->p2l = d->valid = NULL; d->bstate = NULL; d->bprev = d->bnext = NULL;
     d->freeq = d->fifoq = d->ring = NULL; d->infl_t = d->infl_n = NULL; d->die_free = d->ch_free = NULL;
@@ -1293,7 +1912,49 @@ static void cal_clear(Dev *d) {
         memset(c->full, 0, sizeof(c->full));
         c->dead_upto = -64;
         c->hw_now = 0;
+        c->far = 0;
+        c->far_lo = INT64_MAX;
     }
+    /* the page registers: a point starts without them */
+    memset(d->reg_gpu, 0xFF, sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
+}
+
+/* the governor's bins moved `by` ns earlier (a new point's time 0 is the last one's end: the work still booked keeps
+ * its energy), or all cleared (by < 0) */
+static void pw_rebase(Dev *d, int64_t by) {
+    int64_t shift = by >> PW_SHIFT;
+    if (by < 0 || shift >= ((int64_t)1 << 40)) {
+        memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
+        d->pw_debt = d->pw_pay_b = 0;
+        return;
+    }
+    if (shift == 0) return;
+    int64_t *h = malloc(sizeof(int64_t) * 2 * PW_N);
+    uint32_t *tag = malloc(sizeof(uint32_t) * PW_N);
+    if (!h || !tag) { /* no room to move them: the point starts without them */
+        free(h);
+        free(tag);
+        memset(d->pw_tag, 0xFF, sizeof(uint32_t) * PW_N);
+        return;
+    }
+    memset(tag, 0xFF, sizeof(uint32_t) * PW_N);
+    for (uint32_t x = 0; x < PW_N; x++) {
+        if (d->pw_tag[x] == UINT32_MAX) continue;
+        int64_t b = ((int64_t)d->pw_tag[x] << 12) | x, nb = b - shift;
+        if (nb < 0) continue;
+        uint32_t y = (uint32_t)(nb & (PW_N - 1));
+        tag[y] = (uint32_t)(nb >> 12);
+        h[y] = d->pw_h[x];
+        h[PW_N + y] = d->pw_p[x];
+    }
+    for (uint32_t y = 0; y < PW_N; y++) {
+        d->pw_tag[y] = tag[y];
+        d->pw_h[y] = h[y];
+        d->pw_p[y] = h[PW_N + y];
+    }
+    d->pw_pay_b = d->pw_pay_b > shift ? d->pw_pay_b - shift : 0;
+    free(h);
+    free(tag);
 }
 
 static void reset_time(Dev *d) {
@@ -1301,12 +1962,22 @@ static void reset_time(Dev *d) {
         d->die_free[i] = d->op_len[i] = d->rd_die[i] = d->rd_from[i] = d->rd_push[i] = d->susp_op[i] = d->susp_cnt[i] = 0;
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = 0;
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = 0;
-    d->ctrl_free = d->host_free = d->pw_t = d->pw_gate_t = 0;
+    d->slow_free = 0;
+    for (uint32_t i = 0; i < MAX_CORES; i++) d->core_free[i] = i < d->n_cores ? 0 : INT64_MAX;
+    d->hk_next = d->hk_gap_ns > 0 ? d->hk_gap_ns / 2 : INT64_MAX; /* the first task half a mean gap in */
+    for (uint32_t i = 0; i < d->n_dies; i++) d->pe_epoch[i] = 0;
     cal_clear(d);
+    pw_rebase(d, -1);
+    d->clock_base = 0;
+    d->drift_seg = -1;
+    drift_update(d, 0);
     d->rmw_ready = 0;
     d->carry_end = 0;
     d->space_t = 0;
     d->infl_head = d->infl_cnt = d->infl_occ = d->infl_last = 0;
+    d->ph_pend = d->ph_mv = d->ph_rd = d->ph_er = d->ts_acc = 0;
+    d->ph_seq = 0;
+    d->bg_paid = 0;
 }
 
 /* start a new point at time 0 = the previous point's end: booked work (die queues, buffer in flight) stays */
@@ -1314,6 +1985,7 @@ static int64_t shift_down(int64_t x, int64_t by) { return x > by ? x - by : 0; }
 
 static void rebase(Dev *d) {
     int64_t by = d->carry_end;
+    d->clock_base += by; /* the drive's clock runs on */
     for (uint32_t i = 0; i < d->n_dies; i++) {
         d->die_free[i] = shift_down(d->die_free[i], by);
         d->rd_die[i] = shift_down(d->rd_die[i], by);
@@ -1323,16 +1995,17 @@ static void rebase(Dev *d) {
     }
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) d->rd_plane[i] = shift_down(d->rd_plane[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) d->ch_free[i] = shift_down(d->ch_free[i], by);
-    d->ctrl_free = shift_down(d->ctrl_free, by);
-    d->host_free = shift_down(d->host_free, by);
+    for (uint32_t i = 0; i < d->n_cores; i++) d->core_free[i] = shift_down(d->core_free[i], by);
+    if (d->hk_next != INT64_MAX) d->hk_next = shift_down(d->hk_next, by);
+    d->slow_free = shift_down(d->slow_free, by);
     for (int64_t k = 0; k < d->infl_cnt; k++) {
         int64_t pos = (d->infl_head + k) % d->infl_cap;
         d->infl_t[pos] = shift_down(d->infl_t[pos], by);
     }
     d->infl_last = shift_down(d->infl_last, by);
     d->space_t = shift_down(d->space_t, by);
-    d->pw_t = d->pw_gate_t = 0;
     cal_clear(d);
+    pw_rebase(d, by);
     d->carry_end = 0;
 }
 
@@ -1360,7 +2033,6 @@ static void fob_reset(Dev *d) {
     d->ring_head = d->ring_cnt = d->pend_live = 0;
     if (d->mc_flags) memset(d->mc_flags, 0, (size_t)d->n_mp);
     d->mc_hand = d->mc_count = 0;
-    d->pw_level = d->pw_depth;
     reset_time(d);
 }
 
@@ -1375,25 +2047,37 @@ static double norm_quantile(double p) {
     return 0.5 * (lo + hi);
 }
 
-/* 256 quantiles, in 1/1024, scaled to a mean of exactly 1024: NAND op times follow a symmetric triangular
- * distribution of standard deviation sd (its half-width sd x sqrt 6, at most 0.95); firmware time a log-normal one
- * of coefficient of variation cv (a long right tail: most commands fast, a few slow) */
-static void fill_tables(Dev *d, double sd, double cv) {
-    double a = sd * sqrt(6.0), var[256], fw[256], sv = 0, sf = 0;
-    if (a > 0.95) a = 0.95;
-    double s2 = log(1.0 + cv * cv), mu = -0.5 * s2, sg = sqrt(s2);
-    for (int i = 0; i < 256; i++) {
-        double p = (i + 0.5) / 256.0;
-        double x = p < 0.5 ? -a + a * sqrt(2.0 * p) : a - a * sqrt(2.0 * (1.0 - p));
-        var[i] = 1.0 + x;
-        fw[i] = cv > 0 ? exp(mu + sg * norm_quantile(p)) : 1.0;
-        sv += var[i];
-        sf += fw[i];
+/* the quantile at p of a positive factor: kind 0 a symmetric triangular distribution around 1 of standard deviation
+ * a (its half-width a x sqrt 6, at most 0.95), kind 1 a log-normal one of coefficient of variation a, kind 2 a
+ * log-normal one whose logarithm has standard deviation a (before they are scaled to a mean of 1) */
+static double quantile(int kind, double a, double p) {
+    if (a <= 0) return 1.0;
+    if (kind == 0) {
+        double h = a * sqrt(6.0);
+        if (h > 0.95) h = 0.95;
+        return 1.0 + (p < 0.5 ? -h + h * sqrt(2.0 * p) : h - h * sqrt(2.0 * (1.0 - p)));
     }
-    for (int i = 0; i < 256; i++) {
-        d->var_tab[i] = (int32_t)floor(var[i] * 256.0 * 1024.0 / sv + 0.5);
-        d->fw_tab[i] = (int32_t)floor(fw[i] * 256.0 * 1024.0 / sf + 0.5);
+    if (p <= 0) return 0.0;
+    double sg = kind == 1 ? sqrt(log(1.0 + a * a)) : a;
+    return exp(sg * norm_quantile(p));
+}
+
+/* D as the quantile function of a distribution (see quantile), scaled to a mean of exactly 1 (x 65536) */
+static void dist_fill(Dist *D, int kind, double a) {
+    double v[3][DIST_BINS + 1], mean = 0, lo = 0, width = 1.0;
+    for (int lv = 0; lv < 3; lv++) { /* level lv covers p in [lo, lo + width) */
+        for (int i = 0; i <= DIST_BINS; i++) {
+            double p = lo + width * i / DIST_BINS;
+            if (i == DIST_BINS) p = lv < 2 ? lo + width : (kind == 0 ? 1.0 : 1.0 - ldexp(1.0, -22));
+            v[lv][i] = quantile(kind, a, p);
+        }
+        int bins = lv < 2 ? DIST_BINS - 1 : DIST_BINS; /* a level's top bin is the next level */
+        for (int i = 0; i < bins; i++) mean += (v[lv][i] + v[lv][i + 1]) / 2.0 * width / DIST_BINS;
+        lo += width * (DIST_BINS - 1) / DIST_BINS;
+        width /= DIST_BINS;
     }
+    for (int lv = 0; lv < 3; lv++)
+        for (int i = 0; i <= DIST_BINS; i++) D->v[lv][i] = (uint32_t)floor(v[lv][i] / mean * 65536.0 + 0.5);
 }
 
 static double dget(PyObject *dict, const char *key, int *err) {
@@ -1436,10 +2120,15 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     div32_init(&d->dv_bits, (uint32_t)d->bits);
     double t_bers_us = dget(p, "tbers", &err);
     double tvar = dget(p, "tvar", &err), fw_cv = dget(p, "fw_cv", &err);
-    double retry_p = dget(p, "retry_p", &err), retry_steps = dget(p, "retry_steps", &err);
+    double cmd_cv = dget(p, "cmd_cv", &err), link_cv = dget(p, "link_cv", &err), rber_sd = dget(p, "rber_sd", &err);
+    double rber_m = dget(p, "rber_m", &err), retry_lnr = dget(p, "retry_lnr", &err);
+    d->ecc_ns = (int64_t)(dget(p, "ecc_us", &err) * 1000.0);
     d->suspend = (int)dget(p, "suspend", &err);
     d->susp_ns = (int64_t)(dget(p, "susp_us", &err) * 1000.0);
     d->resume_ns = (int64_t)(dget(p, "resume_us", &err) * 1000.0);
+    d->slice_ns = (int64_t)(dget(p, "susp_slice_us", &err) * 1000.0);
+    double cores = dget(p, "ctrl_cores", &err), be = dget(p, "ctrl_be", &err);
+    double hk_hz = dget(p, "hk_hz", &err), hk_us = dget(p, "hk_us", &err), ra_kib = dget(p, "ra_kib", &err);
     d->susp_max = (uint32_t)dget(p, "susp_max", &err);
     d->cmd_ns = (int64_t)(dget(p, "cmd_us", &err) * 1000.0);
     d->cmd_bytes = (int64_t)dget(p, "cmd_bytes", &err);
@@ -1452,14 +2141,17 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->slow_ns = (int64_t)(dget(p, "slowpath_us", &err) * 1000.0);
     d->gc_policy = (int)dget(p, "gc_policy", &err);
     d->gc_free_min = (uint32_t)dget(p, "gc_free", &err);
-    d->bg_rate = dget(p, "idle_gc", &err) * 1e-3; /* MB/s -> bytes per ns */
+    double tscale = dget(p, "time_scale", &err);
+    if (tscale < 1.0) tscale = 1.0;
+    d->ts_q16 = (int64_t)(tscale * 65536.0 + 0.5);
+    /* background GC relocates idle_gc MB/s of a drive time_scale times larger: that share of the model's */
+    d->bg_rate = dget(p, "idle_gc", &err) * 1e-3 / tscale; /* MB/s -> bytes per ns */
     d->bg_delay_ns = (int64_t)(dget(p, "idle_gc_ms", &err) * 1e6);
     double bg_free_pct = dget(p, "idle_free", &err);
     int64_t buf_bytes = (int64_t)dget(p, "buffer", &err);
     double map_cache = dget(p, "map_cache", &err);
     d->p_cap = dget(p, "power", &err);
     d->p_idle = dget(p, "idle_w", &err);
-    double window = dget(p, "window_s", &err);
     double e_read = dget(p, "e_read_uj", &err), e_prog = dget(p, "e_prog_uj", &err);
     double e_erase = dget(p, "e_erase_uj", &err), e_io = dget(p, "e_io_uj", &err);
     if (err) return -1;
@@ -1470,13 +2162,15 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     if (nand_block_pages < pages) nand_block_pages = pages;
     /* the model's blocks are scaled down: erase time and energy are charged pro rata per page */
     d->t_bers = (int64_t)(t_bers_us * 1000.0 * pages / nand_block_pages);
-    fill_tables(d, tvar / 100.0, fw_cv / 100.0);
-    {
-        double rp = retry_p * 4294967296.0;
-        d->retry_p32 = rp <= 0 ? 0 : rp >= 4294967295.0 ? UINT32_MAX : (uint32_t)rp;
-        double mx = floor(2.0 * retry_steps - 1.0 + 0.5);
-        d->retry_max = mx < 1 ? 1 : (uint32_t)mx; /* extra steps drawn uniformly from 1 .. retry_max */
-    }
+    d->var_h = (int64_t)(fmin(0.95, tvar / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
+    d->drift_h = (int64_t)(fmin(0.95, dget(p, "drift", &err) / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
+    d->drift_key = (uint64_t)dget(p, "seed", &err) * 0xD1B54A32D192ED03ULL + 0x8CB92BA72F3D8DD7ULL;
+    dist_fill(&d->d_fw, 1, fw_cv / 100.0);
+    dist_fill(&d->d_cmd, 1, cmd_cv / 100.0);
+    d->link_h = (int64_t)(fmin(0.95, link_cv / 100.0 * sqrt(6.0)) * 65536.0 + 0.5);
+    dist_fill(&d->d_rber, 2, rber_sd);
+    d->rber_m_q16 = rber_m > 0 ? (uint64_t)(rber_m * 65536.0 + 0.5) : 0;
+    d->retry_lnr = retry_lnr > 1e-6 ? retry_lnr : 1e-6;
     d->spu = (uint32_t)(d->planes * d->page_bytes / d->iu_bytes);
     if (d->spu > SPU_MAX) {
         PyErr_SetString(PyExc_ValueError, "planes x page holds more than 128 indirection units");
@@ -1523,9 +2217,20 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     {
         double w_kiops = dget(p, "ctrl_w_kiops", &err), slow_kiops = dget(p, "slowpath_kiops", &err);
         d->ctrl_w_ns = w_kiops > 0 ? (int64_t)(1e6 / w_kiops) : d->ctrl_ns;
-        /* the slow path's serial part: an unaligned write holds the controller 1/slowpath_kiops in all */
-        int64_t busy = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->ctrl_w_ns + d->slow_ns;
-        d->slow_busy_ns = busy > d->ctrl_w_ns ? busy - d->ctrl_w_ns : 0;
+        /* the slow path's serial part: it takes 1/slowpath_kiops per unaligned write (its whole latency without
+         * slowpath_kiops), one write at a time */
+        d->slow_busy_ns = slow_kiops > 0 ? (int64_t)(1e6 / slow_kiops) : d->slow_ns;
+        /* cores: a command holds one for cores x the ceiling's time per command, so the ceiling holds on average */
+        d->n_cores = cores < 1 ? 1 : cores > MAX_CORES ? MAX_CORES : (uint32_t)cores;
+        d->svc_r_ns = d->ctrl_ns * d->n_cores;
+        d->svc_w_ns = d->ctrl_w_ns * d->n_cores;
+        d->fw_lat_r_ns = max64(d->fw_ns, d->svc_r_ns);
+        d->fw_lat_w_ns = max64(d->fw_ns, d->svc_w_ns);
+        d->be_q16 = (int64_t)(be / 100.0 * 65536.0 + 0.5);
+        d->hk_gap_ns = hk_hz > 0 && hk_us > 0 ? (int64_t)(1e9 / hk_hz) : 0;
+        d->hk_len_ns = (int64_t)(hk_us * 1000.0);
+        d->ra_bytes = (int64_t)(ra_kib * 1024.0);
+        d->ra_chunk = (int64_t)d->planes * d->page_bytes;
     }
     d->buf_slots = buf_bytes / d->iu_bytes;
     if (d->buf_slots < 4 * (int64_t)d->spu) d->buf_slots = 4 * (int64_t)d->spu;
@@ -1550,8 +2255,20 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->e_prog_pu = e_prog * 1e-6 * d->planes;
     d->e_erase_sb = e_erase * 1e-6 * d->planes * d->n_dies * pages / nand_block_pages;
     d->e_io = e_io * 1e-6;
-    d->pw_rate = d->p_cap > 0 ? (d->p_cap - d->p_idle) * 1e-9 : 0; /* J per ns */
-    d->pw_depth = d->p_cap > 0 ? (d->p_cap - d->p_idle) * window : 0;
+    d->e_read_pj = (int64_t)(e_read * 1e6 + 0.5);
+    d->e_prog_pj = (int64_t)(e_prog * 1e6 * d->planes + 0.5);
+    d->e_erase_pj = (int64_t)(d->e_erase_sb * 1e12 / d->n_dies + 0.5);
+    d->e_io_pj = (int64_t)(e_io * 1e6 + 0.5);
+    {   /* the governor runs when the cap can bind: every die programming (or reading on every read unit) and the
+         * controller at its ceiling would draw more than the cap */
+        double tprog = (double)d->t_prog > 0 ? (double)d->t_prog : 1.0, tr = (double)d->t_r > 0 ? (double)d->t_r : 1.0;
+        double die_w = fmax((double)d->e_prog_pj / tprog, (double)d->e_read_pj * d->read_units / tr) * 1e-3;
+        double cmds = ctrl_kiops > 0 ? ctrl_kiops * 1e3 : 5e6;
+        double most = d->p_idle + die_w * d->n_dies + cmds * e_io * 1e-6;
+        d->gov = d->p_cap > 0 && most > d->p_cap;
+        d->pw_cap_mw = d->p_cap > d->p_idle ? (int64_t)((d->p_cap - d->p_idle) * 1000.0) : 0;
+        d->pw_ns_per_pj = d->pw_cap_mw > 0 ? 1.0 / (double)d->pw_cap_mw : 0.0;
+    }
 
     size_t nslot = (size_t)d->n_blk * d->spb;
     d->l2p = big_alloc(sizeof(uint32_t) * (size_t)d->n_lpn);
@@ -1581,9 +2298,17 @@ static int Dev_init(Dev *d, PyObject *args, PyObject *kw) {
     d->mc_flags = d->mc_cap < d->n_mp ? calloc((size_t)d->n_mp, 1) : NULL;
     d->mc_ring = d->mc_cap < d->n_mp ? malloc(sizeof(int64_t) * (size_t)d->mc_cap) : NULL;
     d->hist = calloc(NDIR * PLAT_NR, sizeof(int64_t));
+    d->pw_h = calloc(PW_N, sizeof(int64_t));
+
+    d->pw_p = calloc(PW_N, sizeof(int64_t));
+    d->pw_tag = malloc(sizeof(uint32_t) * PW_N);
+    d->reg_gpu = malloc(sizeof(uint32_t) * (size_t)d->n_dies * d->planes);
+    d->reg_epoch = calloc((size_t)d->n_dies * d->planes, sizeof(uint32_t));
+    d->pe_epoch = calloc(d->n_dies, sizeof(uint32_t));
     if (!d->l2p || !d->p2l || !d->valid || !d->bstate || !d->bprev || !d->bnext || !d->freeq ||
         !d->fifoq || !d->ring || !d->infl_t || !d->infl_n || !d->die_free || !d->ch_free ||
         !d->op_len || !d->rd_die || !d->rd_from || !d->rd_push || !d->susp_op || !d->susp_cnt || !d->rd_plane || !d->cal_ch || !d->cal_host || !d->hist ||
+        !d->pw_h || !d->pw_p || !d->pw_tag || !d->reg_gpu || !d->reg_epoch || !d->pe_epoch ||
         (d->mc_cap < d->n_mp && (!d->mc_flags || !d->mc_ring))) {
         dev_free_all(d);
         PyErr_NoMemory();
@@ -1685,11 +2410,10 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
     PyDict_SetItemString(r, "energy_j", e);
     Py_DECREF(e);
     uint64_t used = (uint64_t)d->n_mapped, freeb = d->free_cnt;
-    PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:d}", "user_slots", (unsigned long long)d->n_lpn,
+    PyObject *g = Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K}", "user_slots", (unsigned long long)d->n_lpn,
                                 "raw_slots", (unsigned long long)d->n_blk * d->spb, "mapped_slots",
                                 (unsigned long long)used, "free_blocks", (unsigned long long)freeb, "blocks",
-                                (unsigned long long)d->n_blk, "slots_per_block", (unsigned long long)d->spb,
-                                "power_level_j", d->pw_level);
+                                (unsigned long long)d->n_blk, "slots_per_block", (unsigned long long)d->spb);
     PyDict_Update(r, g);
     Py_DECREF(g);
     return r;
@@ -1697,7 +2421,17 @@ static PyObject *Dev_counters(Dev *d, PyObject *unused) {
 
 /* state image: header + arrays (the write buffer is flushed first, so it holds no entries) */
 /* words of the state image's tail after the units in flight */
-static size_t state_extra(const Dev *d) { return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 5; }
+static size_t state_extra(const Dev *d) {
+    return 6 * (size_t)d->n_dies + (size_t)d->n_dies * d->planes + 12 + d->n_cores + (size_t)d->n_dies + 3;
+}
+
+/* the governor's bins that are still ahead after moving them `by` ns earlier: how many (state image entries) */
+static size_t pw_live(const Dev *d, int64_t by) {
+    size_t n = 0;
+    for (uint32_t x = 0; x < PW_N; x++)
+        if (d->pw_tag[x] != UINT32_MAX && ((((int64_t)d->pw_tag[x] << 12) | x) - (by >> PW_SHIFT)) >= 0) n++;
+    return n;
+}
 
 static PyObject *Dev_save(Dev *d, PyObject *unused) {
     if (d->running) {
@@ -1710,7 +2444,8 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     size_t fixed = state_arrays(d, arr, len);
     /* timing tail, relative to the end of the last point: die/channel queues, controller, host link,
      * buffer space and the units still in flight (so a reloaded drive is as busy as the live one was) */
-    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt + state_extra(d));
+    size_t n_pw = pw_live(d, d->carry_end);
+    size_t tail = 8 * ((size_t)d->n_dies + d->n_ch + 5 + 2 * (size_t)d->infl_cnt + state_extra(d) + 3 * n_pw);
     size_t size = fixed + tail;
     PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (!out) return NULL;
@@ -1725,7 +2460,6 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     h[9] = d->host_blk; h[10] = d->host_slot; h[11] = d->gc_blk; h[12] = d->gc_slot;
     counter_values(d, &h[13]); /* 13 .. 25 */
     memcpy(&h[26], &d->c_energy, 8);
-    memcpy(&h[27], &d->pw_level, 8);
     h[28] = (uint64_t)d->gc_policy;
     memcpy(p, h, STATE_HDR);
     p += STATE_HDR;
@@ -1737,8 +2471,8 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     int64_t by = d->carry_end;
     for (uint32_t i = 0; i < d->n_dies; i++) *q++ = shift_down(d->die_free[i], by);
     for (uint32_t i = 0; i < d->n_ch; i++) *q++ = shift_down(d->ch_free[i], by);
-    *q++ = shift_down(d->ctrl_free, by);
-    *q++ = shift_down(d->host_free, by);
+    *q++ = d->hk_next == INT64_MAX ? -1 : shift_down(d->hk_next, by);
+    *q++ = shift_down(d->slow_free, by);
     *q++ = shift_down(d->space_t, by);
     *q++ = shift_down(d->infl_last, by);
     *q++ = d->infl_cnt;
@@ -1761,7 +2495,30 @@ static PyObject *Dev_save(Dev *d, PyObject *unused) {
     *q++ = d->gc_vpu;
     *q++ = d->gc_debt;
     *q++ = d->gc_ratio;
-    memcpy(q, &d->trng, 8);
+    memcpy(q++, &d->trng, 8);
+    /* the time scale's phantom accounting (no phantom slots are pending: flushed above) */
+    *q++ = d->ts_acc;
+    *q++ = d->ph_mv;
+    *q++ = d->ph_rd;
+    *q++ = d->ph_er;
+    *q++ = d->ph_seq;
+    *q++ = d->gc_v;
+    memcpy(q++, &d->bg_paid, 8);
+    /* the controller's cores, the dies' P/E epochs (page registers are per point) */
+    for (uint32_t i = 0; i < d->n_cores; i++) *q++ = shift_down(d->core_free[i], by);
+    for (uint32_t i = 0; i < d->n_dies; i++) *q++ = d->pe_epoch[i];
+    /* the drive's clock, the governor's debt, then its bins still ahead (bin, host energy, P/E energy) */
+    *q++ = d->clock_base + by;
+    *q++ = d->pw_debt;
+    *q++ = (int64_t)n_pw;
+    for (uint32_t x = 0; x < PW_N; x++) {
+        if (d->pw_tag[x] == UINT32_MAX) continue;
+        int64_t b = (((int64_t)d->pw_tag[x] << 12) | x) - (by >> PW_SHIFT);
+        if (b < 0) continue;
+        *q++ = b;
+        *q++ = d->pw_h[x];
+        *q++ = d->pw_p[x];
+    }
     return out;
 }
 
@@ -1777,8 +2534,11 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     if ((size_t)n < size + tail0) goto bad;
     int64_t n_infl;
     memcpy(&n_infl, p + size + tail0 - 8, 8);
-    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n != size + tail0 + 16 * (size_t)n_infl + 8 * state_extra(d))
-        goto bad;
+    size_t fixed_n = size + tail0 + 16 * (size_t)n_infl + 8 * state_extra(d);
+    if (n_infl < 0 || n_infl > d->infl_cap || (size_t)n < fixed_n) goto bad;
+    int64_t n_pw;
+    memcpy(&n_pw, p + fixed_n - 8, 8);
+    if (n_pw < 0 || n_pw > PW_N || (size_t)n != fixed_n + 24 * (size_t)n_pw) goto bad;
     memcpy(h, p, STATE_HDR);
     if (h[0] != STATE_MAGIC || h[1] != (uint64_t)d->n_lpn || h[2] != d->n_blk || h[3] != d->spb ||
         h[4] != d->spu || h[28] != (uint64_t)d->gc_policy)
@@ -1796,7 +2556,6 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     counter_refs(d, refs);
     for (int i = 0; i < NCOUNTERS; i++) *refs[i] = h[13 + i];
     memcpy(&d->c_energy, &h[26], 8);
-    memcpy(&d->pw_level, &h[27], 8);
     d->n_mapped = 0;
     for (int64_t i = 0; i < d->n_lpn; i++) d->n_mapped += d->l2p[i] != UNMAPPED;
     rebuild_lists(d);
@@ -1809,8 +2568,8 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     for (uint32_t i = 0; i < d->n_ch; i++) { memcpy(q, p, 8); p += 8; d->ch_free[i] = q[0]; }
     memcpy(q, p, 8 * 5);
     p += 8 * 5;
-    d->ctrl_free = q[0];
-    d->host_free = q[1];
+    d->hk_next = q[0] < 0 ? INT64_MAX : q[0];
+    d->slow_free = q[1];
     d->space_t = q[2];
     d->infl_last = q[3];
     for (int64_t k = 0; k < n_infl; k++) {
@@ -1834,11 +2593,36 @@ static PyObject *Dev_load(Dev *d, PyObject *arg) {
     }
     for (uint32_t i = 0; i < d->n_dies * d->planes; i++) { memcpy(q, p, 8); p += 8; d->rd_plane[i] = q[0]; }
     memcpy(q, p, 40);
+    p += 40;
     d->gc_vb = (uint32_t)q[0];
     d->gc_vpu = (uint32_t)q[1];
     d->gc_debt = q[2];
     d->gc_ratio = q[3];
     memcpy(&d->trng, &q[4], 8);
+    memcpy(q, p, 56);
+    p += 56;
+    memcpy(&d->bg_paid, &q[6], 8);
+    d->ts_acc = q[0];
+    d->ph_mv = q[1];
+    d->ph_rd = q[2];
+    d->ph_er = q[3];
+    d->ph_seq = (uint32_t)q[4];
+    d->gc_v = (uint32_t)q[5];
+    for (uint32_t i = 0; i < d->n_cores; i++) { memcpy(q, p, 8); p += 8; d->core_free[i] = q[0]; }
+    for (uint32_t i = 0; i < d->n_dies; i++) { memcpy(q, p, 8); p += 8; d->pe_epoch[i] = (uint32_t)q[0]; }
+    memcpy(q, p, 24);
+    p += 24;
+    d->clock_base = q[0];
+    d->pw_debt = q[1];
+    drift_update(d, 0);
+    for (int64_t k = 0; k < n_pw; k++) {
+        memcpy(q, p, 24);
+        p += 24;
+        uint32_t x = (uint32_t)(q[0] & (PW_N - 1));
+        d->pw_tag[x] = (uint32_t)(q[0] >> 12);
+        d->pw_h[x] = q[1];
+        d->pw_p[x] = q[2];
+    }
     Py_RETURN_NONE;
 bad:
     PyErr_SetString(PyExc_ValueError, "state image does not match this drive's geometry");
@@ -1866,22 +2650,33 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
     uint32_t free_before = d->free_cnt;
     uint64_t runs = 0, moved = 0;
     double e0 = d->c_energy;
+    const int scaled = d->ts_q16 > 65536;
     while (d->bg_rate > 0 && t < t_end && d->free_cnt < d->bg_target) {
         int64_t vb = d->gc_vb != UNMAPPED ? (int64_t)d->gc_vb : select_victim(d); /* the victim being cleaned first */
         if (vb < 0 || d->valid[vb] >= d->spb) break; /* nothing left to gain */
         uint32_t v = d->valid[vb];
+        if (scaled) {
+            /* time-scaled: a victim stands for time_scale superblocks of the full-size drive, cleaned one after
+             * another; it is cleaned once the idle time has paid for its relocation at the (scaled) rate, and what an
+             * idle period pays towards it carries into the next (bg_paid, bytes) */
+            double need = (double)v * (double)d->iu_bytes - d->bg_paid;
+            int64_t wait = need > 0 ? (int64_t)(need / d->bg_rate) : 0;
+            if (t + wait > t_end) {
+                d->bg_paid += (double)(t_end - t) * d->bg_rate;
+                break;
+            }
+            t += wait;
+            d->bg_paid = 0;
+        }
         d->cal_now = t;
         if (gc_one(d, t) <= 0) break;
         runs++;
         moved += v;
-        /* paced by the relocation rate, and never ahead of the dies (one victim after the other) */
-        int64_t pace = (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
+        /* paced by the relocation rate (time-scaled: paid before), and never ahead of the dies (one victim after
+         * the other) */
+        int64_t pace = scaled ? 0 : (int64_t)((double)v * (double)d->iu_bytes / d->bg_rate);
         t += pace > 1000 ? pace : 1000;
         for (uint32_t i = 0; i < d->n_dies; i++) t = max64(t, d->die_free[i]);
-    }
-    if (d->p_cap > 0) {
-        d->pw_level += d->pw_rate * (double)ns - (d->c_energy - e0);
-        if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
     }
     d->carry_end = t_end;
     return Py_BuildValue("{s:K,s:K,s:I,s:I,s:d}", "victims", (unsigned long long)runs, "relocated_slots",
@@ -1900,7 +2695,9 @@ static PyObject *Dev_idle(Dev *d, PyObject *args) {
  * both come out in the same order. */
 #define EV_RING_MAX 64
 #define EV_WINDOW 256 /* insertions per check of the ring's cost */
+#ifndef EV_SHIFTS_MAX
 #define EV_SHIFTS_MAX 3 /* mean shifts per insertion above which the heap is cheaper */
+#endif
 
 static inline HeapEnt ev_top(const Dev *d) { return d->heap[d->ev_head]; }
 
@@ -2022,8 +2819,9 @@ HOT_INLINE void draw_io(Dev *d, Draw *x, const int plain) {
  * mapping entry was fetched NX_AHEAD - P2L_AHEAD I/Os ago), which a write or trim invalidates. */
 HOT_INLINE void prefetch_mapping(Dev *d, const Draw *last, const Draw *next) {
     __builtin_prefetch(&d->l2p[iu_div(d, last->off)], 1, 1);
+    if (next->dir == 0) return; /* a read reads its mapping entry only (a load here would wait for it for nothing) */
     uint32_t m = d->l2p[iu_div(d, next->off)];
-    if (next->dir != 0 && !(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
+    if (!(m & BUFBIT)) __builtin_prefetch(&d->p2l[m], 1, 1); /* BUFBIT: buffered or unmapped */
 }
 
 static int64_t get_i(PyObject *dict, const char *key, int *err) { return (int64_t)dget(dict, key, err); }
@@ -2102,12 +2900,14 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->random = (int)get_i(w, "random", &err);
     d->trim_mode = (int)get_i(w, "trim", &err);
     d->rd_only = !d->trim_mode && d->rmix >= 100;
+    d->thin = d->ts_q16 > 65536 && !d->rd_only; /* set again below once time_based is known */
     d->range_start = get_i(w, "range_start", &err);
     d->range_len = get_i(w, "range_len", &err);
     d->align = get_i(w, "align", &err);
     d->iodepth = get_i(w, "iodepth", &err);
     d->numjobs = get_i(w, "numjobs", &err);
     d->time_based = (int)get_i(w, "time_based", &err);
+    d->thin = d->thin && d->time_based; /* a point of so many bytes (a fill) changes the state by them all */
     int64_t ramp = get_i(w, "ramp_ns", &err);
     int64_t runtime = get_i(w, "runtime_ns", &err);
     d->io_limit = get_i(w, "io_bytes", &err);
@@ -2152,6 +2952,9 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->job_pos = NULL;
     d->nslots = d->iodepth * d->numjobs;
     free(d->job_issued); free(d->job_next); free(d->job_gate); free(d->slot_issue); free(d->slot_gated); free(d->heap); free(d->iv);
+    free(d->sio);
+    d->sio = calloc((size_t)d->nslots, sizeof(SlotIo));
+    d->cq_last = 0;
     d->job_pos = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_issued = calloc((size_t)d->numjobs, sizeof(int64_t));
     d->job_next = calloc((size_t)d->numjobs, sizeof(int64_t));
@@ -2177,7 +2980,8 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->iv_cap = 64;
     d->iv_n = 0;
     d->iv = calloc((size_t)d->iv_cap, sizeof(Interval));
-    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv) {
+    if (!d->job_pos || !d->job_issued || !d->job_next || !d->job_gate || !d->slot_issue || !d->slot_gated || !d->heap || !d->iv ||
+        !d->sio) {
         free(old_pos);
         d->pos_n = 0;
         PyErr_NoMemory();
@@ -2193,7 +2997,7 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     PyObject *po = PyDict_GetItemString(w, "poisson");
     d->poisson = po ? PyObject_IsTrue(po) : 0;
     d->plain = 0;
-    if (d->rate_ns == 0 && d->p_cap <= 0 && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
+    if (d->rate_ns == 0 && !d->gov && d->random && d->nbs == 1 && !d->bs_split && !d->trim_mode && !d->hl &&
         d->interval_ns <= 0 && (d->rmix >= 100 || d->rmix <= 0)) {
         int dir = d->rmix >= 100 ? 0 : 1; /* as draw_io decides */
         if (d->nzones[dir] == 0) d->plain = dir ? PLAIN_WRITE : PLAIN_READ;
@@ -2217,7 +3021,8 @@ static PyObject *Dev_begin(Dev *d, PyObject *args) {
     d->t_now = 0;
     d->t_last_done = 0;
     d->run_energy0 = d->c_energy;
-    d->pw_e_avg = d->e_io + d->e_read; /* a point starts from the same estimate, whatever ran before */
+    /* read-ahead follows the reads of a sequential point (a random point's reads never continue one another) */
+    ra_reset(d, !d->random && !d->trim_mode && d->rmix > 0);
     d->running = 1;
     Py_RETURN_NONE;
 }
@@ -2279,6 +3084,29 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         int64_t job = div32(&d->dv_depth, (uint32_t)slot);
         d->t_now = t;
         d->cal_now = t;
+        SlotIo *sio = &d->sio[slot];
+        if (((d->clock_base + t) >> DRIFT_SHIFT) != d->drift_seg) drift_update(d, t);
+        if (sio->pend) {
+            /* the slot's I/O completed on the drive at t: the host sees it after the completion path (posting,
+             * interrupt, reaping), and in the order the completions were posted (the completion queue is read in
+             * order), so what it sees comes in time order and the next submission is issued then */
+            int64_t seen = t + sio->cq;
+            if (seen < d->cq_last) seen = d->cq_last;
+            d->cq_last = seen;
+            sio->pend = 0;
+            if (record(d, sio->dir, sio->bs, sio->t0, seen, plain) < 0) {
+                heap_pop(d);
+                PyErr_NoMemory();
+                return -1;
+            }
+            if (!plain && d->rate_ns > 0 && seen > t) { /* a paced point's submissions wake in time order */
+                heap_replace_top(d, seen);
+                continue;
+            }
+            t = seen;
+            d->t_now = t;
+            d->cal_now = t;
+        }
         if (t >= d->t_end || (d->io_limit > 0 && d->job_issued[job] >= d->io_limit)) {
             heap_pop(d); /* time-based point over, or the job's bytes are done: retire the slot */
             continue;
@@ -2298,23 +3126,6 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
                 heap_replace_top(d, at);
                 continue;
             }
-            if (d->p_cap > 0) {
-                d->pw_level += d->pw_rate * (double)(t - d->pw_t);
-                if (d->pw_level > d->pw_depth) d->pw_level = d->pw_depth;
-                d->pw_t = t;
-                if (d->pw_level < 0) {
-                    /* power cap: the controller holds the command until the energy budget recovers; the commands
-                     * held queue up, each after the energy of a command more (its running mean), so a deep queue
-                     * does not wake all at once to find the budget empty again */
-                    int64_t wait = (int64_t)ceil(-d->pw_level / d->pw_rate);
-                    if (wait < 1) wait = 1;
-                    int64_t at = max64(d->pw_gate_t, t + wait);
-                    d->pw_gate_t = at + (int64_t)(d->pw_e_avg / d->pw_rate);
-                    d->slot_gated[slot] = 1;
-                    heap_replace_top(d, at);
-                    continue;
-                }
-            }
             t0 = d->slot_issue[slot];
         }
         /* the I/O: its random draws were made ahead (draw_io), so its mapping entry is already on its way */
@@ -2331,17 +3142,18 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
         int64_t bs = d->bs_val[plain ? 0 : io.bi];
         int dir = plain == PLAIN_WRITE ? 1 : plain == PLAIN_READ ? 0 : io.dir;
         int64_t off;
+        const int phantom = plain != PLAIN_READ && dir == 1 && d->thin && thin_skip(d);
         if (plain || d->random) {
             off = io.off;
         } else {
             off = d->job_pos[job];
             if (off + bs > d->range_start + d->range_len) off = d->range_start;
-            d->job_pos[job] = off + bs;
+            if (!phantom) d->job_pos[job] = off + bs; /* a sequential stream moves on with its state-changing writes */
         }
         d->job_issued[job] += bs;
-        double e0 = d->c_energy;
         int64_t done;
         if (dir == 0) done = do_read(d, t, off, bs);
+        else if (phantom) done = phantom_write(d, t, off, bs);
         else if (dir == 1) done = do_write(d, t, off, bs);
         else done = do_trim(d, t, off, bs);
         if (done < 0) {
@@ -2351,15 +3163,12 @@ HOT_INLINE int advance_loop(Dev *d, int64_t until, const int plain) {
             return -1;
         }
         d->c_energy += d->e_io;
-        if (!plain && d->p_cap > 0) {
-            d->pw_level -= d->c_energy - e0;
-            d->pw_e_avg += (d->c_energy - e0 - d->pw_e_avg) * (1.0 / 64);
-        }
-        if (record(d, dir, bs, t0, done, plain) < 0) {
-            heap_pop(d);
-            PyErr_NoMemory();
-            return -1;
-        }
+        sio->t0 = t0;
+        sio->bs = bs;
+        sio->dir = dir;
+        sio->pend = 1;
+        sio->cq = dist_scale(&d->d_cmd, d->cmd_ns, HI32(d->trng * 0xD6E8FEB86659FD93ULL)); /* (the generator's state,
+                                                                                             mixed: no new draw) */
         heap_replace_top(d, done);
     }
     return 0;
@@ -2599,13 +3408,15 @@ HOT_INLINE int64_t replay_io(Dev *d, int64_t s, int64_t off, int64_t len, int op
     }
     d->t_now = s;
     d->cal_now = s;
+    if (((d->clock_base + s) >> DRIFT_SHIFT) != d->drift_seg) drift_update(d, s);
     int64_t done = op == 0 ? do_read(d, s, off, len) : op == 1 ? do_write(d, s, off, len) : do_trim(d, s, off, len);
     if (done < 0) {
         PyErr_SetString(PyExc_RuntimeError, "simulated drive ran out of free blocks (GC could not progress)");
         return -1;
     }
     d->c_energy += d->e_io;
-    return done;
+    /* the completion path to the host, as the closed loop draws it (advance_loop) */
+    return done + dist_scale(&d->d_cmd, d->cmd_ns, HI32(d->trng * 0xD6E8FEB86659FD93ULL));
 }
 
 enum { RS_POS, RS_HEAP, RS_LAST, RS_MAXDONE, RS_BEGUN, RS_FINISHED, RS_MIN, RS_MAX = RS_MIN + NDIR,
@@ -2661,6 +3472,8 @@ static PyObject *core_replay(PyObject *self, PyObject *args) {
     if (!st[RS_BEGUN]) {
         rebase(d);
         d->rd_only = reads_only;
+        d->thin = 0; /* a trace's writes all change the state (its offsets are the trace's) */
+        ra_reset(d, 1); /* a trace's sequential runs are read ahead as the drive would (it follows any stream) */
         st[RS_POS] = st[RS_HEAP] = st[RS_LAST] = st[RS_MAXDONE] = 0;
         for (int k = 0; k < NDIR; k++) {
             st[RS_MIN + k] = INT64_MAX;

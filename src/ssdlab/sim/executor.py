@@ -13,10 +13,10 @@ import json
 import math
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -40,8 +40,25 @@ from ssdlab.sim import core
 from ssdlab.targets.base import Target
 from ssdlab.units import parse_size
 
-if TYPE_CHECKING:
-    from ssdlab.sim.target import SimTarget
+
+class SimDrive(Protocol):
+    """What the executor needs of the target it runs on (sim/target.py's SimTarget; the dependency is one-way: the
+    target makes the executor and passes itself as this)."""
+
+    spec: str
+    values: dict[str, Any]
+
+    def capacity(self) -> int: ...
+
+    def device(self) -> Any: ...
+
+    def geometry(self) -> dict[str, int]: ...
+
+    def begin_session(self, run_dir: Path, replay: Callable[[PointResult], None] | None = None) -> str: ...
+
+    def checkpoint(self, run_dir: Path, *, force: bool = False) -> bool: ...
+
+    def note_point(self, point_id: str) -> None: ...
 
 _RW: dict[str, str] = {  # rw -> kind (random or sequential is Workload.is_random)
     "read": "read", "randread": "read", "write": "write", "randwrite": "write",
@@ -371,15 +388,15 @@ class SimExecutor:
     def run_point(self, point: TestPoint, target: Target, point_dir: Path,
                   on_live: LiveCallback | None = None, *, keep_position: bool = False) -> Measurement:
         """Run one point on the model; write sim.json and cmd.txt; persist the drive state."""
-        target = cast("SimTarget", target)  # only a SimTarget makes a SimExecutor (SimTarget.executor)
+        drive = cast(SimDrive, target)  # only a SimTarget makes a SimExecutor (SimTarget.executor)
         if point.streams:
             raise TargetError(f"point {point.id} runs {len(point.streams)} concurrent streams; the simulated "
                               "drive runs one workload per point: use a file or block device target")
         run_dir = point_dir.parent.parent
         point_dir.mkdir(parents=True, exist_ok=True)
-        note = target.begin_session(run_dir, replay=lambda p: self.replay(p, target))
-        target.checkpoint(run_dir)  # the state up to the previous point, when one is due
-        sw, dev, idle = _begin(point, target, keep_position)
+        note = drive.begin_session(run_dir, replay=lambda p: self.replay(p, drive))
+        drive.checkpoint(run_dir)  # the state up to the previous point, when one is due
+        sw, dev, idle = _begin(point, drive, keep_position)
         before = dev.counters()
         wall0, cpu0 = time.perf_counter(), time.thread_time()
         try:
@@ -391,11 +408,11 @@ class SimExecutor:
         delta = counter_delta(before, after)
         runtime_s = max(1e-9, (int(result["t_end_ns"]) - int(result["t_meas_ns"])) / 1e9)
         total_s = max(1e-9, int(result["t_end_ns"]) / 1e9)
-        iu = int(target.values["iu"])
+        iu = int(drive.values["iu"])
         host_bytes = delta["host_write_bytes"]
         delta["wa_total"] = (delta["nand_write_slots"] * iu / host_bytes) if host_bytes else None
         energy = float(result["energy_j"])
-        avg_power = float(target.values["idle_w"]) + energy / total_s
+        avg_power = float(drive.values["idle_w"]) + energy / total_s
         progress = dev.progress()  # every I/O of the point, ramp included
         all_ios = int(progress[1]) + int(progress[2])
         summary = {"wa_total": delta["wa_total"], "wa_gc": delta["wa_gc"], "avg_power_w": round(avg_power, 3),
@@ -419,8 +436,8 @@ class SimExecutor:
         m = build_measurement(result, sw, int(point.workload.numjobs), extra)
         doc = {
             "model": "ssdlab simulated SSD", "note": "results come from a model, not a real drive",
-            "engine_version": engine_version(), "target": target.spec, "params": target.values,
-            "geometry": target.geometry(), "workload": sw.core | {"bssplit": [list(x) for x in sw.core["bssplit"]]},
+            "engine_version": engine_version(), "target": drive.spec, "params": drive.values,
+            "geometry": drive.geometry(), "workload": sw.core | {"bssplit": [list(x) for x in sw.core["bssplit"]]},
             "point": {"id": point.id, "label": point.label, "phase": point.phase},
             "virtual_time_s": {"ramp": int(result["t_meas_ns"]) / 1e9, "measured": runtime_s, "total": total_s},
             "counters": delta, "counters_lifetime": after, "energy_j": energy, "avg_power_w": avg_power,
@@ -428,26 +445,26 @@ class SimExecutor:
         }
         # not flushed to disk one by one: the model is deterministic, so both can be made again from run.json
         atomic.write_text(point_dir / "sim.json", json_lines(doc), durable=False)
-        atomic.write_text(point_dir / "cmd.txt", command_text(point, target.spec, target.capacity()), durable=False)
-        target.note_point(point.id)
+        atomic.write_text(point_dir / "cmd.txt", command_text(point, drive.spec, drive.capacity()), durable=False)
+        drive.note_point(point.id)
         return m
 
-    def replay(self, result: PointResult, target: SimTarget) -> None:
+    def replay(self, result: PointResult, drive: SimDrive) -> None:
         """Simulate a finished point again for its effect on the drive only (restoring a resumed run's drive
         state): the host idle before it, and a continuous sample's sequential position, as it first ran."""
         sim = result.measurement.extra.get("sim", {}) if result.measurement is not None else {}
-        sw, dev, _ = _begin(result.point, target, isinstance(sim, dict) and bool(sim.get("keep_position")))
+        sw, dev, _ = _begin(result.point, drive, isinstance(sim, dict) and bool(sim.get("keep_position")))
         run_core(dev, sw)
 
 
-def _begin(point: TestPoint, target: SimTarget, keep_position: bool) -> tuple[SimWorkload, Any, Any]:
+def _begin(point: TestPoint, drive: SimDrive, keep_position: bool) -> tuple[SimWorkload, Any, Any]:
     """A point's workload for the model and the drive to run it on, after the host idle before the point
     (what background GC did in it, None without idle): the same steps for a point and for its replay on
     resume, which restores the drive exactly only if it takes them alike."""
-    sw = translate(point, target.capacity(), int(target.values["seed"]))
+    sw = translate(point, drive.capacity(), int(drive.values["seed"]))
     if keep_position:
         sw.core["keep_pos"] = 1  # a continuous sample: sequential writers go on where the last one left them
-    dev = target.device()
+    dev = drive.device()
     idle = dev.idle(round(point.idle_before_s * 1e9)) if point.idle_before_s > 0 else None
     return sw, dev, idle
 

@@ -24,10 +24,9 @@ from ssdlab.results import atomic, hist
 from ssdlab.results.live import LiveCallback, LiveSample
 from ssdlab.results.model import Measurement, PointResult, TestPoint
 from ssdlab.sim import core
-from ssdlab.sim.executor import SimExecutor
+from ssdlab.sim.executor import SimDrive, SimExecutor
 
 if TYPE_CHECKING:
-    from ssdlab.sim.target import SimTarget
     from ssdlab.targets.base import Target
     from ssdlab.trace.mapping import ReplaySpec
     from ssdlab.trace.model import Trace
@@ -45,10 +44,10 @@ class ReplayingExecutor(SimExecutor):
                   *, keep_position: bool = False) -> Measurement:
         if not point.tags.replay:
             return super().run_point(point, target, point_dir, on_live, keep_position=keep_position)
-        sim = cast("SimTarget", target)
+        sim = cast(SimDrive, target)
         return run_replay(point, sim, point_dir, on_live, lambda p: self.replay(p, sim))
 
-    def replay(self, result: PointResult, target: SimTarget) -> None:
+    def replay(self, result: PointResult, target: SimDrive) -> None:
         if result.point.tags.replay:
             resimulate(result.point, target)
         else:
@@ -86,7 +85,7 @@ class Arrays:
         return finished
 
 
-def _span(point: TestPoint, target: SimTarget) -> int:
+def _span(point: TestPoint, target: SimDrive) -> int:
     cap = target.capacity()
     return min(cap, int(point.workload.size)) if point.workload.size else cap
 
@@ -100,7 +99,7 @@ def _spec_trace(point: TestPoint) -> tuple[ReplaySpec, Trace]:
     return spec, load_trace(spec)
 
 
-def resimulate(point: TestPoint, target: SimTarget) -> None:
+def resimulate(point: TestPoint, target: SimDrive) -> None:
     """Run a finished replay again for its effect on the drive only (restoring a resumed run's drive state)."""
     spec, trace = _spec_trace(point)
     arrays = Arrays(trace, spec, _span(point, target))
@@ -109,7 +108,7 @@ def resimulate(point: TestPoint, target: SimTarget) -> None:
         pass
 
 
-def run_replay(point: TestPoint, target: SimTarget, point_dir: Path, on_live: LiveCallback | None,
+def run_replay(point: TestPoint, target: SimDrive, point_dir: Path, on_live: LiveCallback | None,
                session: Any) -> Measurement:
     """Replay `point`'s trace on the simulated drive; writes sim.json, cmd.txt and the histogram log."""
     from ssdlab.sim.executor import json_lines
@@ -240,7 +239,7 @@ def _hist_log(point_dir: Path, stats: Stats) -> list[str]:
     return [name]
 
 
-def _measurement(point: TestPoint, target: SimTarget, spec: ReplaySpec, trace: Trace, arrays: Arrays,
+def _measurement(point: TestPoint, target: SimDrive, spec: ReplaySpec, trace: Trace, arrays: Arrays,
                  counters: tuple[dict[str, Any], dict[str, Any], list[dict[str, int]]], point_dir: Path,
                  more: dict[str, Any]) -> tuple[Measurement, dict[str, Any]]:
     """The replay's Measurement (the executor's shape, plus the replay record and the model's series) and
@@ -312,7 +311,7 @@ def _model_series(before: dict[str, Any], intervals: list[dict[str, int]], steps
     return {"wa": wa, "gc_runs": gc}
 
 
-def _command(point: TestPoint, target: SimTarget) -> str:
+def _command(point: TestPoint, target: SimDrive) -> str:
     spec = point.tags.replay or {}
     return (f"# simulated by ssdlab's SSD model (no fio process ran): target {target.spec}\n"
             f"# trace replay: {spec.get('trace')} ({'as fast as possible' if spec.get('speed') is None else 'timed'}"

@@ -20,6 +20,7 @@ from ssdlab.errors import TargetError
 from ssdlab.results import atomic
 from ssdlab.results.model import PointResult
 from ssdlab.sim import core
+from ssdlab.sim.executor import translate
 from ssdlab.sim.presets import DEFAULT_PRESET, PRESETS, REVIEWS, calibration, core_params, resolve
 from ssdlab.targets.base import Target, TargetOptions
 from ssdlab.units import format_bytes
@@ -94,8 +95,6 @@ class SimTarget(Target):
     def check_point(self, point: TestPoint) -> None:
         """The point translated for the model once (a workload it cannot take fails here, in one line)."""
         if not point.streams:
-            from ssdlab.sim.executor import translate
-
             translate(point, self.capacity(), 0)
 
     def health_unavailable(self) -> str:
