@@ -450,3 +450,13 @@ def test_a_resumed_run_s_earlier_points_teach_times_not_confidence() -> None:
     for p in points[:3]:
         est.observe(done(p), 5.0)  # the same shapes run in this session
     assert est.estimate(outlook).spread == pytest.approx(est.error(True))
+
+
+def test_a_run_of_one_point_says_point_not_points() -> None:
+    from ssdlab.run.progress import run_text
+
+    one = Eta(expected_s=2.0, worst_s=2.0, expected_points=1, worst_points=1)
+    assert run_text("replay on file:x", one).startswith("replay on file:x: 1 point, estimated ")
+    maybe = Eta(expected_s=2.0, worst_s=9.0, expected_points=1, worst_points=3)
+    assert "about 1 point, " in run_text("pts", maybe)
+    assert "at most 3 points (" in run_text("pts", maybe)

@@ -109,7 +109,7 @@ class Eta:
         expected = " ".join(t for t in (left_text(self.expected_s, self.expected_points), self.plus_minus()) if t)
         if not self.adaptive:
             return expected
-        return f"{expected} expected, at most {self.worst_points} points"
+        return f"{expected} expected, at most {points(self.worst_points)}"
 
     def duration(self) -> str:
         """'1m20s (±10 %)': the expected time with its uncertainty, in a sentence."""
@@ -618,3 +618,8 @@ def plan_eta(suite: Suite, ctx: PlanContext, *, history: History | None = None, 
 
 
 _runnable_now()  # the first reading, as the command starts
+
+
+def points(n: int) -> str:
+    """'1 point', '12 points'."""
+    return f"{n} point{'' if n == 1 else 's'}"

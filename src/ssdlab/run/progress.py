@@ -21,7 +21,7 @@ from ssdlab.results.counts import point_counts
 from ssdlab.results.live import LiveSample
 from ssdlab.results.model import PointResult, Run, TestPoint
 from ssdlab.run import hostload
-from ssdlab.run.eta import Eta, left_text
+from ssdlab.run.eta import Eta, left_text, points
 from ssdlab.termtext import printable
 
 
@@ -59,9 +59,9 @@ def run_text(title: str, eta: Eta) -> str:
     """'pts on sim:tlc-4k: about 450 points, 40s (±30 %) expected; at most 3174 points (about 9m30s if all run)'
     (the first line: the one bound is the worst case's point count)."""
     if not eta.adaptive:
-        return f"{title}: {eta.worst_points} points, estimated {eta.duration()}"
-    return (f"{title}: about {eta.expected_points} points, {eta.duration()} expected; at most {eta.worst_points} "
-            f"points ({eta.worst_text()})")
+        return f"{title}: {points(eta.worst_points)}, estimated {eta.duration()}"
+    return (f"{title}: about {points(eta.expected_points)}, {eta.duration()} expected; at most "
+            f"{points(eta.worst_points)} ({eta.worst_text()})")
 
 
 def position(index: int, eta: Eta) -> str:
