@@ -272,6 +272,8 @@ def test_core_histogram_to_bins_and_percentiles_as_numpys() -> None:
         want = hist.percentiles(counts, list(PERCENTILE_LIST))
         assert lat.percentiles_ns == {percentile_key(p): float(v) for p, v in want.items()}
     assert core_bins(bytes(8 * hist.PLAT_NR)) == EMPTY
+    with pytest.raises(ValueError, match="int64"):
+        core_bins(bytes(12))
 
 
 def test_a_simulated_point_loads_no_numpy(tmp_path: Path) -> None:

@@ -251,14 +251,7 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
 
 def core_bins(hbytes: bytes) -> Bins:
     """The non-empty buckets of one of the core's dense histograms (PLAT_NR int64 counts) as the model's Bins."""
-    counts = array("q")
-    counts.frombytes(hbytes)
-    flat = array("q")
-    for idx, c in enumerate(counts):
-        if c:
-            flat.append(idx)
-            flat.append(c)
-    return Bins(flat) if flat else EMPTY
+    return Bins.from_bytes(core().sparse_bins(hbytes))
 
 
 def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int, bins: Bins) -> LatencyStats:
