@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ssdlab.errors import TargetError, UsageError
+from ssdlab.fio.job import PERCENTILE_LIST
 from ssdlab.results import hist, store
-from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload
+from ssdlab.results.bins import EMPTY
+from ssdlab.results.model import SCHEMA_VERSION, PointResult, Run, TestPoint, Workload, percentile_key
 from ssdlab.run.target import parse_target
-from ssdlab.sim.executor import SimExecutor, parse_bssplit, translate
+from ssdlab.sim.executor import SimExecutor, _latency, core_bins, parse_bssplit, translate
 from ssdlab.sim.target import STATE_FILE, STATE_META, SimTarget
 from ssdlab.targets.base import TargetOptions
 
@@ -254,3 +258,37 @@ def test_executor_does_not_depend_on_the_target_module() -> None:
     names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert "ssdlab.sim.target" not in names
     assert "SimTarget" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def test_core_histogram_to_bins_and_percentiles_as_numpys() -> None:
+    """The core's dense histogram read without numpy gives the bins and percentiles the dense arrays give."""
+    rng = np.random.default_rng(7)
+    for fill in (0.002, 0.05, 1.0):
+        counts = np.where(rng.random(hist.PLAT_NR) < fill, rng.integers(1, 10**9, hist.PLAT_NR), 0).astype(np.int64)
+        counts[0] = 0 if fill < 1 else counts[0]
+        bins = core_bins(counts.tobytes())
+        assert bins == hist.sparse_bins(counts)
+        lat = _latency("clat", int(counts.sum()), 1.0, 1.0, 1, 10**12, bins)
+        want = hist.percentiles(counts, list(PERCENTILE_LIST))
+        assert lat.percentiles_ns == {percentile_key(p): float(v) for p, v in want.items()}
+    assert core_bins(bytes(8 * hist.PLAT_NR)) == EMPTY
+    with pytest.raises(ValueError, match="int64"):
+        core_bins(bytes(12))
+
+
+def test_a_simulated_point_loads_no_numpy(tmp_path: Path) -> None:
+    """A run on the simulator (its executor, trace replay included in the class) stores a point without numpy,
+    which costs each command about 0.1 CPU-s to load (benchmarks/sim_end_to_end.py)."""
+    code = (
+        "import sys; from pathlib import Path\n"
+        "from ssdlab.results.model import TestPoint, Workload\n"
+        "from ssdlab.run.target import parse_target\n"
+        f"t = parse_target({SPEC!r})\n"
+        "w = Workload(rw='randrw', bs=4096, iodepth=8, runtime_s=0.05, log_interval_ms=10, hist_log_ms=10)\n"
+        "p = TestPoint(id='p', label='p', workload=w)\n"
+        "m = t.executor(None).run_point(p, t, Path(sys.argv[1]) / 'points' / 'p')\n"
+        "assert m.directions['read'].clat.percentile(99) > 0 and m.series['time_s']\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from itertools import accumulate, pairwise
+from itertools import accumulate
+from operator import lt
 
 from ssdlab.results.bins import EMPTY, Bins
 
@@ -133,8 +134,7 @@ def bins_percentiles(bins: Bins, ps: Sequence[float], total: int | None = None) 
     bucket first (an index given twice adds up; a negative one counts from the top, as a dense array's would)."""
     flat = bins.flat()
     idx, cnt = flat[0::2], flat[1::2]
-    if idx and not (idx[0] >= 0 and idx[-1] < PLAT_NR and all(a < b for a, b in pairwise(idx))
-                    and min(cnt) >= 0):
+    if idx and not (idx[0] >= 0 and idx[-1] < PLAT_NR and all(map(lt, idx, idx[1:])) and min(cnt) >= 0):
         counts: Sparse = {}
         for i, c in zip(idx, cnt, strict=True):
             if not -PLAT_NR <= i < PLAT_NR:

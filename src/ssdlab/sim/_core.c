@@ -3550,8 +3550,44 @@ out:
     return result;
 }
 
+/* sparse_bins(counts) -> bytes: the non-empty buckets of a dense histogram (int64 counts, as finish() returns
+ * them) as (index, count) int64 pairs in ascending order: what a point stores, without a pass over 1856 buckets in
+ * Python */
+static PyObject *core_sparse_bins(PyObject *self, PyObject *arg) {
+    Py_buffer in;
+    if (PyObject_GetBuffer(arg, &in, PyBUF_SIMPLE) < 0) return NULL;
+    if (in.len % (Py_ssize_t)sizeof(int64_t)) {
+        PyBuffer_Release(&in);
+        PyErr_SetString(PyExc_ValueError, "sparse_bins: a whole number of int64 counts expected");
+        return NULL;
+    }
+    Py_ssize_t n = in.len / (Py_ssize_t)sizeof(int64_t), k = 0;
+    const char *src = (const char *)in.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t c;
+        memcpy(&c, src + i * (Py_ssize_t)sizeof(c), sizeof(c));
+        k += c != 0;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, k * 2 * (Py_ssize_t)sizeof(int64_t));
+    if (out) {
+        char *dst = PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int64_t c, idx = (int64_t)i;
+            memcpy(&c, src + i * (Py_ssize_t)sizeof(c), sizeof(c));
+            if (!c) continue;
+            memcpy(dst, &idx, sizeof(idx));
+            memcpy(dst + sizeof(idx), &c, sizeof(c));
+            dst += 2 * sizeof(int64_t);
+        }
+    }
+    PyBuffer_Release(&in);
+    return out;
+}
+
 static PyMethodDef core_methods[] = {
     {"plat_idx", core_plat_idx, METH_O, "fio histogram bucket of a latency in ns (for tests)."},
+    {"sparse_bins", core_sparse_bins, METH_O, "sparse_bins(counts) -> (index, count) int64 pairs of the non-empty "
+                                              "buckets of a dense int64 histogram"},
     {"replay", core_replay, METH_VARARGS, "replay(dev, t, off, len, op, issue, done, bucket, slots, state, acc, "
                                           "streams, depth, until, reads_only) -> finished? (a trace's I/Os in "
                                           "virtual time)"},

@@ -13,19 +13,18 @@ import json
 import math
 import time
 import zlib
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-import numpy as np
-
 from ssdlab import __version__
 from ssdlab.errors import FioFailedError, TargetError, UsageError
 from ssdlab.fio.job import PERCENTILE_LIST, build_job
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.results import atomic, hist
-from ssdlab.results.bins import EMPTY
+from ssdlab.results import atomic, sparsehist
+from ssdlab.results.bins import EMPTY, Bins
 from ssdlab.results.live import LiveCallback, LiveSample, SampleCallback
 from ssdlab.results.model import (
     DirectionStats,
@@ -250,14 +249,19 @@ def translate(point: TestPoint, capacity: int, seed: int) -> SimWorkload:
     return SimWorkload(core=core_wl, directions=dirs, notes=tuple(notes))
 
 
-def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int, counts: np.ndarray) -> LatencyStats:
+def core_bins(hbytes: bytes) -> Bins:
+    """The non-empty buckets of one of the core's dense histograms (PLAT_NR int64 counts) as the model's Bins."""
+    return Bins.from_bytes(core().sparse_bins(hbytes))
+
+
+def _latency(kind: str, n: int, lat_sum: float, lat_sq: float, lo: int, hi: int, bins: Bins) -> LatencyStats:
     mean = lat_sum / n
     var = max(0.0, lat_sq / n - mean * mean)
     # bin midpoints clamped to the observed range (as LatencyStats.percentiles reads them)
     pcts = {percentile_key(p): float(min(max(v, lo), hi))
-            for p, v in hist.percentiles(counts, list(PERCENTILE_LIST)).items()}
+            for p, v in sparsehist.bins_percentiles(bins, list(PERCENTILE_LIST)).items()}
     return LatencyStats(kind=kind, n=n, min_ns=float(lo), max_ns=float(hi), mean_ns=mean,
-                        stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=hist.sparse_bins(counts))
+                        stddev_ns=math.sqrt(var), percentiles_ns=pcts, bins=bins)
 
 
 def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, extra: dict[str, Any]) -> Measurement:
@@ -268,8 +272,7 @@ def build_measurement(result: dict[str, Any], sw: SimWorkload, numjobs: int, ext
     for name, (n, nbytes, lat_sum, lat_sq, lo, hi, hbytes) in zip(_DIRS, result["dirs"], strict=True):
         if n <= 0:
             continue
-        counts = np.frombuffer(hbytes, dtype=np.int64).copy()
-        clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, counts)
+        clat = _latency("clat", int(n), lat_sum, lat_sq, lo, hi, core_bins(hbytes))
         # like fio's json+ lat_ns: summary statistics only (submission latency is zero in the model)
         lat = dataclasses.replace(clat, kind="lat", percentiles_ns={}, bins=EMPTY)
         directions[name] = DirectionStats(iops=n / secs, bw_bytes=nbytes / secs, io_bytes=int(nbytes),
@@ -350,8 +353,9 @@ def write_hist_log(point_dir: Path, sw: SimWorkload, rows: list[tuple[int, int, 
     for k, ddir, counts in rows:
         if ddir not in wanted:
             continue
-        values = np.frombuffer(counts, dtype=np.int64)
-        lines.append(f"{(k + 1) * interval_ms}, {ddir}, {bs}, " + ", ".join(map(str, values.tolist())))
+        values = array("q")
+        values.frombytes(counts)
+        lines.append(f"{(k + 1) * interval_ms}, {ddir}, {bs}, " + ", ".join(map(str, values)))
     name = f"{HIST_PREFIX}_clat_hist.1.log"
     atomic.write_text(point_dir / name, "\n".join(lines) + ("\n" if lines else ""), durable=False)
     return [name]

@@ -15,23 +15,24 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
-import numpy.typing as npt
-
 from ssdlab.errors import FioFailedError
 from ssdlab.fio.logs import HIST_PREFIX
-from ssdlab.results import atomic, hist
+from ssdlab.results import atomic
 from ssdlab.results.live import LiveCallback, LiveSample
 from ssdlab.results.model import Measurement, PointResult, TestPoint
+from ssdlab.results.sparsehist import PLAT_NR
 from ssdlab.sim import core
 from ssdlab.sim.executor import SimDrive, SimExecutor
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ssdlab.targets.base import Target
     from ssdlab.trace.mapping import ReplaySpec
     from ssdlab.trace.model import Trace
 
-I64 = npt.NDArray[np.int64]
+# numpy is imported inside the functions that replay a trace: a run without replay points (every run the
+# simulator's executor starts, see target.executor) never loads it (about 0.1 CPU-s of each command)
 STEP_NS = 1_000_000_000  # virtual time between calls into the core (counters read, live progress)
 LIVE_EVERY_S = 0.5
 _DIRS = ("read", "write", "trim")
@@ -58,6 +59,8 @@ class Arrays:
     """A replay's inputs and outputs for the core: arrival, offset, length, direction; issue and completion."""
 
     def __init__(self, trace: Trace, spec: ReplaySpec, span: int) -> None:
+        import numpy as np
+
         from ssdlab.fio.replay import streams_of
         from ssdlab.trace.mapping import arrivals, place
 
@@ -101,6 +104,8 @@ def _spec_trace(point: TestPoint) -> tuple[ReplaySpec, Trace]:
 
 def resimulate(point: TestPoint, target: SimDrive) -> None:
     """Run a finished replay again for its effect on the drive only (restoring a resumed run's drive state)."""
+    import numpy as np
+
     spec, trace = _spec_trace(point)
     arrays = Arrays(trace, spec, _span(point, target))
     dev = target.device()
@@ -161,6 +166,8 @@ def _drive(dev: Any, arrays: Arrays, on_live: LiveCallback | None) -> list[dict[
 
 def _live(on_live: LiveCallback, arrays: Arrays, until: int, sample: type[LiveSample]) -> None:
     """The last second's rates from the I/Os it completed."""
+    import numpy as np
+
     sel = (arrays.done > until - STEP_NS) & (arrays.done <= until) & (arrays.issue > 0)
     per = np.bincount(arrays.op[sel], minlength=3)
     b = np.bincount(arrays.op[sel], weights=arrays.len[sel], minlength=3)
@@ -176,6 +183,8 @@ class Stats:
     latency bucket (fio's scheme), the second it completed in, its direction."""
 
     def __init__(self, arrays: Arrays) -> None:
+        import numpy as np
+
         self.arrays = arrays
         self.lat = arrays.done - arrays.issue
         self.bucket = arrays.bucket.astype(np.int64)
@@ -185,14 +194,16 @@ class Stats:
 
     def directions(self) -> list[tuple[int, int, float, float, int, int, bytes]]:
         """The core's per-direction tuple (n, bytes, sum, sum of squares, min, max, histogram bytes)."""
+        import numpy as np
+
         a, op = self.arrays, self.op
         n = np.bincount(op, minlength=3)
         nbytes = np.bincount(op, weights=a.len, minlength=3)
-        counts = np.bincount(op * hist.PLAT_NR + self.bucket, minlength=3 * hist.PLAT_NR).reshape(3, hist.PLAT_NR)
+        counts = np.bincount(op * PLAT_NR + self.bucket, minlength=3 * PLAT_NR).reshape(3, PLAT_NR)
         out = []
         for d in range(3):
             if not n[d]:
-                out.append((0, 0, 0.0, 0.0, 0, 0, bytes(8 * hist.PLAT_NR)))
+                out.append((0, 0, 0.0, 0.0, 0, 0, bytes(8 * PLAT_NR)))
                 continue
             out.append((int(n[d]), int(nbytes[d]), float(a.acc[d]), float(a.acc[3 + d]), int(a.state[6 + d]),
                         int(a.state[9 + d]), counts[d].astype(np.int64).tobytes()))
@@ -200,6 +211,8 @@ class Stats:
 
     def interval_rows(self, k_max: int) -> list[tuple[float, ...]]:
         """Per second (by completion): I/Os, bytes and latency sums per direction (the core's interval rows)."""
+        import numpy as np
+
         key = self.second * 3 + self.op
         size = k_max * 3
         cols = [np.bincount(key, weights=w, minlength=size)[:size].reshape(k_max, 3)
@@ -210,18 +223,20 @@ class Stats:
 
     def hist_rows(self) -> list[tuple[int, int, np.ndarray]]:
         """(second, direction, 1856 bucket counts) of every second and direction with I/O."""
-        key = (self.second * 3 + self.op) * hist.PLAT_NR + self.bucket
-        if self.k_max * 3 * hist.PLAT_NR <= HIST_DENSE_MAX:  # counted in one pass
-            dense = np.bincount(key, minlength=self.k_max * 3 * hist.PLAT_NR).reshape(-1, hist.PLAT_NR)
+        import numpy as np
+
+        key = (self.second * 3 + self.op) * PLAT_NR + self.bucket
+        if self.k_max * 3 * PLAT_NR <= HIST_DENSE_MAX:  # counted in one pass
+            dense = np.bincount(key, minlength=self.k_max * 3 * PLAT_NR).reshape(-1, PLAT_NR)
             return [(r // 3, r % 3, dense[r]) for r in np.flatnonzero(dense.any(axis=1)).tolist()]
         uniq, counts = np.unique(key, return_counts=True)  # a long replay: only the buckets that hold I/O
-        row = uniq // hist.PLAT_NR
+        row = uniq // PLAT_NR
         starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
         ends = np.r_[starts[1:], row.shape[0]]
         out = []
         for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-            dense_row = np.zeros(hist.PLAT_NR, dtype=np.int64)
-            dense_row[uniq[lo:hi] % hist.PLAT_NR] = counts[lo:hi]
+            dense_row = np.zeros(PLAT_NR, dtype=np.int64)
+            dense_row[uniq[lo:hi] % PLAT_NR] = counts[lo:hi]
             out.append((int(row[lo]) // 3, int(row[lo]) % 3, dense_row))
         return out
 
@@ -244,6 +259,8 @@ def _measurement(point: TestPoint, target: SimDrive, spec: ReplaySpec, trace: Tr
                  more: dict[str, Any]) -> tuple[Measurement, dict[str, Any]]:
     """The replay's Measurement (the executor's shape, plus the replay record and the model's series) and
     sim.json's document."""
+    import numpy as np
+
     from ssdlab.sim.executor import SimWorkload, build_measurement, counter_delta, engine_version
     from ssdlab.trace.mapping import offered_per_interval, replay_record
 
