@@ -222,11 +222,12 @@ def test_sparse_pairs_add_up_whatever_their_form() -> None:
 
 
 def test_percentiles_read_from_stored_pairs_equal_the_dense_histograms() -> None:
-    from ssdlab.sim.executor import _latency
+    from ssdlab.sim.executor import _latency, core_bins
 
     counts = np.zeros(hist.PLAT_NR, dtype=np.int64)
     counts[[150, 200, 900]] = [10, 80, 1]
-    stats = _latency("clat", 91, 91 * 5000.0, 91 * 5000.0**2 * 2, 100, 5_000_000, counts)
+    # the core's dense histogram as the simulator hands it over (its buckets, filed by the core)
+    stats = _latency("clat", 91, 91 * 5000.0, 91 * 5000.0**2 * 2, 100, 5_000_000, core_bins(counts.tobytes()))
     ps = [0, 1, 50, 99, 99.9, 100]
     dense = hist.percentiles(counts, ps, total=91)
     assert hist.bins_percentiles(stats.bins, ps, total=91) == dense
