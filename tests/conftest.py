@@ -19,6 +19,8 @@ Helpers (import from conftest):
   flip_bytes(path, offsets)  invert one byte at each offset of a file (planted corruption), fsynced.
   one_error(res, code, *fragments)  the one 'ssdlab: error:' line of a CliResult (last on stderr), checked.
   WRITER, writer(tmp_path)  a suite of one short random-write point (its text; written as tmp_path/writer.toml).
+  WRITE_THEN_READ    a suite of a short random write then a random read (resume tests stop between them).
+  scratch(tmp_path, name, size)  a sparse scratch file.
 """
 
 from __future__ import annotations
@@ -139,6 +141,15 @@ bs = "4k"
 """
 
 
+WRITE_THEN_READ = """name = "writer"
+runtime_s = 0.3
+[[matrix]]
+name = "wr"
+rw = ["randwrite", "randread"]
+bs = "4k"
+"""
+
+
 def writer(tmp_path: Path) -> Path:
     """A suite file of one short random-write point (tmp_path/writer.toml): a run that writes."""
     path = tmp_path / "writer.toml"
@@ -199,6 +210,14 @@ def golden() -> Callable[[str], Path]:
 # ------------------------------------------------------------------ loop devices (root)
 
 MiB = 1024**2
+
+
+def scratch(tmp_path: Path, name: str = "scratch.dat", size: int = 8 * MiB) -> Path:
+    """A sparse file of `size` bytes in tmp_path (nothing written: every byte reads as zero)."""
+    path = tmp_path / name
+    with path.open("wb") as fh:
+        fh.truncate(size)
+    return path
 
 
 def flip_bytes(path: Path, offsets: list[int]) -> None:

@@ -15,23 +15,16 @@ from typing import Any
 
 import pytest
 
-from conftest import LoopFactory, MiB, run_cli
+from conftest import WRITE_THEN_READ, LoopFactory, MiB, run_cli
 from ssdlab.errors import ExitCode
 
 pytestmark = [pytest.mark.integration]
 
-WRITER = """name = "writer"
-runtime_s = 0.3
-[[matrix]]
-name = "wr"
-rw = ["randwrite", "randread"]
-bs = "4k"
-"""
 
 
 def suite(tmp_path: Path) -> Path:
     path = tmp_path / "writer.toml"
-    path.write_text(WRITER, encoding="utf-8")
+    path.write_text(WRITE_THEN_READ, encoding="utf-8")
     return path
 
 

@@ -11,18 +11,11 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import WRITE_THEN_READ, run_cli
 from ssdlab.errors import ExitCode
 
 pytestmark = [pytest.mark.integration]
 
-WRITER = """name = "writer"
-runtime_s = 0.3
-[[matrix]]
-name = "wr"
-rw = ["randwrite", "randread"]
-bs = "4k"
-"""
 
 
 @pytest.fixture
@@ -30,7 +23,7 @@ def stored(tmp_path: Path) -> tuple[Path, Path, Path]:
     """(run directory, suite file, file target) of a finished run made resumable again: its last point dropped
     and its status set to interrupted, as a killed run leaves it."""
     suite = tmp_path / "writer.toml"
-    suite.write_text(WRITER, encoding="utf-8")
+    suite.write_text(WRITE_THEN_READ, encoding="utf-8")
     target = tmp_path / "t.dat"
     out = tmp_path / "run"
     res = run_cli("run", suite, "--target", f"file:{target}?size=8MiB", "--out", out, "--quiet", "--no-report")
@@ -89,7 +82,7 @@ def test_a_swapped_suite_is_refused(stored: tuple[Path, Path, Path]) -> None:
 def test_a_suite_file_changed_since_the_run_started_is_refused(stored: tuple[Path, Path, Path]) -> None:
     out, suite, _ = stored
     assert len(_read(out)["options"]["suite_digest"]) == 64
-    suite.write_text(WRITER.replace('"randread"', '"randwrite"'), encoding="utf-8")
+    suite.write_text(WRITE_THEN_READ.replace('"randread"', '"randwrite"'), encoding="utf-8")
     _refused(out, "options.suite_digest", f"the suite file {suite} is not the one the run started with")
 
 

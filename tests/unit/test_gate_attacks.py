@@ -9,23 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliRunner
+from conftest import CliRunner, MiB, scratch
 from ssdlab import safety
 from ssdlab.errors import ExitCode, UnsafeTargetError
 from ssdlab.fio.executor import point_job
 from ssdlab.results.model import TestPoint, Workload
 from ssdlab.run.target import parse_target
 
-MiB = 1024**2
 WRITE = TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, runtime_s=0.5))
 READ = TestPoint(id="p", label="p", workload=Workload(rw="randread", bs=4096, runtime_s=0.5))
-
-
-def scratch(tmp_path: Path, name: str = "scratch.dat", size: int = 8 * MiB) -> Path:
-    path = tmp_path / name
-    with path.open("wb") as fh:
-        fh.truncate(size)
-    return path
 
 
 # --- offset + size past the span: --capacity, --footprint and --misalign bound every job -------------------------

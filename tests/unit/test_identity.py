@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CliRunner
+from conftest import CliRunner, scratch
 from ssdlab import safety
 from ssdlab.errors import ExitCode, UnsafeTargetError, UsageError
 from ssdlab.fio import runner
@@ -20,16 +20,8 @@ from ssdlab.run.target import parse_target
 from ssdlab.targets import FileTarget, TargetOptions, identity
 from ssdlab.targets.multi import MultiTarget
 
-MiB = 1024**2
 READ = TestPoint(id="p", label="p", workload=Workload(rw="randread", bs=4096, runtime_s=0.5))
 WRITE = TestPoint(id="p", label="p", workload=Workload(rw="randwrite", bs=4096, runtime_s=0.5))
-
-
-def scratch(tmp_path: Path, name: str = "scratch.dat", size: int = 8 * MiB) -> Path:
-    path = tmp_path / name
-    with path.open("wb") as fh:
-        fh.truncate(size)
-    return path
 
 
 def test_a_relative_file_behind_a_link_resolves_to_one_absolute_file(tmp_path: Path,
